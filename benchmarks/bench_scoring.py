@@ -10,7 +10,8 @@ Measured in one run, on the same machine, with identical scores asserted:
    (and chrF++: ``sentence_chrf(h, refs, word_order=2)`` vs ``get_metric("chrf++")``)
 3. ROUGE: ``[RougeScorer([t]).score_multi(refs, h) for ...]`` for t in rouge1, rouge2, rougeL
           vs ``get_metric(t).segment_scores``
-4. Cache: ``score_corpus(bleu, chrf, rougeL)`` into an empty cache, then again (cached re-run).
+4. Cache: ``score_corpus(bleu, chrf, rougeL)`` into an empty cache, then again five times
+   (cached re-run; the ratio uses the median re-run).
 
 Targets (issue 2): >= 5x for BLEU, chrF and chrF++, >= 3x for ROUGE, >= 50x for the cached re-run.
 
@@ -133,18 +134,25 @@ def main() -> int:
         first, t_first = timed(
             lambda: score_corpus(corpus, mets, rated_only=True, cache_dir=cache_dir)
         )
-        second, t_second = timed(
-            lambda: score_corpus(corpus, mets, rated_only=True, cache_dir=cache_dir)
-        )
+        # five re-runs; the ratio uses their median (the first one also pays one-off costs
+        # such as SQLite's page cache warming up, printed alongside)
+        reruns = [
+            timed(lambda: score_corpus(corpus, mets, rated_only=True, cache_dir=cache_dir))
+            for _ in range(5)
+        ]
+        second = reruns[-1][0]
+        t_rerun1 = reruns[0][1]
+        t_second = float(np.median([t for _, t in reruns]))
         same = first.segments.equals(second.segments) and first.corpus_scores.equals(
             second.corpus_scores
         )
         ratio = t_first / t_second
         ok &= same and ratio >= 50 and second.cache_misses == 0
         print(
-            f"{'cache':<10} first {t_first:8.2f}s  re-run  {t_second:7.2f}s  "
+            f"{'cache':<10} first {t_first:8.2f}s  re-run  {t_second:7.3f}s  "
             f"speed-up {ratio:6.1f}x (target 50x)  identical: {same}  "
-            f"(hits {second.cache_hits}, misses {second.cache_misses})"
+            f"(hits {second.cache_hits}, misses {second.cache_misses}; median of 5 re-runs, "
+            f"the first took {t_rerun1:.3f}s)"
         )
     print(
         "note: wall-clock ratios count on both cores being free; when other work occupies them "

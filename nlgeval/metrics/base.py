@@ -331,7 +331,7 @@ class Metric(ABC):
         """
         _validate_inputs(hyps, refs)
         n = len(hyps)
-        self.n_refs_seen.update(len(r) for r in refs)
+        self.n_refs_seen.update(map(len, refs))
         if n == 0:
             return np.zeros((0, 0))
         # distinct reference lists -> distinct hypotheses
@@ -397,18 +397,19 @@ class Metric(ABC):
         With a cache, the batch as a whole is cached too (keyed by configuration and every
         text), so re-running the same job costs one hash and one lookup; otherwise this is
         :meth:`segment_stats` (which caches per segment) plus :meth:`segment_from_stats`.
-        ``texts_digest`` (:meth:`StatsCache.texts_digest` of the same texts) saves re-hashing
-        when several metrics score the same batch.
+        ``texts_digest`` (:meth:`StatsCache.texts_digest` of the same, already validated
+        texts) saves re-hashing and re-validating when several metrics score the same batch.
         """
         key = None
         if cache is not None and len(hyps):
-            _validate_inputs(hyps, refs)
             if texts_digest is None:
+                _validate_inputs(hyps, refs)
                 texts_digest = cache.texts_digest(hyps, refs)
+            # else: the caller validated these texts when it computed their digest
             key = cache.batch_key(self, texts_digest)
             hit = cache.get_batch(key)
             if hit is not None:
-                self.n_refs_seen.update(len(r) for r in refs)
+                self.n_refs_seen.update(map(len, refs))
                 if advance:
                     advance(len(hyps))
                 return hit

@@ -36,11 +36,8 @@ def default_cache_dir() -> Path:
 
 
 def _refs_digest(refs: Sequence[str]) -> bytes:
-    h = hashlib.sha256()
-    for r in refs:
-        h.update(r.encode("utf-8"))
-        h.update(b"\x1f")
-    return h.digest()
+    """sha256 of every reference followed by the unit separator (one encode, one hash)."""
+    return hashlib.sha256(("\x1f".join(refs) + "\x1f").encode("utf-8")).digest()
 
 
 class StatsCache:
@@ -147,7 +144,7 @@ class StatsCache:
                 d = memo[id(r)] = _refs_digest(r)
             digests.append(d)
         h = hashlib.sha256(b"".join(digests))
-        h.update(b"\x1d".join(x.encode("utf-8") for x in hyps))
+        h.update("\x1d".join(hyps).encode("utf-8"))
         h.update(len(hyps).to_bytes(8, "little"))
         return h.digest()
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus
 from nlgeval.errors import InputError
-from nlgeval.metrics.base import Metric
+from nlgeval.metrics.base import Metric, _validate_inputs
 from nlgeval.metrics.cache import StatsCache
 from nlgeval.metrics.registry import get_metric
 from nlgeval.progress import progress_bar
@@ -129,7 +129,8 @@ def score_corpus(
     outputs = outputs.reset_index(drop=True)
     items = outputs["item"].tolist()
     ref_map: dict[str, list[str]] = {}
-    for it, text in zip(corpus.references["item"], corpus.references["text"], strict=True):
+    ref_items = corpus.references["item"].tolist()
+    for it, text in zip(ref_items, corpus.references["text"].tolist(), strict=True):
         ref_map.setdefault(it, []).append(text)
     missing = sorted(set(items) - set(ref_map))
     if missing:
@@ -142,10 +143,18 @@ def score_corpus(
     per_item = {i: ref_map[i] for i in dict.fromkeys(items)}
     refs = [per_item[i] for i in items]
     hyps = outputs["text"].astype(str).tolist()
-    system_col = outputs["system"].to_numpy()
+    # segment positions, hypotheses and references of each system, in order of appearance
+    codes, system_names = pd.factorize(outputs["system"])
+    by_system: dict[str, tuple[np.ndarray, list[str], list[list[str]]]] = {}
+    for code, sysname in enumerate(system_names):
+        idx = np.flatnonzero(codes == code)
+        by_system[sysname] = (idx, [hyps[i] for i in idx], [refs[i] for i in idx])
 
     store = StatsCache(cache_dir) if cache else None
-    digest = store.texts_digest(hyps, refs) if store is not None else None
+    digest = None
+    if store is not None:
+        _validate_inputs(hyps, refs)
+        digest = store.texts_digest(hyps, refs)
     seg_frames: list[pd.DataFrame] = []
     corpus_rows: list[dict[str, Any]] = []
     signatures: dict[str, str] = {}
@@ -169,11 +178,8 @@ def score_corpus(
                 )
                 sig = m.signature
                 signatures[label] = sig
-                for sysname in dict.fromkeys(system_col):
-                    idx = np.flatnonzero(system_col == sysname)
-                    score = m.corpus_from_stats(
-                        stats[idx], [hyps[i] for i in idx], [refs[i] for i in idx]
-                    )
+                for sysname, (idx, sys_hyps, sys_refs) in by_system.items():
+                    score = m.corpus_from_stats(stats[idx], sys_hyps, sys_refs)
                     corpus_rows.append(
                         {"system": sysname, "metric": label, "score": score, "signature": sig}
                     )
