@@ -465,3 +465,18 @@ def test_experiment_on_a_published_corpus(tmp_path: Path, data_dir: Path,
     # the same seed gives the same sample
     create_experiment(d, force=True)
     assert pd.read_csv(d / "trials.csv", dtype=str)["item"].tolist() == trials["item"].tolist()
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_session_cookie_flags(tmp_path: Path, secure: bool) -> None:
+    """HttpOnly and SameSite always; Secure only when asked (behind an HTTPS proxy)."""
+    d = write_experiment(tmp_path / "exp")
+    made = create_experiment(d)
+    app = create_app(d, secure_cookies=secure)
+    c = app.test_client()
+    r = c.get(f"/e/{made.evaluators['token'].iloc[0]}")
+    cookies = [h for h in r.headers.getlist("Set-Cookie") if h.startswith("nlgeval_session=")]
+    assert len(cookies) == 1
+    flags = {f.strip().split("=")[0].lower() for f in cookies[0].split(";")[1:]}
+    assert {"httponly", "samesite"} <= flags
+    assert ("secure" in flags) is secure

@@ -157,9 +157,13 @@ def register(app: typer.Typer) -> None:
         port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
         threads: Annotated[int, typer.Option(help="Worker threads.")] = 8,
         database: DbOpt = None,
+        secure_cookies: Annotated[bool, typer.Option(
+            "--secure-cookies",
+            help="Mark the session cookie Secure (HTTPS only): use behind an HTTPS proxy.",
+        )] = False,
     ) -> None:
         """Serve an experiment to evaluators (run `nlgeval experiment create DIR` first)."""
         from nlgeval.experiment.server import serve
 
         serve(directory, host=host, port=port, database=database, threads=threads,
-              announce=lambda s: typer.echo(s, err=False))
+              secure_cookies=secure_cookies, announce=lambda s: typer.echo(s, err=False))

@@ -65,9 +65,18 @@ class BadForm(Exception):
 
 
 def create_app(
-    directory: str | Path, *, database: str | None = None, threads: int = 8
+    directory: str | Path,
+    *,
+    database: str | None = None,
+    threads: int = 8,
+    secure_cookies: bool = False,
 ) -> Flask:
-    """The Flask app for one experiment directory (validated now, not during a session)."""
+    """The Flask app for one experiment directory (validated now, not during a session).
+
+    ``secure_cookies`` marks the session cookie ``Secure`` (sent over HTTPS only): set it when
+    evaluators reach the app through an HTTPS reverse proxy; leave it off for plain-HTTP use on
+    localhost, where browsers would otherwise drop the cookie and every form would fail CSRF.
+    """
     cfg = load_config(directory)
     store = Store(database_url(cfg, database), pool_size=threads)
     meta = check_experiment(cfg, store)
@@ -77,6 +86,7 @@ def create_app(
         SESSION_COOKIE_NAME="nlgeval_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=secure_cookies,
         MAX_CONTENT_LENGTH=256 * 1024,
     )
     app.extensions["nlgeval_experiment"] = {"config": cfg, "store": store}

@@ -15,12 +15,15 @@ def serve(
     port: int = 8000,
     database: str | None = None,
     threads: int = 8,
+    secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
 ) -> None:
     """Validate the experiment, then serve it until interrupted."""
     from waitress import create_server
 
-    app = create_app(directory, database=database, threads=threads)
+    app = create_app(
+        directory, database=database, threads=threads, secure_cookies=secure_cookies
+    )
     store = app.extensions["nlgeval_experiment"]["store"]
     rtoken = store.meta()["researcher_token"]
     server = create_server(app, host=host, port=port, threads=threads, ident="nlgeval")
