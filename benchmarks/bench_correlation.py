@@ -16,9 +16,11 @@ same shape (say which in the output).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -101,7 +103,11 @@ def loop_interval(X: np.ndarray, Y: np.ndarray, level: str, sys_idx: np.ndarray,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", default=None)
+    shared = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+    ap.add_argument(
+        "--data-dir",
+        default=os.environ.get("NLGEVAL_DATA") or (str(shared) if shared.is_dir() else None),
+    )
     ap.add_argument("--resamples", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--synthetic", action="store_true")
