@@ -1,7 +1,7 @@
 """Discrete ANOVA (WRS2 discANOVA port) and chi-square homogeneity tests.
 
-References used (no WRS2 output is published with enough digits to test against, and R/CRAN is
-unreachable here, so every number below is computed independently in this file):
+References used here (WRS2's own results, computed in R, are in test_items_wrs2_reference.py;
+every number below is computed independently in this file):
 * statistic: a literal transcription of WRS2's ``discANOVA.sub`` in exact rational arithmetic
   (``fractions.Fraction``) and a hand-worked case;
 * p-value: exact enumeration of the parametric-bootstrap null (all multinomial outcomes of every
