@@ -21,6 +21,7 @@ from nlgeval.correlation import (
     correlation,
     criterion_correlations,
     fisher_z_interval,
+    item_permutation_pvalue,
     level_correlation,
     level_statistic,
     percentile_interval,
@@ -150,7 +151,8 @@ def test_levels_against_pandas_and_scipy() -> None:
         per_item = [fn(g["x"], g["y"]).statistic for _, g in df.groupby("item")]
         it = level_correlation(X, Y, "item", coef)
         assert it.statistic == pytest.approx(float(np.mean(per_item)), abs=1e-12)
-        assert it.n == n_items and math.isnan(it.pvalue)
+        assert it.n == n_items and 0 < it.pvalue <= 1 and "permutations" in it.note
+        assert math.isnan(level_correlation(X, Y, "item", coef, permutations=0).pvalue)
         for level, lcr in (("system", lc), ("segment", seg), ("item", it)):
             assert float(level_statistic(X, Y, level, coef)) == pytest.approx(lcr.statistic)
 
@@ -420,3 +422,49 @@ def test_pearson_permutation_shortcut_equals_recomputing(scheme: str) -> None:
         slow = _permutation_deltas(X, Z, Y, level, "pearson", masks, fast=False)
         assert fast[:2] == pytest.approx(slow[:2])
         np.testing.assert_allclose(fast[2], slow[2], atol=1e-10, err_msg=level)
+
+
+def _exact_item_permutation_p(X: np.ndarray, Y: np.ndarray, coef: str) -> float:
+    """Every joint within-item permutation of the complete cells (itertools), two-sided."""
+    ok = np.isfinite(X) & np.isfinite(Y)
+    obs = float(level_statistic(X, Y, "item", coef))
+    cells = [np.flatnonzero(ok[:, i]) for i in range(X.shape[1])]
+    hits = total = 0
+    for perms in itertools.product(*(itertools.permutations(c) for c in cells)):
+        Xp = X.copy()
+        for i, (c, p) in enumerate(zip(cells, perms, strict=True)):
+            Xp[c, i] = X[list(p), i]
+        r = float(level_statistic(Xp, Y, "item", coef))
+        hits += abs(r) >= abs(obs) - 1e-12
+        total += 1
+    return hits / total
+
+
+@pytest.mark.parametrize("coef", ["pearson", "spearman", "kendall"])
+def test_item_permutation_pvalue_matches_exact_enumeration(coef: str) -> None:
+    # 4 systems x 3 items, one cell missing: 4! * 4! * 3! = 3,456 joint permutations
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=(4, 1))
+    X = q + rng.normal(size=(4, 3))
+    Y = q + rng.normal(size=(4, 3))
+    Y[2, 1] = np.nan
+    exact = _exact_item_permutation_p(X, Y, coef)
+    B = 20_000
+    p, n = item_permutation_pvalue(X, Y, coef, permutations=B, seed=3)
+    assert n == B
+    se = math.sqrt(exact * (1 - exact) / B)
+    assert abs(p - exact) <= 4 * se + 1 / B
+    assert 0.02 < exact < 0.98  # a case where the test has something to find
+
+
+def test_item_permutation_pvalue_seeded_and_degenerate() -> None:
+    X, Y = _matrices(S=5, n_items=6, seed=4)
+    a = item_permutation_pvalue(X, Y, permutations=300, seed=1)
+    assert a == item_permutation_pvalue(X, Y, permutations=300, seed=1)
+    # a perfect within-item association: no permutation beats it, p = 1 / (B + 1) at least
+    p, _ = item_permutation_pvalue(Y * 2 + 1, Y, permutations=999, seed=2)
+    assert p == pytest.approx(1 / 1000, abs=0.01)
+    const = np.ones_like(X)
+    assert math.isnan(item_permutation_pvalue(const, Y, permutations=10)[0])
+    with pytest.raises(InputError):
+        item_permutation_pvalue(X, Y, permutations=0)

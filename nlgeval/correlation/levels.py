@@ -143,6 +143,59 @@ def level_statistic(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str) 
         return np.nanmean(per_item, axis=-1)
 
 
+def item_permutation_pvalue(
+    X: np.ndarray,
+    Y: np.ndarray,
+    coefficient: str = "pearson",
+    *,
+    permutations: int = 1000,
+    seed: int | None = 0,
+) -> tuple[float, int]:
+    """Two-sided p-value of the item-level correlation by permutation within items.
+
+    H0: within every item, the metric scores are exchangeable across systems (no association
+    with the human scores). Each permutation shuffles the metric scores among the complete
+    (system, item) cells of each item independently, recomputes the mean per-item coefficient,
+    and ``p = (1 + #{|r_b| >= |r|}) / (B + 1)`` (Phipson & Smyth 2010, "Permutation p-values
+    should never be zero", SAGMB 9(1)). Per-item correlations are not independent tests of one
+    hypothesis, so no closed-form p-value applies; this is the test the item-wise statistic
+    admits. Returns ``(p, B)``; NaN when the statistic is undefined. Vectorised over
+    permutations in chunks (a few million cells each).
+    """
+    coefficient = check_coefficient(coefficient)
+    if permutations < 1:
+        raise InputError(f"permutations must be >= 1, got {permutations}")
+    ok = (np.isfinite(X) & np.isfinite(Y)).T  # (items, systems)
+    # complete cells first within each item, so "shuffle the first m_i cells" is one argsort
+    order = np.argsort(~ok, axis=1, kind="stable")
+    Xc = np.take_along_axis(np.where(ok, X.T, np.nan), order, axis=1)
+    Yc = np.take_along_axis(np.where(ok, Y.T, np.nan), order, axis=1)
+    okc = np.take_along_axis(ok, order, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        observed = np.nanmean(batch_correlation(Xc, Yc, coefficient))
+    if not np.isfinite(observed):
+        return math.nan, permutations
+    rng = np.random.default_rng(seed)
+    n_items, n_sys = Xc.shape
+    chunk = max(1, min(permutations, 4_000_000 // max(1, n_items * n_sys)))
+    hits = 0
+    done = 0
+    while done < permutations:
+        b = min(chunk, permutations - done)
+        keys = rng.random((b, n_items, n_sys))
+        keys[:, ~okc] = np.inf  # incomplete cells stay at the end, unshuffled
+        perm = np.argsort(keys, axis=-1)
+        Xp = np.take_along_axis(np.broadcast_to(Xc, perm.shape), perm, axis=-1)
+        Yp = np.broadcast_to(Yc, perm.shape).copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = np.nanmean(batch_correlation(Xp, Yp, coefficient), axis=-1)
+        hits += int(np.count_nonzero(np.abs(r) >= abs(observed) - 1e-12))
+        done += b
+    return (1 + hits) / (permutations + 1), permutations
+
+
 @dataclass(frozen=True)
 class LevelCorrelation:
     """A correlation at one level with its p-value and n (units: systems, outputs or items)."""
@@ -178,14 +231,17 @@ def level_correlation(
     *,
     confidence_level: float = 0.95,
     label: str = "",
+    permutations: int = 1000,
+    seed: int | None = 0,
 ) -> LevelCorrelation:
-    """Correlation at one level with scipy's p-value.
+    """Correlation at one level with its p-value.
 
     System and segment level use :func:`~nlgeval.correlation.coefficients.correlation` on the
     level's vectors (so p and the Pearson Fisher-z interval are scipy's / the closed form).
-    Item level averages per-item coefficients; its p-value is NaN because the per-item
-    correlations are not independent tests of one hypothesis (use the bootstrap interval), and
-    ``n`` is the number of items whose correlation is defined.
+    Item level averages per-item coefficients; the per-item correlations are not independent
+    tests of one hypothesis, so its p-value comes from :func:`item_permutation_pvalue`
+    (``permutations`` within-item permutations, seeded; 0 gives NaN), it has no closed-form
+    interval (use the bootstrap), and ``n`` is the number of items whose correlation is defined.
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
@@ -216,5 +272,10 @@ def level_correlation(
         if skipped:
             note = (f"{skipped} item(s) skipped: fewer than 3 systems with both scores, or "
                     "constant scores within the item")
-    return LevelCorrelation(level, coefficient, r, math.nan, int(defined.sum()),
+    p = math.nan
+    if np.isfinite(r) and permutations > 0:
+        p, _ = item_permutation_pvalue(X, Y, coefficient, permutations=permutations, seed=seed)
+        perm_note = f"p: {permutations} within-item permutations (seed {seed})"
+        note = f"{note}; {perm_note}" if note else perm_note
+    return LevelCorrelation(level, coefficient, r, p, int(defined.sum()),
                             ConfidenceInterval(math.nan, math.nan), n_missing, note)

@@ -274,7 +274,8 @@ def run_validation(
                             warnings.simplefilter("always", DegenerateInputWarning)
                             lc = level_correlation(X, Y, level, coef,
                                                    confidence_level=confidence_level,
-                                                   label=label)
+                                                   label=label, permutations=permutations,
+                                                   seed=seed)
                             if resamples > 0:
                                 bs = bootstrap_correlation(
                                     X, Y, level, coef, resamples=resamples, resample=resample,
