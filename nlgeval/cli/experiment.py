@@ -132,16 +132,27 @@ def register(app: typer.Typer) -> None:
             "--questionnaire", help="Also write exit-questionnaire answers to this CSV.")]
         = None,
         database: DbOpt = None,
+        spreadsheet: Annotated[bool, typer.Option(
+            "--spreadsheet-safe",
+            help="Prefix text cells that a spreadsheet would run as a formula (=, +, -, @) "
+                 "with an apostrophe; for opening in Excel, not for analysis.")] = False,
     ) -> None:
         """Export judgements as the tidy ratings table (rater, item, system, criterion,
         score, + time_ms, comment ...) that compare/agreement/validate/triangle read."""
-        from nlgeval.experiment.export import export_questionnaire, export_ratings
+        from nlgeval.experiment.export import (
+            export_questionnaire,
+            export_ratings,
+            spreadsheet_safe,
+        )
 
         cfg, store = _store(directory, database)
         try:
             df = export_ratings(store, cfg, include_practice=include_practice)
+            if spreadsheet:
+                df = spreadsheet_safe(df)
             if questionnaire is not None:
-                export_questionnaire(store).to_csv(questionnaire, index=False)
+                q = export_questionnaire(store)
+                (spreadsheet_safe(q) if spreadsheet else q).to_csv(questionnaire, index=False)
         finally:
             store.dispose()
         if out is None:

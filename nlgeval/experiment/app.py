@@ -44,7 +44,12 @@ from nlgeval.experiment.config import (
     format_value,
     load_config,
 )
-from nlgeval.experiment.export import export_questionnaire, export_ratings, progress
+from nlgeval.experiment.export import (
+    export_questionnaire,
+    export_ratings,
+    progress,
+    spreadsheet_safe,
+)
 from nlgeval.experiment.storage import Context, Evaluator, Judgement, Output, Store, Trial, utcnow
 
 MAX_COMMENT = 5000
@@ -391,13 +396,18 @@ def create_app(
         researcher_or_404(rtoken)
         inc = request.args.get("practice", "0") in ("1", "true", "yes")
         df = export_ratings(store, cfg, include_practice=inc)
+        if request.args.get("spreadsheet", "0") in ("1", "true", "yes"):
+            df = spreadsheet_safe(df)
         return Response(df.to_csv(index=False), mimetype="text/csv", headers={
             "Content-Disposition": "attachment; filename=ratings.csv"})
 
     @app.get("/r/<rtoken>/questionnaire.csv")
     def questionnaire_csv(rtoken: str) -> Response:
         researcher_or_404(rtoken)
-        return Response(export_questionnaire(store).to_csv(index=False), mimetype="text/csv",
+        df = export_questionnaire(store)
+        if request.args.get("spreadsheet", "0") in ("1", "true", "yes"):
+            df = spreadsheet_safe(df)
+        return Response(df.to_csv(index=False), mimetype="text/csv",
                         headers={"Content-Disposition": "attachment; filename=questionnaire.csv"})
 
     return app

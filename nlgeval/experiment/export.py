@@ -30,6 +30,26 @@ from nlgeval.experiment.storage import Evaluator, Judgement, Store, Trial
 
 RATING_COLUMNS = ["rater", "item", "system", "criterion", "score"]
 
+# A text cell starting with one of these is run as a formula by Excel/LibreOffice/Sheets
+# (OWASP "CSV injection"); evaluators type free-text comments and questionnaire answers.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy for opening in a spreadsheet: text cells that a spreadsheet would run as a formula
+    get a leading apostrophe (OWASP's mitigation); numbers are untouched.
+
+    Use it for files people open in Excel; analyse the unmodified export (the apostrophe would
+    become part of the text).
+    """
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = out[col].map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+            )
+    return out
+
 
 def export_ratings(
     store: Store, cfg: ExperimentConfig | None = None, *, include_practice: bool = False
