@@ -104,6 +104,9 @@ def create_app(
     instructions_html = render_markdown(cfg.instructions)
 
     # ------------------------------------------------------------------ helpers
+    def query_flag(name: str) -> bool:
+        return request.args.get(name, "0") in ("1", "true", "yes")
+
     def csrf_token() -> str:
         tok = session.get("csrf")
         if not tok:
@@ -394,9 +397,8 @@ def create_app(
     @app.get("/r/<rtoken>/ratings.csv")
     def ratings_csv(rtoken: str) -> Response:
         researcher_or_404(rtoken)
-        inc = request.args.get("practice", "0") in ("1", "true", "yes")
-        df = export_ratings(store, cfg, include_practice=inc)
-        if request.args.get("spreadsheet", "0") in ("1", "true", "yes"):
+        df = export_ratings(store, cfg, include_practice=query_flag("practice"))
+        if query_flag("spreadsheet"):
             df = spreadsheet_safe(df)
         return Response(df.to_csv(index=False), mimetype="text/csv", headers={
             "Content-Disposition": "attachment; filename=ratings.csv"})
@@ -405,7 +407,7 @@ def create_app(
     def questionnaire_csv(rtoken: str) -> Response:
         researcher_or_404(rtoken)
         df = export_questionnaire(store)
-        if request.args.get("spreadsheet", "0") in ("1", "true", "yes"):
+        if query_flag("spreadsheet"):
             df = spreadsheet_safe(df)
         return Response(df.to_csv(index=False), mimetype="text/csv",
                         headers={"Content-Disposition": "attachment; filename=questionnaire.csv"})
