@@ -6,7 +6,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,14 +15,33 @@ from nlgeval.errors import InputError
 
 
 def validate(
-    corpus: Annotated[str, typer.Argument(help="Corpus name (webnlg2020, e2e, novikova2017) "
-                                               "or a corpus directory.")],
+    corpus: Annotated[str | None, typer.Argument(
+        help="Corpus name (see `nlgeval corpora list`), a corpus directory, or "
+             "mtme:PATH for a test set in the WMT metrics-task (MTME) layout. Leave it out "
+             "with --human for a study of human and metric scores only.")] = None,
+    scores: Annotated[list[Path] | None, typer.Option(
+        "--scores", help="Metric scores computed elsewhere (COMET, BLEURT, an LLM judge...): "
+                         "CSV/TSV/JSONL/Parquet, gz allowed; wide (system, item, <metric>...) "
+                         "or long (system, item, metric, score); empty item = system-level "
+                         "score. Repeat for several files.")] = None,
+    human: Annotated[Path | None, typer.Option(
+        "--human", help="Human ratings (system, item, criterion, score; rater optional) for a "
+                        "study without texts: use with --scores instead of a corpus.")] = None,
+    lower_is_better: Annotated[str | None, typer.Option(
+        "--lower-is-better", help="Comma-separated metrics where lower is better (e.g. an "
+                                  "error count); negated before any correlation.")] = None,
+    min_coverage: Annotated[float, typer.Option(
+        "--min-coverage", help="Least share of the rated outputs an external metric must "
+                               "score.")] = 0.5,
+    lp: Annotated[str | None, typer.Option(
+        "--lp", help="Language pair of an mtme:PATH test set, e.g. en-de.")] = None,
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
     = None,
     metrics: Annotated[str | None, typer.Option(
-        "--metrics", help="Comma-separated metric specs, e.g. bleu,chrf++,ter "
-                          "(default: bleu,chrf,chrf++,ter,rouge1,rouge2,rougeL,nist).")] = None,
+        "--metrics", help="Comma-separated metric specs, e.g. bleu,chrf++,ter, or none to "
+                          "compute none (default: bleu,chrf,chrf++,ter,rouge1,rouge2,rougeL,"
+                          "nist; none with --human).")] = None,
     criteria: Annotated[str | None, typer.Option(
         "--criteria", help="Comma-separated human criteria (default: all rated).")] = None,
     levels: Annotated[str, typer.Option(
@@ -63,7 +82,6 @@ def validate(
     Tables (CSV, Markdown, LaTeX), figures (PNG, PDF), report.html and run.json go to --out.
     """
     setup(quiet, as_json)
-    from nlgeval.corpora import load_corpus
     from nlgeval.metrics import parse_metric_list
     from nlgeval.report import run_validation, write_report
 
@@ -73,14 +91,23 @@ def validate(
         raise InputError(f"--alpha must be between 0 and 1, got {alpha}")
     if permutations < 0:
         raise InputError(f"--permutations must be >= 0, got {permutations}")
+    if not 0 <= min_coverage <= 1:
+        raise InputError(f"--min-coverage must be between 0 and 1, got {min_coverage}")
     t0 = time.perf_counter()
-    corp = load_corpus(corpus, data_dir)
+    corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
     t_load = time.perf_counter() - t0
+    if metrics is not None and metrics.strip().lower() == "none":
+        metric_list: list[str] | None = []
+    elif metrics:
+        metric_list = parse_metric_list(metrics)
+    else:
+        metric_list = [] if human is not None or (corp.references.empty and ext is not None) \
+            else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         study = run_validation(
             corp,
-            parse_metric_list(metrics) if metrics else None,
+            metric_list,
             criteria=split_list(criteria),
             levels=split_list(levels) or ["segment", "system"],
             coefficients=split_list(coefficients) or ["pearson"],
@@ -93,6 +120,9 @@ def validate(
             permutations=permutations,
             exclude_systems=[] if keep_reference_systems else None,
             cache=not no_cache,
+            scores=ext,
+            lower_is_better=split_list(lower_is_better) or [],
+            min_coverage=min_coverage,
         )
     if not quiet:
         for msg in dict.fromkeys(str(w.message) for w in caught):
@@ -112,6 +142,38 @@ def validate(
         return
     if not quiet:
         _print_summary(study, out_dir)
+
+
+def _load_inputs(
+    corpus: str | None, human: Path | None, scores: list[Path], lp: str | None,
+    data_dir: Path | None,
+) -> tuple[Any, Any]:
+    """The corpus (named, a directory, mtme:PATH, or built from --human) and external scores."""
+    from nlgeval.corpora import load_corpus
+    from nlgeval.scores import combine_scores, ratings_corpus, read_scores
+
+    frames = [read_scores(p) for p in scores]
+    if human is not None:
+        if corpus is not None:
+            raise InputError("give either a corpus or --human RATINGS, not both")
+        if not frames:
+            raise InputError("--human needs metric scores to validate: add --scores FILE")
+        corp = ratings_corpus(human)
+    elif corpus is None:
+        raise InputError("name a corpus (see `nlgeval corpora list`), or give --human RATINGS "
+                         "with --scores FILE")
+    elif corpus.startswith("mtme:"):
+        from nlgeval.corpora.mtme import read_mtme
+
+        if not lp:
+            raise InputError("an mtme: test set needs --lp (e.g. --lp en-de)")
+        data = read_mtme(Path(corpus[len("mtme:"):]).expanduser(), lp)
+        corp = data.corpus
+        shipped = data.scores.assign(_source=f"{corpus} metric-scores", _row=0)
+        frames.insert(0, shipped)
+    else:
+        corp = load_corpus(corpus, data_dir)
+    return corp, (combine_scores(frames) if frames else None)
 
 
 def _print_summary(study: object, out_dir: Path) -> None:

@@ -16,6 +16,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,9 @@ class ValidationStudy:
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     permutations: int = 0
+    external: dict[str, dict[str, Any]] = field(default_factory=dict)
+    system_only: list[str] = field(default_factory=list)
+    min_coverage: float = 0.5
 
     def correlation_records(self) -> list[dict[str, Any]]:
         """JSON contract: ``metric, criterion, level, coefficient, r, p, ci_low, ci_high, n``."""
@@ -89,6 +93,10 @@ class ValidationStudy:
             "normalise": self.normalise, "confidence_level": self.confidence_level,
             "alpha": self.alpha, "permutations": self.permutations,
             "systems": self.systems, "excluded_systems": self.excluded_systems,
+            "lower_is_better": [m for m in self.metrics
+                                if not self.higher_is_better.get(m, True)],
+            "external_scores": self.external, "system_level_only": self.system_only,
+            "min_coverage": self.min_coverage,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -125,6 +133,48 @@ def _score_metrics(
     sigs = {shown.get(k, k): v for k, v in dict(res.signatures).items()}
     hib = {lab: bool(o.higher_is_better) for o, lab in zip(objs, shown.values(), strict=True)}
     return seg, cs, sigs, hib, list(shown.values())
+
+
+def _add_external(
+    corpus: Corpus, scores: pd.DataFrame, seg: pd.DataFrame, cs: pd.DataFrame,
+    metrics: list[str], sigs: dict[str, str], hib: dict[str, bool], min_coverage: float,
+    notes: list[str],
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, dict[str, Any]]]:
+    """Join checked external scores to the computed ones (see :mod:`nlgeval.scores`).
+
+    A system-level-only metric gets its system score copied into every rated output of the
+    system, so that the system-level mean over complete cells is exactly that score; it is
+    never used at segment or item level.
+    """
+    from nlgeval.metrics import available_metrics
+    from nlgeval.scores import check_scores, tidy_scores
+
+    if "_source" not in scores.columns:
+        scores = tidy_scores(scores)
+    checked = check_scores(scores, corpus.outputs, corpus.rated_outputs(),
+                           builtin=[*metrics, *available_metrics()],
+                           min_coverage=min_coverage)
+    notes.extend(checked.notes)
+    frames = [seg[["metric", "system", "item", "score"]], checked.segments]
+    rated = corpus.rated_outputs()[["system", "item"]].astype(str)
+    for m in checked.system_only:
+        sysv = checked.systems[checked.systems["metric"] == m].set_index("system")["score"]
+        filled = rated.assign(metric=m, score=rated["system"].map(sysv).astype(float))
+        frames.append(filled[["metric", "system", "item", "score"]])
+    seg = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    if len(checked.systems):
+        extra = checked.systems.assign(signature="external")
+        cs = pd.concat([c for c in (cs, extra) if c is not None and len(c)],
+                       ignore_index=True)
+    external: dict[str, dict[str, Any]] = {}
+    for m in checked.metrics:
+        src = checked.sources.get(m, "")
+        sigs[m] = f"external scores from {Path(src).name}" if src else "external scores"
+        hib.setdefault(m, True)
+        external[m] = {"source": Path(src).name if src else "", "coverage":
+                       checked.coverage[m], "n_missing": checked.n_missing[m],
+                       "system_level_only": m in checked.system_only}
+    return seg, cs, [*metrics, *checked.metrics], list(checked.system_only), external
 
 
 def reference_systems(corpus: Corpus, threshold: float = 0.9) -> list[str]:
@@ -173,6 +223,9 @@ def run_validation(
     cache: bool = True,
     cache_dir: Any = None,
     table9: bool = True,
+    scores: pd.DataFrame | None = None,
+    lower_is_better: Sequence[str] = (),
+    min_coverage: float = 0.5,
 ) -> ValidationStudy:
     """Run the whole metric-validation study on ``corpus`` (see the module docstring).
 
@@ -182,6 +235,14 @@ def run_validation(
     Comparisons between metrics (Williams, PERM-BOTH with ``permutations`` permutations; 0
     skips it) use the first of ``coefficients`` that is Pearson or Spearman, else the first.
     ``table9=False`` skips the 2009 Table 9 (pairwise Wilcoxon tests for every system pair).
+
+    ``scores``: metric scores computed elsewhere (COMET, BLEURT, an LLM judge, ...), as read by
+    :func:`nlgeval.scores.read_scores` or any wide/long frame :func:`nlgeval.scores.tidy_scores`
+    accepts. They join the metrics nlgeval computes (``metrics=[]`` computes none) and go
+    through the whole study; a metric with system-level scores only is correlated at system
+    level only. ``lower_is_better`` names metrics (built-in or external) to negate before any
+    correlation; ``min_coverage`` is the least share of rated outputs an external metric must
+    score (see :func:`nlgeval.scores.check_scores`).
     """
     timings = Timings()
     notes: list[str] = list(corpus.notes)
@@ -212,8 +273,13 @@ def run_validation(
 
                 avail = set(available_metrics())
                 metrics = [m for m in DEFAULT_METRICS if m in avail]
-            seg, cs, sigs, hib, metrics = _score_metrics(corpus, list(metrics), cache,
-                                                         cache_dir)
+            if metrics:
+                seg, cs, sigs, hib, metrics = _score_metrics(corpus, list(metrics), cache,
+                                                             cache_dir)
+            else:
+                seg = pd.DataFrame(columns=["metric", "system", "item", "score"])
+                cs = pd.DataFrame(columns=["system", "metric", "score", "signature"])
+                sigs, hib, metrics = {}, {}, []
         else:
             seg = segment_scores.copy()
             miss = [c for c in ("metric", "system", "item", "score") if c not in seg.columns]
@@ -230,6 +296,19 @@ def run_validation(
         if higher_is_better:
             hib.update({k: bool(v) for k, v in higher_is_better.items()})
     metrics = list(metrics)
+    external: dict[str, dict[str, Any]] = {}
+    system_only: list[str] = []
+    if scores is not None:
+        seg, cs, metrics, system_only, external = _add_external(
+            corpus, scores, seg, cs, metrics, sigs, hib, min_coverage, notes)
+    if not metrics:
+        raise InputError("no metrics to validate: name metrics to compute (--metrics) or give "
+                         "metric scores (--scores)")
+    for name in lower_is_better:
+        if name not in metrics:
+            raise InputError(f"--lower-is-better names '{name}', which is not a metric of this "
+                             f"study (metrics: {', '.join(metrics)})")
+        hib[name] = False
     seg = seg.assign(system=seg["system"].astype(str), item=seg["item"].astype(str))
     bad = ~np.isfinite(seg["score"].astype(float))
     if bad.any():
@@ -268,6 +347,9 @@ def run_validation(
                 oriented[metric] = X
                 missing[f"{metric}|{crit}"] = mats.missing
                 for level in levels:
+                    if metric in system_only and level != "system":
+                        bar.advance(len(coefficients))
+                        continue
                     for coef in coefficients:
                         label = f"{metric} x {crit} ({level}, {coef})"
                         with warnings.catch_warnings(record=True) as caught:
@@ -302,14 +384,19 @@ def run_validation(
             # metric-vs-metric comparisons for this criterion
             if len(metrics) >= 2 and Y is not None:
                 for level in levels:
+                    # system-level-only metrics: Williams' test at system level only; a
+                    # cell-swapping permutation has no per-output scores to swap
+                    per_output = {m: v for m, v in oriented.items() if m not in system_only}
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", DegenerateInputWarning)
                         frames = []
-                        if level != "item":
-                            w = comparison_matrix(oriented, Y, level, cmp_coef, method="williams")
+                        if level != "item" and len(oriented if level == "system"
+                                                    else per_output) >= 2:
+                            w = comparison_matrix(oriented if level == "system" else per_output,
+                                                  Y, level, cmp_coef, method="williams")
                             frames.append(w)
-                        if permutations > 0:
-                            pm = comparison_matrix(oriented, Y, level, cmp_coef,
+                        if permutations > 0 and len(per_output) >= 2:
+                            pm = comparison_matrix(per_output, Y, level, cmp_coef,
                                                    method="permutation",
                                                    permutations=permutations, seed=seed)
                             frames.append(pm)
@@ -363,10 +450,11 @@ def run_validation(
     sig_df = None
     if table9:
         with timings.step("significant differences"):
-            sig_df = _table9(seg[seg["system"].isin(systems)],
+            sig_df = _table9(seg[seg["system"].isin(systems) & ~seg["metric"].isin(system_only)],
                              human[human["system"].isin(systems)], criteria, hib, alpha, notes)
 
-    segments_wide = _segments_frame(seg, human, systems, metrics, criteria)
+    segments_wide = _segments_frame(seg[~seg["metric"].isin(system_only)], human, systems,
+                                    [m for m in metrics if m not in system_only], criteria)
     study = ValidationStudy(
         corpus=corpus.name, metrics=metrics, criteria=list(criteria), levels=levels,
         coefficients=coefficients, resamples=resamples, resample=resample, seed=seed,
@@ -377,7 +465,8 @@ def run_validation(
         rater_agreement=rater_df, segments=segments_wide, signatures=dict(sigs),
         higher_is_better=dict(hib), missing=_missing_summary(missing),
         significant_differences=sig_df, notes=notes, timings=dict(timings),
-        permutations=permutations,
+        permutations=permutations, external=external, system_only=list(system_only),
+        min_coverage=min_coverage,
     )
     if is_webnlg2020(corpus.name):
         study.published = _published(corpus, seg, systems, metrics, criteria, normalise, human)
@@ -484,13 +573,23 @@ def _table9(
                      "nlgeval.human.metric_agreement is not available")
         return None
     frames = []
+    # the Wilcoxon tests pair outputs, so use the outputs every metric scored
+    scored = seg[np.isfinite(seg["score"].astype(float))]
+    n_metrics = scored["metric"].nunique()
+    full = scored.groupby(["system", "item"])["metric"].nunique()
+    keep = full[full == n_metrics].index
     for crit in criteria:
         h = human.loc[human["criterion"] == crit, ["system", "item", "score"]]
+        inside = pd.MultiIndex.from_frame(h[["system", "item"]]).isin(keep)
+        if not inside.all():
+            notes.append(f"Table 9 for '{crit}': {int((~inside).sum())} rated output(s) "
+                         "without a score from every metric left out")
+            h = h[inside]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t = significant_difference_agreement(
-                    h, seg[["metric", "system", "item", "score"]],
+                    h, scored[["metric", "system", "item", "score"]],
                     higher_is_better=dict(hib), alpha=alpha, correction="bonferroni")
         except Exception as exc:  # a bug there must not sink the whole report
             notes.append(f"Table 9 for '{crit}' failed: {type(exc).__name__}: {exc}")

@@ -263,6 +263,16 @@ def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
         "negated before correlating, so larger r is always better agreement: "
         f"{esc(', '.join(m for m, h in study.higher_is_better.items() if not h) or 'none')}.</p>",
     ]
+    if study.external:
+        rows = "".join(
+            f"<li><code>{esc(m)}</code> from {esc(e.get('source') or 'a DataFrame')}: "
+            f"covers {e['coverage']:.1%} of the rated "
+            f"{'systems' if e['system_level_only'] else 'outputs'}"
+            f"{', system level only' if e['system_level_only'] else ''}"
+            f"{', ' + str(e['n_missing']) + ' missing value(s)' if e['n_missing'] else ''}</li>"
+            for m, e in study.external.items())
+        parts.append("<p>Metric scores computed outside nlgeval (external scores):</p>"
+                     f"<ul class='note'>{rows}</ul>")
     if study.notes:
         parts.append("<ul class='note'>" + "".join(f"<li>{esc(n)}</li>" for n in study.notes)
                      + "</ul>")

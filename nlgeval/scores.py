@@ -1,0 +1,367 @@
+"""Metric scores computed elsewhere ("bring your own scores") and human-only studies.
+
+The metrics researchers most need to validate -- COMET, BLEURT, MetricX, BERTScore, an LLM
+judge, an in-house scorer -- usually arrive as a file of numbers computed on another machine.
+:func:`read_scores` reads such a file into nlgeval's tidy long format, so that
+``run_validation(..., scores=...)`` treats those metrics exactly like the ones nlgeval computes.
+
+File shapes (CSV, TSV, JSONL or Parquet, optionally gzip-compressed, e.g. ``scores.tsv.gz``),
+detected from the header:
+
+``wide``  ``system, item, <metric1>, <metric2>, ...`` -- one column per metric;
+``long``  ``system, item, metric, score`` -- one row per (output, metric).
+
+``item`` may be absent, or empty on some rows: such rows are *system-level* scores (one number
+per system, as corpus-level metrics and LLM rankings give); a metric that has only those is used
+at system level only. Missing values (an empty cell, ``NaN``, ``NA``, ``None`` as MTME writes it,
+``null``) are missing: kept as NaN, counted and reported. Anything else that is not a finite
+number is an error naming the file, row and column.
+
+:func:`ratings_corpus` turns a tidy ratings table (``rater, item, system, criterion, score``,
+``rater`` optional for already-aggregated scores) into a :class:`~nlgeval.corpus.Corpus` without
+texts, for a validation study that only has human and metric scores.
+"""
+
+from __future__ import annotations
+
+import gzip
+import tempfile
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.corpus import Corpus, CorpusInfo, Criterion
+from nlgeval.errors import InputError
+from nlgeval.io import ROW, read_table
+
+#: Columns of the tidy frame :func:`read_scores` returns. ``item`` is ``""`` for a system-level
+#: score; ``_source``/``_row`` locate each value in its file (for error messages).
+SCORE_COLUMNS = ("metric", "system", "item", "score")
+MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "none", "null"})
+
+
+def _read_maybe_gzip(path: Path) -> pd.DataFrame:
+    """:func:`nlgeval.io.read_table` for plain or gzip-compressed files (``*.csv.gz`` etc.)."""
+    if path.suffix.lower() != ".gz":
+        return read_table(path)
+    inner_suffix = "".join(path.suffixes[:-1]) or ".csv"
+    try:
+        data = gzip.decompress(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(f"not a valid gzip file: {exc}", file=path) from None
+    with tempfile.TemporaryDirectory() as tmp:
+        inner = Path(tmp) / f"scores{inner_suffix}"
+        inner.write_bytes(data)
+        try:
+            return read_table(inner)
+        except InputError as exc:  # name the user's file, not the temporary copy
+            raise InputError(exc.message, file=path, row=exc.row, column=exc.column) from None
+
+
+def _to_float(values: pd.Series, file: str | Path | None, rows: pd.Series, column: str,
+              ) -> pd.Series:
+    """Strings -> float; missing tokens -> NaN; anything else non-finite -> InputError."""
+    raw = values.astype(str).str.strip()
+    missing = raw.str.lower().isin(MISSING_TOKENS)
+    num = pd.to_numeric(raw.where(~missing, None), errors="coerce")
+    bad = (num.isna() & ~missing) | ~np.isfinite(num.fillna(0.0))
+    if bad.any():
+        pos = int(np.flatnonzero(bad.to_numpy())[0])
+        what = raw.iloc[pos]
+        reason = ("is not a finite number" if np.isfinite(num.fillna(0.0)).iloc[pos]
+                  else "is infinite; metric scores must be finite numbers")
+        raise InputError(f"score {what!r} {reason} (write an empty cell or None for a "
+                         "missing score)", file=file, row=int(rows.iloc[pos]), column=column)
+    return num.astype(float)
+
+
+def tidy_scores(
+    frame: pd.DataFrame, *, file: str | Path | None = None, metric: str | None = None
+) -> pd.DataFrame:
+    """Validate a wide or long score frame and return it long: ``metric, system, item, score``.
+
+    Works on frames read from a file (cells as strings, with a ``_row`` column) and on frames a
+    user builds in Python (numbers, any index). ``metric`` names the single score column of a
+    ``system, item, score`` frame.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"scores must be a pandas DataFrame, got {type(frame).__name__}")
+    df = frame.copy()
+    df.columns = [str(c).strip() for c in df.columns]
+    if ROW not in df.columns:
+        df[ROW] = np.arange(2, len(df) + 2)
+    cols = [c for c in df.columns if c != ROW]
+    if "system" not in cols:
+        raise InputError(
+            "a score file needs a 'system' column (wide: system, item, <metric>...; long: "
+            f"system, item, metric, score); found: {', '.join(cols) or 'none'}",
+            file=file, row=1 if file is not None else None)
+    if "item" not in df.columns:
+        df["item"] = ""
+    for c in ("system", "item"):
+        s = df[c]
+        df[c] = s.where(s.notna(), "").astype(str).str.strip()
+        if c == "item":
+            df[c] = df[c].where(~df[c].str.lower().isin(["nan", "none", "null"]), "")
+    empty_sys = df["system"] == ""
+    if empty_sys.any():
+        pos = int(np.flatnonzero(empty_sys.to_numpy())[0])
+        raise InputError("empty system name", file=file, row=int(df[ROW].iloc[pos]),
+                         column="system")
+    if "metric" in cols and "score" in cols:  # long
+        df["metric"] = df["metric"].astype(str).str.strip()
+        bad = df["metric"] == ""
+        if bad.any():
+            pos = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError("empty metric name", file=file, row=int(df[ROW].iloc[pos]),
+                             column="metric")
+        long = df[["metric", "system", "item", ROW]].copy()
+        long["score"] = _to_float(df["score"], file, df[ROW], "score")
+    else:
+        metric_cols = [c for c in cols if c not in ("system", "item")]
+        if metric == "score" or (metric and metric_cols == ["score"]):
+            metric_cols = ["score"]
+        if not metric_cols:
+            raise InputError("no metric columns: a wide score file has system, item and one "
+                             "column per metric", file=file, row=1 if file else None)
+        parts = []
+        for c in metric_cols:
+            name = metric if (metric and metric_cols == ["score"]) else c
+            parts.append(pd.DataFrame({
+                "metric": name, "system": df["system"].to_numpy(),
+                "item": df["item"].to_numpy(), ROW: df[ROW].to_numpy(),
+                "score": _to_float(df[c], file, df[ROW], c).to_numpy()}))
+        long = pd.concat(parts, ignore_index=True)
+    dup = long.duplicated(["metric", "system", "item"], keep=False)
+    if dup.any():
+        first = long[dup].iloc[0]
+        same = long[dup & (long["metric"] == first["metric"]) & (long["system"] ==
+                                                                  first["system"])
+                    & (long["item"] == first["item"])]
+        where = f"item '{first['item']}'" if first["item"] else "system level (no item)"
+        raise InputError(
+            f"duplicate score for metric '{first['metric']}', system '{first['system']}', "
+            f"{where} in rows {', '.join(str(int(r)) for r in same[ROW].iloc[:5])}",
+            file=file, row=int(same[ROW].iloc[1]), column="item")
+    long["_source"] = "" if file is None else str(file)
+    long = long.rename(columns={ROW: "_row"})
+    return long[[*SCORE_COLUMNS, "_source", "_row"]].reset_index(drop=True)
+
+
+def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
+    """Read a metric-score file (wide or long; see the module docstring) into a tidy frame.
+
+    Returns ``metric, system, item, score, _source, _row`` (``item`` is ``""`` for a
+    system-level score; ``score`` NaN where missing). Raises :class:`~nlgeval.errors.InputError`
+    naming the file, row and column for anything that is not a score.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=path)
+    return tidy_scores(_read_maybe_gzip(path), file=path, metric=metric)
+
+
+@dataclass(frozen=True)
+class ScoreCheck:
+    """External scores checked against the corpus: the usable frames and what was found."""
+
+    segments: pd.DataFrame  # metric, system, item, score  (per output)
+    systems: pd.DataFrame  # metric, system, score  (system-level rows)
+    metrics: tuple[str, ...]
+    system_only: tuple[str, ...]
+    coverage: dict[str, float]
+    n_missing: dict[str, int]
+    sources: dict[str, str]
+    notes: tuple[str, ...] = field(default=())
+
+
+def _locate(df: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
+    pos = int(np.flatnonzero(mask)[0])
+    src = str(df["_source"].iloc[pos]) if "_source" in df.columns else ""
+    row = int(df["_row"].iloc[pos]) if "_row" in df.columns else None
+    return {"file": src or None, "row": row}
+
+
+def check_scores(
+    scores: pd.DataFrame,
+    outputs: pd.DataFrame,
+    rated: pd.DataFrame,
+    *,
+    builtin: Collection[str] = (),
+    min_coverage: float = 0.5,
+) -> ScoreCheck:
+    """Check tidy external scores against a corpus's outputs and rated outputs.
+
+    * every ``system`` (and, for per-output rows, every ``(system, item)``) must exist in
+      ``outputs`` -- the error lists the first few unknown ones and their count;
+    * a metric name equal to a metric nlgeval computes in the same study (``builtin``,
+      compared case-insensitively) is an error: rename one of them;
+    * coverage = share of the rated outputs (``rated``: ``system, item``) with a finite score;
+      below ``min_coverage`` is an error saying how much is covered. System-level-only metrics
+      are covered per rated system instead.
+    """
+    if not 0.0 <= min_coverage <= 1.0:
+        raise InputError(f"min_coverage must be between 0 and 1, got {min_coverage}")
+    if "_source" not in scores.columns:
+        scores = tidy_scores(scores)
+    lower_builtin = {b.lower(): b for b in builtin}
+    notes: list[str] = []
+    metrics = list(dict.fromkeys(scores["metric"]))
+    for m in metrics:
+        if m.lower() in lower_builtin:
+            loc = _locate(scores, (scores["metric"] == m).to_numpy())
+            raise InputError(
+                f"external metric '{m}' has the name of a metric nlgeval computes in this study "
+                f"('{lower_builtin[m.lower()]}'); rename the column (e.g. '{m}_ext') or leave "
+                "the built-in metric out", file=loc["file"], row=loc["row"], column="metric")
+    known_sys = set(outputs["system"].astype(str))
+    unknown = ~scores["system"].isin(known_sys).to_numpy()
+    if unknown.any():
+        names = list(dict.fromkeys(scores.loc[unknown, "system"]))
+        loc = _locate(scores, unknown)
+        raise InputError(
+            f"{len(names)} unknown system(s) not in the corpus: "
+            f"{', '.join(repr(n) for n in names[:5])}{' ...' if len(names) > 5 else ''} "
+            f"(corpus systems: {', '.join(sorted(known_sys)[:8])}"
+            f"{' ...' if len(known_sys) > 8 else ''})",
+            file=loc["file"], row=loc["row"], column="system")
+    per_output = scores["item"] != ""
+    keys = pd.MultiIndex.from_frame(outputs[["system", "item"]].astype(str))
+    skeys = pd.MultiIndex.from_frame(scores.loc[per_output, ["system", "item"]])
+    bad = np.zeros(len(scores), dtype=bool)
+    bad[np.flatnonzero(per_output.to_numpy())] = ~skeys.isin(keys)
+    if bad.any():
+        pairs = list(dict.fromkeys(zip(scores.loc[bad, "system"], scores.loc[bad, "item"],
+                                       strict=True)))
+        loc = _locate(scores, bad)
+        shown = ", ".join(f"({s!r}, {i!r})" for s, i in pairs[:5])
+        raise InputError(
+            f"{len(pairs)} (system, item) pair(s) are not outputs of the corpus: {shown}"
+            f"{' ...' if len(pairs) > 5 else ''} (items must use the corpus's item ids)",
+            file=loc["file"], row=loc["row"], column="item")
+
+    rated_keys = rated[["system", "item"]].astype(str).drop_duplicates()
+    rated_systems = set(rated_keys["system"])
+    seg = scores.loc[per_output, ["metric", "system", "item", "score"]]
+    sysrows = scores.loc[~per_output, ["metric", "system", "score"]]
+    system_only = [m for m in metrics if not (seg["metric"] == m).any()]
+    coverage: dict[str, float] = {}
+    n_missing: dict[str, int] = {}
+    sources = {m: str(scores.loc[scores["metric"] == m, "_source"].iloc[0]) for m in metrics}
+    for m in metrics:
+        n_missing[m] = int(scores.loc[scores["metric"] == m, "score"].isna().sum())
+        if m in system_only:
+            have = set(sysrows.loc[(sysrows["metric"] == m) & sysrows["score"].notna(),
+                                   "system"])
+            cov = len(have & rated_systems) / max(1, len(rated_systems))
+            unit, n_units = "rated systems", len(rated_systems)
+        else:
+            ok = seg[(seg["metric"] == m) & seg["score"].notna()]
+            hit = rated_keys.merge(ok[["system", "item"]], on=["system", "item"], how="inner")
+            cov = len(hit) / max(1, len(rated_keys))
+            unit, n_units = "rated outputs", len(rated_keys)
+        coverage[m] = cov
+        if cov < min_coverage:
+            raise InputError(
+                f"metric '{m}' covers {cov:.1%} of the {n_units} {unit}, "
+                f"below the minimum coverage {min_coverage:.0%} (lower it with --min-coverage "
+                "if this is intended)", file=sources[m] or None)
+        if cov < 1.0:
+            notes.append(f"external metric '{m}' covers {cov:.1%} of the {unit}")
+        if n_missing[m]:
+            notes.append(f"external metric '{m}': {n_missing[m]} missing value(s) "
+                         "(empty/NaN/None) left out")
+        if m in system_only:
+            notes.append(f"external metric '{m}' has system-level scores only: it is "
+                         "correlated at system level only")
+    return ScoreCheck(
+        segments=seg.reset_index(drop=True), systems=sysrows.reset_index(drop=True),
+        metrics=tuple(metrics), system_only=tuple(system_only), coverage=coverage,
+        n_missing=n_missing, sources=sources, notes=tuple(notes))
+
+
+def combine_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate tidy score frames from several files; a metric in two files is an error."""
+    if not frames:
+        return pd.DataFrame(columns=[*SCORE_COLUMNS, "_source", "_row"])
+    seen: dict[str, str] = {}
+    for f in frames:
+        for m in dict.fromkeys(f["metric"]):
+            src = str(f.loc[f["metric"] == m, "_source"].iloc[0]) if "_source" in f else ""
+            if m in seen:
+                raise InputError(f"metric '{m}' appears in two score inputs "
+                                 f"({seen[m] or 'a DataFrame'} and {src or 'a DataFrame'})",
+                                 file=src or None)
+            seen[m] = src
+    return pd.concat(frames, ignore_index=True)
+
+
+def ratings_corpus(
+    ratings: str | Path | pd.DataFrame,
+    *,
+    name: str | None = None,
+    scales: Mapping[str, tuple[float, float]] | None = None,
+) -> Corpus:
+    """A text-free :class:`Corpus` from tidy human ratings, for a human + metric scores study.
+
+    ``ratings``: a file or frame with ``system, item, criterion, score`` and optionally
+    ``rater`` (absent: the scores are already aggregated per output; ``rater`` is set to
+    ``"aggregate"`` and rater agreement cannot be computed). The outputs are the rated
+    (system, item) pairs, with empty texts; a criterion's scale is ``scales[criterion]`` or the
+    observed range (recorded in the corpus notes).
+    """
+    file: Path | None = None
+    if isinstance(ratings, str | Path):
+        file = Path(ratings)
+        if not file.exists():
+            raise InputError("file not found", file=file)
+        df = _read_maybe_gzip(file)
+    else:
+        df = ratings.copy()
+        df.columns = [str(c).strip() for c in df.columns]
+    required = ["system", "item", "criterion", "score"]
+    present = [c for c in df.columns if c != ROW]
+    miss = [c for c in required if c not in df.columns]
+    if miss:
+        raise InputError(f"a ratings table needs columns system, item, criterion, score "
+                         f"(rater optional); missing {', '.join(miss)} (found: "
+                         f"{', '.join(present) or 'none'})", file=file, row=1 if file else None)
+    notes = []
+    if "rater" not in df.columns:
+        df["rater"] = "aggregate"
+        notes.append("ratings have no rater column: taken as already aggregated per output "
+                     "(one score per system, item and criterion)")
+    for c in ("system", "item", "criterion", "rater"):
+        df[c] = df[c].astype(str).str.strip()
+    rows = df[ROW] if ROW in df.columns else pd.Series(np.arange(2, len(df) + 2))
+    df["score"] = _to_float(df["score"], file, rows.reset_index(drop=True), "score").to_numpy()
+    if df["score"].isna().any():
+        pos = int(np.flatnonzero(df["score"].isna().to_numpy())[0])
+        raise InputError("missing human score (leave the row out instead)", file=file,
+                         row=int(rows.iloc[pos]), column="score")
+    crits = []
+    for c, sub in df.groupby("criterion", sort=False):
+        if scales and c in scales:
+            lo, hi = scales[str(c)]
+        else:
+            lo, hi = float(sub["score"].min()), float(sub["score"].max())
+            notes.append(f"criterion '{c}': scale taken as the observed range [{lo:g}, {hi:g}]")
+        crits.append(Criterion(str(c), lo, hi, "interval"))
+    outputs = df[["system", "item"]].drop_duplicates().assign(text="")
+    if ROW in df.columns:
+        outputs[ROW] = df.loc[outputs.index, ROW]
+    info = CorpusInfo(
+        name=name or (file.name.split(".")[0] if file else "ratings"),
+        description="human ratings and metric scores only (no texts)",
+        criteria=tuple(crits))
+    corpus = Corpus.build(info, outputs, None, df, files={"outputs": file, "ratings": file},
+                          empty_outputs="keep", require_references=False)
+    # Corpus.build notes the empty texts as "empty outputs kept"; here there are no texts at all
+    return replace(corpus, notes=(*notes, "no texts: a study of human scores and metric "
+                                          "scores only"))
