@@ -189,6 +189,8 @@ def bootstrap_distribution(
     X = np.asarray(X, dtype=float)
     Y = np.asarray(Y, dtype=float)
     level = check_level(level)
+    if level == "system-grouped":  # the item level of the transposed matrices
+        return bootstrap_distribution(X.T, Y.T, "item", coefficient, item_idx, sys_idx)
     if check_coefficient(coefficient) == "pearson":
         ws = resample_counts(sys_idx, X.shape[0])
         wi = resample_counts(item_idx, X.shape[1])

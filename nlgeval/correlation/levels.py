@@ -10,7 +10,13 @@ Metrics using Resampling Methods", TACL):
 ``system``   the mean over a system's complete cells, then one correlation across systems;
 ``segment``  all complete cells pooled (one correlation over outputs; "global" in Deutsch et al.);
 ``item``     within each item, the correlation across systems, then the mean over items whose
-             correlation is defined ("input level" in nlpstats, "item-wise" in WMT).
+             correlation is defined ("input level" in nlpstats, "item-wise" in WMT; MTME's
+             segment level with ``average_by="item"``).
+``system-grouped``  within each system, the correlation across items, then the mean over
+             systems whose correlation is defined (MTME's ``average_by="sys"``). This is the
+             ``item`` level of the transposed matrices.
+
+``segment`` is MTME's segment level with no grouping (``average_by="none"``).
 
 Every function here also works on stacks of matrices (leading axes), which is how the bootstrap
 and permutation tests compute all resamples at once.
@@ -37,14 +43,16 @@ from nlgeval.correlation.coefficients import (
 from nlgeval.errors import InputError
 from nlgeval.results import ConfidenceInterval
 
-LEVELS: tuple[str, ...] = ("system", "segment", "item")
+LEVELS: tuple[str, ...] = ("system", "segment", "item", "system-grouped")
 
 
 def check_level(name: str) -> str:
-    key = name.strip().lower()
+    key = name.strip().lower().replace("_", "-")
     key = {"sys": "system", "seg": "segment", "global": "segment", "input": "item",
            "item-wise": "item", "itemwise": "item", "items": "item", "systems": "system",
-           "segments": "segment"}.get(key, key)
+           "segments": "segment", "none": "segment", "item-grouped": "item",
+           "by-item": "item", "by-system": "system-grouped", "sys-grouped": "system-grouped",
+           "within-system": "system-grouped"}.get(key, key)
     if key not in LEVELS:
         raise InputError(f"unknown correlation level '{name}' (use one of: {', '.join(LEVELS)})")
     return key
@@ -131,6 +139,9 @@ def level_statistic(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str) 
     correlation is undefined.
     """
     level = check_level(level)
+    if level == "system-grouped":
+        return level_statistic(np.swapaxes(X, -1, -2), np.swapaxes(Y, -1, -2), "item",
+                               coefficient)
     if level == "system":
         mx, my = system_means(X, Y)
         return batch_correlation(mx, my, coefficient)
@@ -245,6 +256,16 @@ def level_correlation(
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
+    if level == "system-grouped":
+        res = level_correlation(np.asarray(X).T, np.asarray(Y).T, "item", coefficient,
+                                confidence_level=confidence_level, label=label,
+                                permutations=permutations, seed=seed)
+        note = res.note.replace("item(s) skipped", "system(s) skipped").replace(
+            "fewer than 3 systems", "fewer than 3 items").replace(
+            "within the item", "within the system").replace(
+            "within-item permutations", "within-system permutations")
+        return LevelCorrelation("system-grouped", coefficient, res.statistic, res.pvalue,
+                                res.n, res.confidence_interval, res.n_missing, note)
     ok = np.isfinite(X) & np.isfinite(Y)
     n_missing = int((np.isfinite(X) ^ np.isfinite(Y)).sum())
     if level == "system":

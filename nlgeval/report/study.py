@@ -387,16 +387,20 @@ def run_validation(
                     # system-level-only metrics: Williams' test at system level only; a
                     # cell-swapping permutation has no per-output scores to swap
                     per_output = {m: v for m, v in oriented.items() if m not in system_only}
+                    # system-grouped = the item level of the transposed matrices
+                    lv, Yl = (("item", Y.T) if level == "system-grouped" else (level, Y))
+                    if level == "system-grouped":
+                        per_output = {m: v.T for m, v in per_output.items()}
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", DegenerateInputWarning)
                         frames = []
-                        if level != "item" and len(oriented if level == "system"
-                                                    else per_output) >= 2:
+                        if lv != "item" and len(oriented if level == "system"
+                                                else per_output) >= 2:
                             w = comparison_matrix(oriented if level == "system" else per_output,
-                                                  Y, level, cmp_coef, method="williams")
+                                                  Yl, lv, cmp_coef, method="williams")
                             frames.append(w)
                         if permutations > 0 and len(per_output) >= 2:
-                            pm = comparison_matrix(per_output, Y, level, cmp_coef,
+                            pm = comparison_matrix(per_output, Yl, lv, cmp_coef,
                                                    method="permutation",
                                                    permutations=permutations, seed=seed)
                             frames.append(pm)

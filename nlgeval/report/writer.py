@@ -27,8 +27,18 @@ from nlgeval.report.study import ValidationStudy
 from nlgeval.results import jsonable
 from nlgeval.tables import PaperTable
 
-
 # ----------------------------------------------------------------------------- tables
+#: How each level reads in captions, and the unit its n counts.
+LEVEL_TEXT: dict[str, tuple[str, str]] = {
+    "system": ("System level (system means)", "systems"),
+    "segment": ("Segment level, no grouping (all outputs pooled)", "outputs"),
+    "item": ("Segment level grouped by item (within each item across systems, then averaged)",
+             "items"),
+    "system-grouped": ("Segment level grouped by system (within each system across items, "
+                       "then averaged)", "systems"),
+}
+
+
 def study_tables(study: ValidationStudy) -> dict[str, PaperTable]:
     """The report's paper tables, keyed by file stem."""
     t: dict[str, PaperTable] = {}
@@ -39,8 +49,9 @@ def study_tables(study: ValidationStudy) -> dict[str, PaperTable]:
         label="tab:metric-scores", digits=3)
     hs = study.human_system_scores
     t["human_scores_by_system"] = PaperTable(
-        data=hs, caption=f"Mean human score per system and criterion ({study.normalise} "
-        "normalisation) with the rank of each system (1 = best). Systems marked 'reference' "
+        data=hs, caption="Mean human score per system and criterion ("
+        f"{'mean of per-rater z-scores' if study.normalise == 'z' else 'raw scores'}"
+        ") with the rank of each system (1 = best). Systems marked 'reference' "
         "are excluded from the metric correlations.",
         label="tab:human-scores", digits=3)
     corr = study.correlations
@@ -50,10 +61,10 @@ def study_tables(study: ValidationStudy) -> dict[str, PaperTable]:
             continue
         cols = ["metric", "criterion", "coefficient", "r", "p", "ci_low", "ci_high", "n"]
         data = sub[cols].rename(columns={"ci_low": "CI low", "ci_high": "CI high"})
-        unit = {"system": "systems", "segment": "outputs", "item": "items"}[level]
+        title, unit = LEVEL_TEXT.get(level, (level, "units"))
         t[f"correlations_{level}"] = PaperTable(
             data=data.reset_index(drop=True),
-            caption=f"{level.capitalize()}-level correlation of each metric with each human "
+            caption=f"{title}: agreement of each metric with each human "
             f"criterion (n = {unit}); {int(study.confidence_level * 100)}% percentile bootstrap "
             f"intervals, {study.resamples} resamples of {study.resample} (seed {study.seed}). "
             "Lower-is-better metrics are negated first. Cf. Reiter & Belz 2009, Tables 6 and 8.",
