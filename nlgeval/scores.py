@@ -67,8 +67,9 @@ def _read_maybe_gzip(path: Path) -> pd.DataFrame:
 def _to_float(values: pd.Series, file: str | Path | None, rows: pd.Series, column: str,
               ) -> pd.Series:
     """Strings -> float; missing tokens -> NaN; anything else non-finite -> InputError."""
+    isna = values.isna().to_numpy()
     raw = values.astype(str).str.strip()
-    missing = raw.str.lower().isin(MISSING_TOKENS)
+    missing = pd.Series(isna, index=raw.index) | raw.str.lower().isin(MISSING_TOKENS)
     num = pd.to_numeric(raw.where(~missing, None), errors="coerce")
     bad = (num.isna() & ~missing) | ~np.isfinite(num.fillna(0.0))
     if bad.any():

@@ -25,7 +25,8 @@ def test_list_json(data_dir: Path) -> None:
     res = runner.invoke(app, ["corpora", "list", "--json", "--data-dir", str(data_dir)])
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
-    assert {r["name"] for r in rows} == {"webnlg2020", "e2e", "novikova2017"}
+    assert {r["name"] for r in rows} == {"webnlg2020", "e2e", "novikova2017", "wmt21-ted-ende",
+                                         "wmt21-ted-zhen"}
     for r in rows:
         assert r["description"] and r["licence"] and r["available_locally"] is True
 

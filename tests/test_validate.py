@@ -166,8 +166,10 @@ def test_cli_json_contract(tmp_path: Path) -> None:
     obj = json.loads(res.stdout)
     recs = obj["correlations"]
     assert len(recs) == 2 * 1 * 2 * 3
-    keys = {"metric", "criterion", "level", "coefficient", "r", "p", "ci_low", "ci_high", "n"}
+    keys = {"metric", "criterion", "level", "coefficient", "r", "p", "ci_low", "ci_high", "n",
+            "epsilon"}
     assert all(set(r) == keys for r in recs)
+    assert all(r["epsilon"] is None for r in recs)  # no tie calibration for coefficients
     assert {r["criterion"] for r in recs} == {"quality"}
     # system s0 keeps every token, so its outputs are the references: excluded automatically
     assert obj["settings"]["excluded_systems"] == ["s0"]

@@ -48,9 +48,20 @@ def validate(
         "--levels", help="Comma-separated levels: segment, system, item (item-wise: "
                          "within each item, then averaged).")]
     = "segment,system",
-    coefficients: Annotated[str, typer.Option(
-        "--coefficients", help="Comma-separated: pearson, spearman, kendall (tau-b), "
-                               "kendall_c.")] = "pearson,spearman,kendall",
+    statistics: Annotated[str | None, typer.Option(
+        "--statistics", "--coefficients",
+        help="Comma-separated statistics: pearson, spearman, kendall (tau-b), kendall_c "
+             "(tau-c), tau_23, acc23, acc_eq (tie-calibrated, Deutsch et al. 2023), "
+             "pairwise_accuracy (Kocmi et al. 2021), soft_pairwise_accuracy (Thompson et al. "
+             "2024). Each is reported under the name given. --coefficients is an alias.")]
+    = "pearson,spearman,kendall",
+    spa_permutations: Annotated[int, typer.Option(
+        "--spa-permutations", help="Sign-flip permutations behind each soft pairwise "
+                                   "accuracy.")] = 1000,
+    epsilon: Annotated[str | None, typer.Option(
+        "--epsilon", help="Fixed acc_eq tie thresholds, e.g. comet=0.02,bleu=0.5 (found on a "
+                          "development set); default: calibrated on these data (optimistic).")]
+    = None,
     resamples: Annotated[int, typer.Option(
         "--resamples", help="Bootstrap resamples for the confidence intervals (0: none).")]
     = 1000,
@@ -110,7 +121,9 @@ def validate(
             metric_list,
             criteria=split_list(criteria),
             levels=split_list(levels) or ["segment", "system"],
-            coefficients=split_list(coefficients) or ["pearson"],
+            statistics=split_list(statistics) or ["pearson"],
+            spa_permutations=spa_permutations,
+            epsilon=_parse_epsilon(epsilon),
             resamples=resamples,
             resample=resample,
             normalise=normalise,
@@ -136,12 +149,31 @@ def validate(
             "out": str(out_dir),
             "settings": study.settings(),
             "correlations": study.correlation_records(),
+            "verdict": study.verdict,
+            "leaderboards": {k: v.to_dict(orient="records")
+                             for k, v in study.leaderboards.items()},
             "signatures": study.signatures,
             "notes": study.notes,
         })
         return
     if not quiet:
         _print_summary(study, out_dir)
+
+
+def _parse_epsilon(text: str | None) -> dict[str, float] | None:
+    """``"comet=0.02,bleu=0.5"`` -> ``{"comet": 0.02, "bleu": 0.5}``."""
+    if not text:
+        return None
+    out = {}
+    for part in split_list(text) or []:
+        name, sep, value = part.rpartition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name.strip():
+            raise InputError(f"--epsilon expects METRIC=NUMBER[,METRIC=NUMBER], got {part!r}")
+    return out
 
 
 def _load_inputs(
@@ -162,15 +194,14 @@ def _load_inputs(
     elif corpus is None:
         raise InputError("name a corpus (see `nlgeval corpora list`), or give --human RATINGS "
                          "with --scores FILE")
-    elif corpus.startswith("mtme:"):
-        from nlgeval.corpora.mtme import read_mtme
+    elif corpus.lower().startswith("mtme:"):
+        from nlgeval.corpora.mtme import parse_mtme_spec, read_mtme
 
         if not lp:
             raise InputError("an mtme: test set needs --lp (e.g. --lp en-de)")
-        data = read_mtme(Path(corpus[len("mtme:"):]).expanduser(), lp)
+        data = read_mtme(parse_mtme_spec(corpus), lp)
         corp = data.corpus
-        shipped = data.scores.assign(_source=f"{corpus} metric-scores", _row=0)
-        frames.insert(0, shipped)
+        frames.insert(0, data.external_scores())
     else:
         corp = load_corpus(corpus, data_dir)
     return corp, (combine_scores(frames) if frames else None)
@@ -181,17 +212,23 @@ def _print_summary(study: object, out_dir: Path) -> None:
 
     assert isinstance(study, ValidationStudy)
     corr = study.correlations
-    coef = study.coefficients[0]
     for level in study.levels:
-        sub = corr[(corr["level"] == level) & (corr["coefficient"] == coef)]
+        sub = corr[corr["level"] == level]
         if sub.empty:
             continue
+        stat = sub["coefficient"].iloc[0]  # the first statistic computed at this level
+        sub = sub[sub["coefficient"] == stat]
         wide = sub.pivot(index="metric", columns="criterion", values="r").reindex(
-            index=study.metrics, columns=study.criteria)
-        typer.echo(f"\n{level}-level {coef} r ({study.corpus}):")
+            index=[m for m in study.metrics if m in set(sub["metric"])],
+            columns=study.criteria)
+        typer.echo(f"\n{level} level, {stat} ({study.corpus}):")
         typer.echo(wide.to_string(float_format=lambda v: f"{v:.3f}"))
     for note in study.notes:
         typer.echo(f"note: {note}", err=True)
+    from nlgeval.report.meta import verdict_line
+
+    for v in study.verdict:
+        typer.echo(f"verdict: {verdict_line(v)}")
     typer.echo(f"\nreport written to {out_dir}/report.html")
 
 

@@ -48,9 +48,19 @@ REGISTRY: dict[str, RegisteredCorpus] = {
         RegisteredCorpus("webnlg2020", "nlgeval.corpora.webnlg2020"),
         RegisteredCorpus("e2e", "nlgeval.corpora.e2e"),
         RegisteredCorpus("novikova2017", "nlgeval.corpora.novikova2017"),
+        RegisteredCorpus("wmt21-ted-ende", "nlgeval.corpora.wmt21_ted_ende"),
+        RegisteredCorpus("wmt21-ted-zhen", "nlgeval.corpora.wmt21_ted_zhen"),
     )
 }
-ALIASES = {"webnlg": "webnlg2020", "novikova": "novikova2017", "e2e_nlg": "e2e"}
+ALIASES = {
+    "webnlg": "webnlg2020",
+    "novikova": "novikova2017",
+    "e2e_nlg": "e2e",
+    "wmt21-ted-en-de": "wmt21-ted-ende",
+    "wmt21-ted-zh-en": "wmt21-ted-zhen",
+    "wmt21_ted_ende": "wmt21-ted-ende",
+    "wmt21_ted_zhen": "wmt21-ted-zhen",
+}
 
 
 def _registered(name: str) -> RegisteredCorpus | None:
