@@ -1,9 +1,12 @@
 """The correlation layer: how well automatic metrics agree with human judgements.
 
 Coefficients (Pearson, Spearman, Kendall tau-b/tau-c) with p-values and Fisher-z intervals; the
-three levels (system, segment, item-wise); bootstrap intervals resampling systems, items or both
-(Deutsch et al. 2021); Williams' test and PERM-BOTH permutation tests between metrics, with
-significance clusters; and human-human reference correlations.
+levels (system, segment, item-grouped, system-grouped); bootstrap intervals resampling systems,
+items or both (Deutsch et al. 2021); Williams' test and PERM-BOTH permutation tests between
+metrics, with significance clusters; human-human reference correlations; and the statistics
+WMT ranks metrics with: pairwise accuracy (Kocmi et al. 2021), soft pairwise accuracy
+(Thompson et al. 2024), Kendall variants and tie-calibrated acc_eq (Deutsch, Foster & Freitag
+2023), rank clusters and the WMT23/WMT24 overall leaderboard.
 """
 
 from nlgeval.correlation.bootstrap import (
@@ -23,9 +26,12 @@ from nlgeval.correlation.coefficients import (
     fisher_z_interval,
 )
 from nlgeval.correlation.compare import (
+    PermutationComparison,
     PermutationResult,
     WilliamsResult,
+    comparison_from_draws,
     comparison_matrix,
+    iter_swap_masks,
     permutation_test,
     pvalue_matrix,
     significance_clusters,
@@ -47,8 +53,31 @@ from nlgeval.correlation.levels import (
     score_matrices,
     system_means,
 )
+from nlgeval.correlation.pairwise import (
+    PairwiseAccuracyResult,
+    SoftPairwiseAccuracyResult,
+    pairwise_accuracy,
+    pairwise_accuracy_from_scores,
+    pairwise_accuracy_test,
+    sign_flip_masks,
+    soft_pairwise_accuracy,
+    soft_pairwise_accuracy_test,
+)
+from nlgeval.correlation.ranking import (
+    STATISTIC_RANGES,
+    TaskResult,
+    assign_ranks,
+    overall_pvalues,
+    overall_score,
+    task_ranking,
+)
 
 __all__ = [
+    "STATISTIC_RANGES", "PairwiseAccuracyResult", "PermutationComparison",
+    "SoftPairwiseAccuracyResult", "TaskResult", "assign_ranks", "comparison_from_draws",
+    "iter_swap_masks", "overall_pvalues", "overall_score", "pairwise_accuracy",
+    "pairwise_accuracy_from_scores", "pairwise_accuracy_test", "sign_flip_masks",
+    "soft_pairwise_accuracy", "soft_pairwise_accuracy_test", "task_ranking",
     "COEFFICIENTS", "LEVELS", "RESAMPLE_SCHEMES", "BootstrapResult", "CorrelationResult",
     "DegenerateInputWarning", "LevelCorrelation", "PermutationResult", "RaterAgreement",
     "ScoreMatrices", "WilliamsResult", "batch_correlation", "bootstrap_correlation",

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -141,7 +141,13 @@ def williams_from_scores(
 
 @dataclass(frozen=True)
 class PermutationResult:
-    """Paired permutation test of r(A, human) - r(B, human)."""
+    """Paired permutation test of r(A, human) - r(B, human).
+
+    ``draws_a`` / ``draws_b`` hold, for every permutation, the coefficient of the metric in
+    slot A / slot B after the swap (shape ``(permutations,)``); ``statistic_a`` /
+    ``statistic_b`` are aliases of ``r_a`` / ``r_b`` (the shared shape of nlgeval's
+    metric-comparison results, see :class:`PermutationComparison`).
+    """
 
     statistic: float
     pvalue: float
@@ -151,11 +157,78 @@ class PermutationResult:
     scheme: str
     alternative: str
     seed: int
+    draws_a: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+    draws_b: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+
+    @property
+    def statistic_a(self) -> float:
+        return self.r_a
+
+    @property
+    def statistic_b(self) -> float:
+        return self.r_b
 
     def to_dict(self) -> dict[str, Any]:
+        """Everything but the per-draw arrays (JSON-sized)."""
         return {"statistic": self.statistic, "pvalue": self.pvalue, "r_a": self.r_a,
-                "r_b": self.r_b, "permutations": self.permutations, "scheme": self.scheme,
+                "r_b": self.r_b, "statistic_a": self.r_a, "statistic_b": self.r_b,
+                "permutations": self.permutations, "scheme": self.scheme,
                 "alternative": self.alternative, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class PermutationComparison:
+    """PERM-BOTH comparison of two metrics on one statistic (the shared result shape).
+
+    ``statistic = statistic_a - statistic_b``; ``pvalue`` is one-sided, H1 "A is better than
+    B": ``p = (1 + #{d* >= d}) / (1 + K)`` over the ``K`` draws ``d* = draws_a - draws_b``
+    (Phipson & Smyth 2010, "Permutation p-values should never be zero"). MTME
+    (``stats.PermutationSigDiff``) reports ``#{d* >= d} / K``. ``draws_a`` / ``draws_b`` are
+    the statistic of the metric in slot A / slot B after each swap (shape ``(K,)``); the WMT
+    overall score (:func:`nlgeval.correlation.ranking.overall_score`) sums them, rescaled,
+    across tasks.
+    """
+
+    statistic: float
+    pvalue: float
+    statistic_a: float
+    statistic_b: float
+    permutations: int
+    draws_a: np.ndarray = field(repr=False, compare=False)
+    draws_b: np.ndarray = field(repr=False, compare=False)
+    name: str = ""
+    scheme: str = "both"
+    alternative: str = "greater"
+    seed: int | None = 0
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but the per-draw arrays (JSON-sized)."""
+        return {"name": self.name, "statistic": self.statistic, "pvalue": self.pvalue,
+                "statistic_a": self.statistic_a, "statistic_b": self.statistic_b,
+                "permutations": self.permutations, "scheme": self.scheme,
+                "alternative": self.alternative, "seed": self.seed, "note": self.note}
+
+
+def comparison_from_draws(
+    statistic_a: float,
+    statistic_b: float,
+    draws_a: np.ndarray,
+    draws_b: np.ndarray,
+    *,
+    name: str = "",
+    scheme: str = "both",
+    seed: int | None = 0,
+    note: str = "",
+) -> PermutationComparison:
+    """Build a :class:`PermutationComparison` (one-sided p, H1 "A better") from the draws."""
+    draws_a = np.asarray(draws_a, dtype=float)
+    draws_b = np.asarray(draws_b, dtype=float)
+    observed = statistic_a - statistic_b
+    p = _permutation_p(observed, draws_a - draws_b, "greater")
+    return PermutationComparison(float(observed), p, float(statistic_a), float(statistic_b),
+                                 int(draws_a.shape[0]), draws_a, draws_b, name, scheme,
+                                 "greater", seed, note)
 
 
 def _standardise(X: np.ndarray) -> np.ndarray:
@@ -166,24 +239,51 @@ def _standardise(X: np.ndarray) -> np.ndarray:
     return (X - v.mean()) / sd
 
 
-def swap_masks(shape: tuple[int, int], permutations: int, scheme: str, seed: int) -> np.ndarray:
-    """(P, S, I) boolean masks (True = swap A and B in that cell) for PERM-BOTH/SYS/INPUT."""
+def iter_swap_masks(
+    shape: tuple[int, int],
+    permutations: int,
+    scheme: str = "both",
+    seed: int | None = 0,
+    *,
+    chunk: int | None = None,
+) -> Iterator[np.ndarray]:
+    """(c, S, I) boolean swap masks (True = swap A and B in that cell), ``chunk`` draws at a time.
+
+    One ``default_rng(seed)`` stream is consumed in order, so the concatenated chunks are the
+    same masks as :func:`swap_masks` for any chunk size (PERM-BOTH: one coin per cell;
+    PERM-SYS / PERM-INPUT: one coin per system / item, broadcast). The default chunk keeps a
+    chunk near 4 million cells.
+    """
+    if scheme not in ("both", "systems", "items"):
+        raise InputError(f"permutation scheme must be both, systems or items, got {scheme!r}")
+    if permutations < 0:
+        raise InputError(f"permutations must be >= 0, got {permutations}")
     rng = np.random.default_rng(seed)
     S, n_items = shape
-    if scheme == "both":
-        return rng.random((permutations, S, n_items)) < 0.5
-    if scheme == "systems":
-        return np.broadcast_to(rng.random((permutations, S, 1)) < 0.5, (permutations, S, n_items))
-    if scheme == "items":
-        return np.broadcast_to(rng.random((permutations, 1, n_items)) < 0.5,
-                               (permutations, S, n_items))
-    raise InputError(f"permutation scheme must be both, systems or items, got {scheme!r}")
+    if chunk is None:
+        chunk = max(1, 4_000_000 // max(1, S * n_items))
+    done = 0
+    while done < permutations:
+        c = min(chunk, permutations - done)
+        if scheme == "both":
+            yield rng.random((c, S, n_items)) < 0.5
+        elif scheme == "systems":
+            yield np.broadcast_to(rng.random((c, S, 1)) < 0.5, (c, S, n_items))
+        else:
+            yield np.broadcast_to(rng.random((c, 1, n_items)) < 0.5, (c, S, n_items))
+        done += c
 
 
-def _pearson_swap_deltas(
+def swap_masks(shape: tuple[int, int], permutations: int, scheme: str, seed: int) -> np.ndarray:
+    """(P, S, I) boolean masks (True = swap A and B in that cell) for PERM-BOTH/SYS/INPUT."""
+    chunks = list(iter_swap_masks(shape, permutations, scheme, seed, chunk=max(1, permutations)))
+    return np.concatenate(chunks) if chunks else np.zeros((0, *shape), dtype=bool)
+
+
+def _pearson_swap_draws(
     A: np.ndarray, B: np.ndarray, H: np.ndarray, level: str, masks: np.ndarray
-) -> np.ndarray:
-    """r(A*, H) - r(B*, H) for all masks from sufficient statistics (Pearson only).
+) -> tuple[np.ndarray, np.ndarray]:
+    """r(A*, H) and r(B*, H) for all masks from sufficient statistics (Pearson only).
 
     Swapping cells changes every sum the coefficient needs linearly in the mask:
     sum A* = sum A + m . (B - A), sum A*^2 = sum A^2 + m . (B^2 - A^2), sum A*H = sum AH +
@@ -207,7 +307,7 @@ def _pearson_swap_deltas(
         n, sy, syy = V.sum(), H0.sum(), (H0 * H0).sum()
         ra = r_of(n, A0.sum() + mD, (A0 * A0).sum() + mE, (A0 * H0).sum() + mF, sy, syy)
         rb = r_of(n, B0.sum() - mD, (B0 * B0).sum() - mE, (B0 * H0).sum() - mF, sy, syy)
-        return ra - rb
+        return ra, rb
     if level == "system":
         cnt = V.sum(axis=1)
         w = (cnt > 0).astype(float)
@@ -219,14 +319,14 @@ def _pearson_swap_deltas(
         n, sy, syy = w.sum(), (w * mh).sum(), (w * mh * mh).sum()
         ra = r_of(n, (w * ma).sum(1), (w * ma * ma).sum(1), (w * ma * mh).sum(1), sy, syy)
         rb = r_of(n, (w * mb).sum(1), (w * mb * mb).sum(1), (w * mb * mh).sum(1), sy, syy)
-        return ra - rb
+        return ra, rb
     mD, mE, mF = (np.einsum("psi,si->pi", m, M) for M in (D, E, F))
     n, sy, syy = V.sum(axis=0), H0.sum(axis=0), (H0 * H0).sum(axis=0)
     ra = r_of(n, A0.sum(0) + mD, (A0 * A0).sum(0) + mE, (A0 * H0).sum(0) + mF, sy, syy)
     rb = r_of(n, B0.sum(0) - mD, (B0 * B0).sum(0) - mE, (B0 * H0).sum(0) - mF, sy, syy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(ra, axis=1) - np.nanmean(rb, axis=1)
+        return np.nanmean(ra, axis=1), np.nanmean(rb, axis=1)
 
 
 def _permutation_deltas(
@@ -234,6 +334,15 @@ def _permutation_deltas(
     masks: np.ndarray, fast: bool = True,
 ) -> tuple[float, float, np.ndarray]:
     """r(A), r(B) and r(A*) - r(B*) for every swap mask (z-standardised scores)."""
+    r_a, r_b, draws_a, draws_b = _permutation_draws(XA, XB, Y, level, coefficient, masks, fast)
+    return r_a, r_b, draws_a - draws_b
+
+
+def _permutation_draws(
+    XA: np.ndarray, XB: np.ndarray, Y: np.ndarray, level: str, coefficient: str,
+    masks: np.ndarray, fast: bool = True,
+) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """r(A), r(B) and, for every swap mask, r(A*) and r(B*) (z-standardised scores)."""
     XA, XB, Y = (np.asarray(m, dtype=float) for m in (XA, XB, Y))
     ok = np.isfinite(XA) & np.isfinite(XB) & np.isfinite(Y)
     A = np.where(ok, _standardise(np.where(ok, XA, np.nan)), np.nan)
@@ -242,18 +351,19 @@ def _permutation_deltas(
     r_a = float(level_statistic(A, H, level, coefficient))
     r_b = float(level_statistic(B, H, level, coefficient))
     if fast and coefficient == "pearson":
-        return r_a, r_b, _pearson_swap_deltas(A, B, H, level, masks)
+        draws_a, draws_b = _pearson_swap_draws(A, B, H, level, masks)
+        return r_a, r_b, np.asarray(draws_a, float), np.asarray(draws_b, float)
     P = masks.shape[0]
-    deltas = np.empty(P)
+    draws_a, draws_b = np.empty(P), np.empty(P)
     chunk = max(1, 2_000_000 // max(1, A.size))
     for s in range(0, P, chunk):
         m = masks[s:s + chunk]
         pa = np.where(m, B, A)
         pb = np.where(m, A, B)
         Hs = np.broadcast_to(H, pa.shape)
-        deltas[s:s + chunk] = (level_statistic(pa, Hs, level, coefficient)
-                               - level_statistic(pb, Hs, level, coefficient))
-    return r_a, r_b, deltas
+        draws_a[s:s + chunk] = level_statistic(pa, Hs, level, coefficient)
+        draws_b[s:s + chunk] = level_statistic(pb, Hs, level, coefficient)
+    return r_a, r_b, draws_a, draws_b
 
 
 def _permutation_p(observed: float, deltas: np.ndarray, alternative: str) -> float:
@@ -287,17 +397,19 @@ def permutation_test(
 
     ``masks`` (P, S, I) may be given explicitly (e.g. all 2^(S*I) swaps of a tiny case, for an
     exact test); otherwise ``permutations`` random masks are drawn from ``default_rng(seed)``.
-    ``alternative="greater"``: H1 r(A) > r(B).
+    ``alternative="greater"``: H1 r(A) > r(B). The result carries the per-draw coefficients
+    ``draws_a`` / ``draws_b`` (r of the metric in slot A / B after each swap), which the WMT
+    overall score (:func:`nlgeval.correlation.ranking.overall_score`) sums across tasks.
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
     if masks is None:
         masks = swap_masks(np.shape(XA), permutations, scheme, seed)
-    r_a, r_b, deltas = _permutation_deltas(XA, XB, Y, level, coefficient, masks)
+    r_a, r_b, draws_a, draws_b = _permutation_draws(XA, XB, Y, level, coefficient, masks)
     observed = r_a - r_b
-    p = _permutation_p(observed, deltas, alternative)
+    p = _permutation_p(observed, draws_a - draws_b, alternative)
     return PermutationResult(observed, p, r_a, r_b, int(masks.shape[0]), scheme, alternative,
-                             seed)
+                             seed, draws_a, draws_b)
 
 
 def comparison_matrix(
@@ -355,30 +467,21 @@ def significance_clusters(
 ) -> pd.DataFrame:
     """Group metrics that cannot be told apart (WMT-style significance clusters).
 
-    Metrics are sorted by correlation (best first). Walking down the list, a metric joins the
-    current cluster unless some metric already in that cluster is significantly better than it
-    (one-sided p < ``alpha`` in ``pairwise``); then it opens the next cluster. Cluster 1 holds
-    the best metric and everything not significantly worse than any member. Metrics with a NaN
-    correlation get cluster NaN.
+    A thin wrapper over :func:`nlgeval.correlation.ranking.assign_ranks`, the WMT rule (MTME
+    ``data.AssignRanks``): metrics sorted by correlation, best first (ties by name); walking
+    down the list, a metric opens the next cluster when some metric of the current cluster is
+    significantly better than it (one-sided ``p <= alpha`` in ``pairwise``), otherwise it
+    joins it. Cluster 1 holds the best metric and everything not significantly worse than any
+    member. Metrics with a NaN correlation get cluster NaN. Returns ``metric, r, cluster``.
+    (Before the rule moved to :mod:`~nlgeval.correlation.ranking`, this function used
+    ``p < alpha`` and kept the input order among equal correlations.)
     """
-    pv = {(r.metric_a, r.metric_b): r.pvalue for r in pairwise.itertuples()}
-    order = sorted((m for m in correlations if np.isfinite(correlations[m])),
-                   key=lambda m: -correlations[m])
-    rows = []
-    cluster, members = 1, []
-    for m in order:
-        beaten = any(
-            np.isfinite(pv.get((o, m), math.nan)) and pv[(o, m)] < alpha for o in members
-        )
-        if beaten:
-            cluster += 1
-            members = []
-        members.append(m)
-        rows.append({"metric": m, "r": correlations[m], "cluster": cluster})
-    for m in correlations:
-        if m not in order:
-            rows.append({"metric": m, "r": correlations[m], "cluster": math.nan})
-    return pd.DataFrame(rows, columns=["metric", "r", "cluster"])
+    from nlgeval.correlation.ranking import assign_ranks
+
+    ranks = assign_ranks(correlations, pairwise, alpha)
+    cluster = ranks["rank"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    return pd.DataFrame({"metric": ranks["metric"], "r": ranks["statistic"],
+                         "cluster": cluster})
 
 
 def pvalue_matrix(pairwise: pd.DataFrame, order: Sequence[str] | None = None) -> pd.DataFrame:

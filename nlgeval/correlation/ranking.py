@@ -1,0 +1,345 @@
+"""Rank clusters of metrics and the WMT23/WMT24 overall score (the "metric leaderboard").
+
+* :func:`assign_ranks` -- the rank rule of the WMT metrics shared tasks (MTME
+  ``data.AssignRanks``, used since Freitag et al. 2021, "Results of the WMT21 Metrics Shared
+  Task"): metrics sorted by statistic, best first (ties broken by name); walking down the list,
+  the rank increases at metric ``i`` if any metric since the start of the current cluster beats
+  it with one-sided ``p <= alpha``, and the cluster then starts at ``i``. So rank 1 holds the
+  best metric and every metric not significantly beaten by a metric of rank 1 that precedes it.
+* :func:`overall_score` -- the WMT23 (Freitag et al. 2023, "Results of WMT23 Metrics Shared
+  Task") and WMT24 (Freitag et al. 2024, "Are LLMs Breaking MT Metrics? Results of the WMT24
+  Metrics Shared Task") overall score: each task's statistic rescaled to [0, 1] by
+  ``(x - b) / (e - b)`` with range ``(b, e) = (0, 1)`` for accuracies and ``(-1, 1)`` for
+  correlations, then the weighted mean over tasks; the rank clusters of the average come from
+  the PERM-BOTH draws of every task, rescaled the same way and summed with the same weights
+  (MTME ``tasks.TaskSetResults.AverageCorrMatrix``).
+
+Deliberate differences from MTME are listed in docs/pairwise.md: p-values are
+``(1 + #{d* >= d}) / (1 + K)`` (Phipson & Smyth 2010) instead of ``#{d* >= d} / K``; when tasks
+carry different numbers of draws the first ``min K`` of each are summed (MTME tiles the shorter
+ones); weights are normalised to sum to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.errors import InputError
+
+Range = tuple[float, float]
+
+#: Rescaling ranges of MTME ``tasks.TaskResults.range``: accuracies (pairwise accuracy, soft
+#: pairwise accuracy, acc23 / acc_eq) live in [0, 1]; correlations (Pearson, Kendall, tau_23)
+#: in [-1, 1].
+STATISTIC_RANGES: dict[str, Range] = {"accuracy": (0.0, 1.0), "correlation": (-1.0, 1.0)}
+
+PValues = Mapping[tuple[str, str], float] | pd.DataFrame
+
+
+def _pvalue_lookup(pvalues: PValues) -> dict[tuple[str, str], float]:
+    if isinstance(pvalues, pd.DataFrame):
+        miss = [c for c in ("metric_a", "metric_b", "pvalue") if c not in pvalues.columns]
+        if miss:
+            raise InputError(f"p-value table needs columns metric_a, metric_b, pvalue; "
+                             f"missing {miss}")
+        return {(str(a), str(b)): float(p) for a, b, p in
+                zip(pvalues["metric_a"], pvalues["metric_b"], pvalues["pvalue"], strict=True)}
+    out = {}
+    for key, p in pvalues.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise InputError(f"p-values are keyed by (metric_a, metric_b) pairs, got {key!r}")
+        out[(str(key[0]), str(key[1]))] = float(p)
+    return out
+
+
+def assign_ranks(
+    statistics: Mapping[str, float], pvalues: PValues, alpha: float = 0.05
+) -> pd.DataFrame:
+    """Rank clusters by the WMT rule (MTME ``data.AssignRanks``).
+
+    ``statistics`` maps each metric to its statistic (higher = better). ``pvalues`` maps an
+    ordered pair ``(a, b)`` to the one-sided p-value of H1 "a is better than b" (or is a long
+    frame with columns ``metric_a, metric_b, pvalue``, as
+    :func:`~nlgeval.correlation.compare.comparison_matrix` returns). Metrics are sorted by
+    statistic, best first, ties broken by name (as MTME does). Walking down the list, the rank
+    increases at metric ``i`` if some metric ``j`` with ``start <= j < i`` has
+    ``p(j better than i) <= alpha``; ``start`` then becomes ``i``. A missing or NaN p-value
+    counts as "not significant". Metrics with a NaN statistic get rank NA and come last.
+
+    Returns a frame ``metric, statistic, rank`` (rank as pandas ``Int64``), best first.
+    """
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    pv = _pvalue_lookup(pvalues)
+    stats = {str(m): float(v) for m, v in statistics.items()}
+    ranked = sorted((m for m in stats if np.isfinite(stats[m])), key=lambda m: (-stats[m], m))
+    rows = []
+    rank, start = 1, 0
+    for i, m in enumerate(ranked):
+        if any(pv.get((ranked[j], m), math.nan) <= alpha for j in range(start, i)):
+            rank += 1
+            start = i
+        rows.append((m, stats[m], rank))
+    for m in sorted(m for m in stats if not np.isfinite(stats[m])):
+        rows.append((m, stats[m], pd.NA))
+    df = pd.DataFrame(rows, columns=["metric", "statistic", "rank"])
+    df["rank"] = df["rank"].astype("Int64")
+    return df
+
+
+def _as_range(value: Range | str) -> Range:
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key not in STATISTIC_RANGES:
+            raise InputError(f"unknown statistic range {value!r} (use one of: "
+                             f"{', '.join(STATISTIC_RANGES)}, or a (low, high) pair)")
+        return STATISTIC_RANGES[key]
+    try:
+        b, e = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"statistic range must be a (low, high) pair, got {value!r}") from None
+    if not (np.isfinite(b) and np.isfinite(e) and b < e):
+        raise InputError(f"statistic range must have finite low < high, got {value!r}")
+    return b, e
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task of a leaderboard: one statistic on one data set for every metric.
+
+    ``statistic_range`` is ``(low, high)`` or ``"accuracy"`` (0, 1) / ``"correlation"``
+    (-1, 1). ``statistics`` maps metric -> statistic (higher = better). ``draws`` maps an
+    ordered metric pair ``(a, b)`` to the PERM-BOTH draws ``(draws_a, draws_b)``: the
+    statistic of the metric in slot A / slot B after each swap, as carried by
+    :class:`~nlgeval.correlation.compare.PermutationComparison` and
+    :class:`~nlgeval.correlation.compare.PermutationResult`. One entry per unordered pair is
+    enough (``(b, a)`` is read as ``(a, b)`` with the slots exchanged).
+    """
+
+    name: str
+    statistic_range: Range
+    statistics: Mapping[str, float]
+    draws: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not str(self.name).strip():
+            raise InputError("a task needs a non-empty name")
+        object.__setattr__(self, "name", str(self.name))
+        object.__setattr__(self, "statistic_range", _as_range(self.statistic_range))
+        stats = {}
+        for m, v in self.statistics.items():
+            try:
+                stats[str(m)] = float(v)
+            except (TypeError, ValueError):
+                raise InputError(f"task {self.name!r}: statistic of metric {m!r} is not a "
+                                 f"number: {v!r}") from None
+        object.__setattr__(self, "statistics", stats)
+        draws: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        for key, pair in self.draws.items():
+            if not (isinstance(key, tuple) and len(key) == 2) or key[0] == key[1]:
+                raise InputError(f"task {self.name!r}: draws are keyed by a pair of two "
+                                 f"different metrics, got {key!r}")
+            a, b = str(key[0]), str(key[1])
+            for m in (a, b):
+                if m not in stats:
+                    raise InputError(f"task {self.name!r}: draws for metric {m!r}, which has "
+                                     "no statistic")
+            try:
+                da, db = (np.asarray(d, dtype=float) for d in pair)
+            except (TypeError, ValueError):
+                raise InputError(f"task {self.name!r}: draws for {key!r} must be two numeric "
+                                 "arrays (draws_a, draws_b)") from None
+            if da.ndim != 1 or da.shape != db.shape or da.size == 0:
+                raise InputError(f"task {self.name!r}: draws for {key!r} must be two 1-D "
+                                 f"arrays of the same non-zero length, got shapes {da.shape} "
+                                 f"and {db.shape}")
+            draws[(a, b)] = (da, db)
+        object.__setattr__(self, "draws", draws)
+
+    @classmethod
+    def from_comparisons(
+        cls,
+        name: str,
+        statistic_range: Range | str,
+        statistics: Mapping[str, float],
+        comparisons: Mapping[tuple[str, str], Any],
+    ) -> TaskResult:
+        """Build from metric-pair test results that carry ``draws_a`` and ``draws_b``."""
+        draws = {}
+        for key, res in comparisons.items():
+            if not (hasattr(res, "draws_a") and hasattr(res, "draws_b")):
+                raise InputError(f"task {name!r}: the result for {key!r} has no draws_a / "
+                                 "draws_b (run the permutation test first)")
+            draws[key] = (res.draws_a, res.draws_b)
+        return cls(name, statistic_range, statistics, draws)  # type: ignore[arg-type]
+
+    def rescale(self, value: float | np.ndarray) -> float | np.ndarray:
+        """``(value - low) / (high - low)`` (MTME ``TaskSetResults.AverageCorrs``)."""
+        b, e = self.statistic_range
+        return (value - b) / (e - b)
+
+    def pair_draws(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(draws_a, draws_b)`` for metric ``a`` in slot A and ``b`` in slot B, or None."""
+        if (a, b) in self.draws:
+            return self.draws[(a, b)]
+        if (b, a) in self.draws:
+            db, da = self.draws[(b, a)]
+            return da, db
+        return None
+
+
+def _p_greater(observed: float, null: np.ndarray) -> float:
+    """(1 + #{null >= observed}) / (1 + K), with a float tolerance (Phipson & Smyth 2010)."""
+    tol = 1e-12 * max(1.0, abs(observed))
+    return (1 + int(np.count_nonzero(null >= observed - tol))) / (1 + null.size)
+
+
+def task_ranking(task: TaskResult, alpha: float = 0.05) -> pd.DataFrame:
+    """Rank clusters of one task from its draws (:func:`assign_ranks`, one-sided p-values)."""
+    ranked = [m for m in task.statistics if np.isfinite(task.statistics[m])]
+    pv: dict[tuple[str, str], float] = {}
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1:]:
+            d = task.pair_draws(a, b)
+            if d is None:
+                continue
+            obs = task.statistics[a] - task.statistics[b]
+            null = d[0] - d[1]
+            pv[(a, b)] = _p_greater(obs, null)
+            pv[(b, a)] = _p_greater(-obs, -null)
+    return assign_ranks(task.statistics, pv, alpha)
+
+
+def _tasks_and_weights(
+    task_results: Mapping[str, TaskResult] | Sequence[TaskResult],
+    weights: Mapping[str, float] | Sequence[float] | None,
+) -> tuple[list[TaskResult], np.ndarray]:
+    if isinstance(task_results, Mapping):
+        tasks = []
+        for key, t in task_results.items():
+            if not isinstance(t, TaskResult):
+                raise InputError(f"task {key!r} is not a TaskResult")
+            if str(key) != t.name:
+                raise InputError(f"task key {key!r} differs from the task's name {t.name!r}")
+            tasks.append(t)
+    else:
+        tasks = list(task_results)
+        for t in tasks:
+            if not isinstance(t, TaskResult):
+                raise InputError(f"expected TaskResult objects, got {type(t).__name__}")
+    if not tasks:
+        raise InputError("the overall score needs at least one task")
+    names = [t.name for t in tasks]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"task names must be unique; repeated: {dup}")
+    reserved = {"metric", "overall", "rank"} & set(names)
+    if reserved:
+        raise InputError(f"task names {sorted(reserved)} clash with leaderboard columns")
+    if weights is None:
+        w = np.ones(len(tasks))
+    elif isinstance(weights, Mapping):
+        unknown = sorted(set(map(str, weights)) - set(names))
+        missing = [n for n in names if n not in weights]
+        if unknown or missing:
+            raise InputError(f"weights must name every task exactly: unknown {unknown}, "
+                             f"missing {missing}")
+        w = np.array([float(weights[n]) for n in names])
+    else:
+        w = np.asarray(list(weights), dtype=float)
+        if w.shape != (len(tasks),):
+            raise InputError(f"{len(tasks)} tasks but {w.size} weights")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise InputError(f"weights must be finite, non-negative and not all zero, got {list(w)}")
+    return tasks, w / w.sum()
+
+
+def _overall(tasks: list[TaskResult], w: np.ndarray) -> dict[str, float]:
+    """Weighted mean of rescaled statistics over metrics with a finite value in every task."""
+    common = [m for m in tasks[0].statistics
+              if all(np.isfinite(t.statistics.get(m, math.nan)) for t in tasks)]
+    return {m: float(sum(wk * t.rescale(t.statistics[m]) for wk, t in zip(w, tasks,
+                                                                         strict=True)))
+            for m in common}
+
+
+def _overall_null(tasks: list[TaskResult], w: np.ndarray, a: str, b: str) -> np.ndarray:
+    """Per-draw null differences overall(a) - overall(b): rescaled task draws, summed."""
+    per_task = []
+    for t in tasks:
+        d = t.pair_draws(a, b)
+        if d is None:
+            raise InputError(f"task {t.name!r} has no permutation draws for metrics {a!r} and "
+                             f"{b!r}; run the PERM-BOTH test for every pair of metrics")
+        lo, hi = t.statistic_range
+        per_task.append((d[0] - d[1]) / (hi - lo))
+    k = min(x.size for x in per_task)
+    return sum(wk * x[:k] for wk, x in zip(w, per_task, strict=True))  # type: ignore[return-value]
+
+
+def overall_pvalues(
+    task_results: Mapping[str, TaskResult] | Sequence[TaskResult],
+    weights: Mapping[str, float] | Sequence[float] | None = None,
+) -> pd.DataFrame:
+    """One-sided p-values of "metric_a's overall score is higher than metric_b's".
+
+    For each pair, the null draws are ``sum_t w_t (draws_a - draws_b) / (high_t - low_t)``
+    over tasks ``t`` (the rescaled PERM-BOTH draws, summed as in MTME's
+    ``AverageCorrMatrix``; the offsets ``low_t`` cancel), compared with the observed
+    difference of overall scores: ``p = (1 + #{null >= observed}) / (1 + K)``. ``K`` is the
+    smallest number of draws among the tasks (the first ``K`` draws of each are summed).
+    Returns ``metric_a, metric_b, statistic, pvalue, permutations`` for both orders of every
+    pair of metrics that have a statistic in every task.
+    """
+    tasks, w = _tasks_and_weights(task_results, weights)
+    overall = _overall(tasks, w)
+    names = list(overall)
+    rows = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            null = _overall_null(tasks, w, a, b)
+            obs = overall[a] - overall[b]
+            rows.append((a, b, obs, _p_greater(obs, null), null.size))
+            rows.append((b, a, -obs, _p_greater(-obs, -null), null.size))
+    return pd.DataFrame(rows, columns=["metric_a", "metric_b", "statistic", "pvalue",
+                                       "permutations"])
+
+
+def overall_score(
+    task_results: Mapping[str, TaskResult] | Sequence[TaskResult],
+    weights: Mapping[str, float] | Sequence[float] | None = None,
+    *,
+    alpha: float = 0.05,
+) -> pd.DataFrame:
+    """The WMT23/WMT24-style metric leaderboard.
+
+    ``overall = sum_t w_t (x_t - low_t) / (high_t - low_t)`` over tasks ``t`` (``weights``
+    by task name or in task order, default equal, normalised to sum to 1; WMT24 uses equal
+    weights over its system-level SPA and item-grouped acc_eq tasks, WMT23 gives the pooled
+    pairwise-accuracy task a weight equal to the number of language pairs). Ranks come from
+    :func:`assign_ranks` on :func:`overall_pvalues` at level ``alpha``. Only metrics with a
+    finite statistic in every task are scored and ranked (as in MTME); the others are listed
+    last with overall and rank NA.
+
+    Returns ``metric, <one column per task: its raw statistic>, overall, rank``, best first.
+    """
+    tasks, w = _tasks_and_weights(task_results, weights)
+    overall = _overall(tasks, w)
+    pv = overall_pvalues(tasks, w) if len(overall) > 1 else {}
+    ranks = assign_ranks(overall, pv, alpha)
+    everyone = list(dict.fromkeys(m for t in tasks for m in t.statistics))
+    rest = sorted(m for m in everyone if m not in overall)
+    rows = []
+    for m, r in [*zip(ranks["metric"], ranks["rank"], strict=True), *((m, pd.NA) for m in rest)]:
+        rows.append({"metric": m, **{t.name: t.statistics.get(m, math.nan) for t in tasks},
+                     "overall": overall.get(m, math.nan), "rank": r})
+    df = pd.DataFrame(rows, columns=["metric", *[t.name for t in tasks], "overall", "rank"])
+    df["rank"] = df["rank"].astype("Int64")
+    return df
