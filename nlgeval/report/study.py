@@ -31,6 +31,16 @@ from nlgeval.correlation.levels import check_level, level_correlation, score_mat
 from nlgeval.errors import InputError
 from nlgeval.progress import progress_bar
 from nlgeval.provenance import Timings
+from nlgeval.report.meta import (
+    MetaSettings,
+    check_statistic,
+    criterion_stage,
+    is_coefficient,
+    verdict,
+)
+from nlgeval.report.meta import (
+    wanted as meta_wanted,
+)
 from nlgeval.report.published import is_webnlg2020
 
 #: The default metric set of ``nlgeval validate`` (those of them the metrics package offers).
@@ -39,8 +49,8 @@ DEFAULT_METRICS: tuple[str, ...] = (
 )
 
 CORRELATION_COLUMNS = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low",
-                       "ci_high", "n", "fisher_low", "fisher_high", "oriented", "n_missing",
-                       "note"]
+                       "ci_high", "n", "epsilon", "fisher_low", "fisher_high", "oriented",
+                       "n_missing", "note"]
 
 
 @dataclass
@@ -79,11 +89,18 @@ class ValidationStudy:
     external: dict[str, dict[str, Any]] = field(default_factory=dict)
     system_only: list[str] = field(default_factory=list)
     min_coverage: float = 0.5
+    statistics: list[str] = field(default_factory=list)
+    leaderboards: dict[str, pd.DataFrame] = field(default_factory=dict)
+    verdict: list[dict[str, Any]] = field(default_factory=list)
+    spa_permutations: int = 0
+    epsilon: dict[str, float] = field(default_factory=dict)
 
     def correlation_records(self) -> list[dict[str, Any]]:
         """JSON contract: ``metric, criterion, level, coefficient, r, p, ci_low, ci_high, n``."""
-        cols = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low", "ci_high", "n"]
-        return self.correlations[cols].to_dict(orient="records")
+        cols = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low", "ci_high", "n",
+                "epsilon"]
+        df = self.correlations[cols].astype(object)
+        return df.where(df.notna(), None).to_dict(orient="records")
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -96,13 +113,17 @@ class ValidationStudy:
             "lower_is_better": [m for m in self.metrics
                                 if not self.higher_is_better.get(m, True)],
             "external_scores": self.external, "system_level_only": self.system_only,
-            "min_coverage": self.min_coverage,
+            "min_coverage": self.min_coverage, "statistics": self.statistics,
+            "spa_permutations": self.spa_permutations, "fixed_epsilon": self.epsilon,
         }
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "settings": self.settings(),
             "correlations": self.correlation_records(),
+            "verdict": self.verdict,
+            "leaderboards": {k: v.to_dict(orient="records")
+                             for k, v in self.leaderboards.items()},
             "signatures": self.signatures,
             "higher_is_better": self.higher_is_better,
             "missing": self.missing,
@@ -226,6 +247,9 @@ def run_validation(
     scores: pd.DataFrame | None = None,
     lower_is_better: Sequence[str] = (),
     min_coverage: float = 0.5,
+    statistics: Sequence[str] | None = None,
+    spa_permutations: int = 1000,
+    epsilon: Mapping[str, float] | None = None,
 ) -> ValidationStudy:
     """Run the whole metric-validation study on ``corpus`` (see the module docstring).
 
@@ -243,11 +267,32 @@ def run_validation(
     level only. ``lower_is_better`` names metrics (built-in or external) to negate before any
     correlation; ``min_coverage`` is the least share of rated outputs an external metric must
     score (see :func:`nlgeval.scores.check_scores`).
+
+    ``statistics`` (overrides ``coefficients``): any of the coefficients plus the WMT
+    meta-evaluation statistics ``tau_23``, ``acc_23``, ``acc_eq``, ``pairwise_accuracy``,
+    ``soft_pairwise_accuracy`` (see :mod:`nlgeval.report.meta`), each reported under the name
+    given; ``spa_permutations`` sign flips per soft pairwise accuracy; ``epsilon`` fixes the
+    acc_eq tie threshold per metric (e.g. calibrated on a development set) instead of
+    calibrating it on these data.
     """
     timings = Timings()
     notes: list[str] = list(corpus.notes)
-    levels = [check_level(v) for v in levels]
-    coefficients = [check_coefficient(c) for c in coefficients]
+    levels = list(dict.fromkeys(check_level(v) for v in levels))
+    labels: dict[str, str] = {}
+    if statistics is not None:
+        canon = []
+        for name in statistics:
+            c = check_statistic(name)
+            labels.setdefault(c, name.strip())
+            canon.append(c)
+        canon = list(dict.fromkeys(canon))
+        coefficients = [c for c in canon if is_coefficient(c)]
+        extra = [c for c in canon if not is_coefficient(c)]
+    else:
+        coefficients = list(dict.fromkeys(check_coefficient(c) for c in coefficients))
+        extra = []
+    if not coefficients and not extra:
+        raise InputError("no statistics to compute")
     resample = check_resample(resample)
     if normalise not in ("none", "z"):
         raise InputError(f"normalise must be 'none' or 'z', got {normalise!r}")
@@ -322,17 +367,27 @@ def run_validation(
                           f"the references: {', '.join(excluded)}")
     else:
         excluded = [str(s) for s in exclude_systems]
-    systems = [s for s in corpus.systems if s not in excluded]
+    # canonical (sorted) order of systems and items: resampling and permutation draws index
+    # the (systems x items) matrices, so this makes every number independent of row order
+    systems = sorted(s for s in corpus.systems if s not in excluded)
     human = corpus.human_scores(normalise=normalise, criteria=criteria)  # type: ignore[arg-type]
     human = human.assign(system=human["system"].astype(str), item=human["item"].astype(str))
-    rated_items = list(dict.fromkeys(human.loc[human["system"].isin(systems), "item"]))
+    rated_items = sorted(set(human.loc[human["system"].isin(systems), "item"]))
 
     correlations = []
     comparisons = []
     clusters = []
     missing: dict[str, Any] = {}
-    cmp_coef = next((c for c in coefficients if c in ("pearson", "spearman")), coefficients[0])
-    tasks = len(criteria) * len(metrics) * len(levels) * len(coefficients)
+    cmp_coef = next((c for c in coefficients if c in ("pearson", "spearman")),
+                    coefficients[0] if coefficients else "pearson")
+    meta_settings = MetaSettings(permutations=permutations, spa_permutations=spa_permutations,
+                                 resamples=resamples, resample=resample,
+                                 confidence_level=confidence_level, seed=seed,
+                                 epsilon=dict(epsilon) if epsilon else None)
+    leaderboards: dict[str, list[pd.DataFrame]] = {}
+    wmt23 = {"pairwise_accuracy", "acc_eq"} <= set(extra) and {"system", "item"} <= set(levels)
+    tasks = len(criteria) * len(metrics) * (len(levels) * len(coefficients)
+                                            + len(meta_wanted(extra, levels)))
     with timings.step("correlations"), progress_bar(tasks, "correlations + bootstrap") as bar:
         for crit in criteria:
             hcrit = human.loc[human["criterion"] == crit, ["system", "item", "score"]]
@@ -374,7 +429,8 @@ def run_validation(
                         note = "; ".join(parts)
                         correlations.append({
                             "metric": metric, "criterion": crit, "level": level,
-                            "coefficient": coef, "r": lc.statistic, "p": lc.pvalue,
+                            "coefficient": labels.get(coef, coef), "r": lc.statistic,
+                            "p": lc.pvalue, "epsilon": None,
                             "ci_low": float(ci[0]), "ci_high": float(ci[1]), "n": lc.n,
                             "fisher_low": lc.confidence_interval.low,
                             "fisher_high": lc.confidence_interval.high,
@@ -382,7 +438,7 @@ def run_validation(
                         })
                         bar.advance(1)
             # metric-vs-metric comparisons for this criterion
-            if len(metrics) >= 2 and Y is not None:
+            if len(metrics) >= 2 and Y is not None and coefficients:
                 for level in levels:
                     # system-level-only metrics: Williams' test at system level only; a
                     # cell-swapping permutation has no per-output scores to swap
@@ -405,7 +461,8 @@ def run_validation(
                                                    permutations=permutations, seed=seed)
                             frames.append(pm)
                     for f in frames:
-                        f = f.assign(criterion=crit, level=level, coefficient=cmp_coef)
+                        f = f.assign(criterion=crit, level=level,
+                                     coefficient=labels.get(cmp_coef, cmp_coef))
                         comparisons.append(f)
                     if frames:
                         main = frames[0]
@@ -413,8 +470,20 @@ def run_validation(
                               for m in metrics if (main["metric_a"] == m).any()}
                         cl = significance_clusters(main, rs, alpha=alpha)
                         clusters.append(cl.assign(criterion=crit, level=level,
-                                                  coefficient=cmp_coef,
+                                                  coefficient=labels.get(cmp_coef, cmp_coef),
                                                   method=str(main["method"].iloc[0])))
+            # the WMT meta-evaluation statistics (tau_23, acc_eq, pairwise accuracy, SPA)
+            if extra and Y is not None:
+                cm = criterion_stage(crit, oriented, Y, extra, levels, meta_settings,
+                                     system_only=system_only, labels=labels, alpha=alpha,
+                                     coefficient_draws=wmt23, progress=bar)
+                correlations.extend(cm.rows)
+                if len(cm.comparisons):
+                    comparisons.append(cm.comparisons)
+                if len(cm.clusters):
+                    clusters.append(cm.clusters)
+                for style, board in cm.leaderboards.items():
+                    leaderboards.setdefault(style, []).append(board)
 
     for crit in criteria:
         counts = [v for k, v in missing.items() if k.endswith(f"|{crit}")]
@@ -425,6 +494,7 @@ def run_validation(
                 f"{worst['unrated']} scored but unrated and {worst['unscored']} rated but "
                 "without a metric score were left out")
     corr_df = pd.DataFrame(correlations, columns=CORRELATION_COLUMNS)
+    boards = {k: pd.concat(v, ignore_index=True) for k, v in leaderboards.items()}
     comp_df = (pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame(
         columns=["metric_a", "metric_b", "r_a", "r_b", "statistic", "pvalue", "method",
                  "criterion", "level", "coefficient"]))
@@ -441,12 +511,13 @@ def run_validation(
         warnings.simplefilter("ignore", DegenerateInputWarning)
         hsub = human[human["system"].isin(systems)]
         hum_corr = criterion_correlations(
-            hsub, levels=[lv for lv in levels if lv != "item"] or ["segment"],
-            coefficients=coefficients[:1], criteria=criteria)
+            hsub, levels=[lv for lv in levels if lv in ("segment", "system")] or ["segment"],
+            coefficients=coefficients[:1] or ["pearson"], criteria=criteria)
         ratings = corpus.ratings[corpus.ratings["system"].isin(systems)]
         if normalise == "z":
             ratings = _z_ratings(ratings)
-        rater_rows = [rater_agreement_bound(ratings, c, coefficients[0]).to_dict()
+        rater_rows = [rater_agreement_bound(ratings, c, (coefficients or ["pearson"])[0])
+                      .to_dict()
                       for c in criteria]
         rater_df = pd.DataFrame(rater_rows)
 
@@ -461,7 +532,8 @@ def run_validation(
                                     [m for m in metrics if m not in system_only], criteria)
     study = ValidationStudy(
         corpus=corpus.name, metrics=metrics, criteria=list(criteria), levels=levels,
-        coefficients=coefficients, resamples=resamples, resample=resample, seed=seed,
+        coefficients=[labels.get(c, c) for c in coefficients], resamples=resamples,
+        resample=resample, seed=seed,
         normalise=normalise, confidence_level=confidence_level, alpha=alpha,
         systems=systems, excluded_systems=excluded, correlations=corr_df,
         metric_system_scores=metric_sys, human_system_scores=human_sys,
@@ -471,6 +543,10 @@ def run_validation(
         significant_differences=sig_df, notes=notes, timings=dict(timings),
         permutations=permutations, external=external, system_only=list(system_only),
         min_coverage=min_coverage,
+        statistics=[labels.get(c, c) for c in [*coefficients, *extra]],
+        leaderboards=boards, spa_permutations=spa_permutations,
+        epsilon=dict(epsilon or {}),
+        verdict=verdict(boards, clus_df, corr_df, list(criteria), levels),
     )
     if is_webnlg2020(corpus.name):
         study.published = _published(corpus, seg, systems, metrics, criteria, normalise, human)

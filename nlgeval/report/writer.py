@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.correlation.coefficients import COEFFICIENTS
 from nlgeval.provenance import run_record
 from nlgeval.report.study import ValidationStudy
 from nlgeval.results import jsonable
@@ -75,24 +76,37 @@ def study_tables(study: ValidationStudy) -> dict[str, PaperTable]:
             data=wide, caption="Correlation (r) of each metric with each criterion; * p < "
             f"{study.alpha}.", label="tab:corr-overview", digits=3)
     if not study.comparisons.empty:
-        for (crit, level), sub in study.comparisons.groupby(["criterion", "level"], sort=False):
+        groups = study.comparisons.groupby(["criterion", "level", "coefficient"], sort=False)
+        for (crit, level, stat), sub in groups:
             main_method = sub["method"].iloc[0]
             s = sub[sub["method"] == main_method]
+            suffix = "" if stat in COEFFICIENTS else f"_{_slug(str(stat))}"
             mat = s.pivot(index="metric_a", columns="metric_b", values="pvalue")
             order = [m for m in study.metrics if m in mat.index]
             mat = mat.reindex(index=order, columns=order).reset_index().rename(
                 columns={"metric_a": "better than →"})
-            t[f"significance_{level}_{_slug(crit)}"] = PaperTable(
+            t[f"significance_{level}_{_slug(crit)}{suffix}"] = PaperTable(
                 data=mat, caption=f"{crit}, {level} level: one-sided p-values ({main_method}) "
-                "that the row metric correlates better with the human scores than the column "
-                f"metric ({s['coefficient'].iloc[0]}).",
-                label=f"tab:sig-{level}-{_slug(crit)}", digits=4)
+                "that the row metric agrees better with the human scores than the column "
+                f"metric ({stat}).",
+                label=f"tab:sig-{level}-{_slug(crit)}{suffix.replace('_', '-')}", digits=4)
     if not study.clusters.empty:
         t["significance_clusters"] = PaperTable(
             data=study.clusters[["criterion", "level", "metric", "r", "cluster", "method"]],
             caption="Clusters of metrics that cannot be told apart (alpha = "
             f"{study.alpha}); cluster 1 holds the best-correlating metric.",
             label="tab:clusters", digits=3)
+    for style, board in study.leaderboards.items():
+        tasks = [c for c in board.columns if c not in ("metric", "overall", "rank",
+                                                        "criterion")]
+        t[f"leaderboard_{style}"] = PaperTable(
+            data=board[["criterion", "metric", *tasks, "overall", "rank"]],
+            caption=f"Metric leaderboard, {style.upper()} style (Freitag et al. "
+            f"{'2024' if style == 'wmt24' else '2023'}): each task ({', '.join(tasks)}) "
+            "rescaled to [0, 1] (accuracies from (0, 1), correlations from (-1, 1)) and "
+            "averaged; rank = significance cluster of the average (PERM-BOTH, "
+            f"{study.permutations} permutations, alpha = {study.alpha}).",
+            label=f"tab:leaderboard-{style}", digits=3)
     if not study.human_correlations.empty:
         t["human_criterion_correlations"] = PaperTable(
             data=study.human_correlations, caption="Correlations between the human criteria "
@@ -122,7 +136,7 @@ def study_tables(study: ValidationStudy) -> dict[str, PaperTable]:
 
 def _pearson_wide(study: ValidationStudy) -> pd.DataFrame | None:
     corr = study.correlations
-    coef = study.coefficients[0]
+    coef = (study.coefficients or study.statistics)[0]
     sub = corr[corr["coefficient"] == coef]
     if sub.empty:
         return None
@@ -172,7 +186,7 @@ def study_figures(study: ValidationStudy, directory: Path) -> dict[str, list[Pat
     sysm = seg.groupby("system").mean(numeric_only=True)
     metrics = [m for m in study.metrics if m in sysm.columns]
     corr = study.correlations
-    coef0 = study.coefficients[0]
+    coef0 = (study.coefficients or study.statistics)[0]
     for crit in study.criteria:
         if crit not in sysm.columns or not metrics:
             continue
@@ -240,6 +254,7 @@ def study_figures(study: ValidationStudy, directory: Path) -> dict[str, list[Pat
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
 max-width:1100px;color:#222;line-height:1.45;padding:0 1em}
+.verdict{background:#eef6ee;border:1px solid #9c9;padding:.5em 1em;margin:1em 0}
 h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bottom:.2em;
 margin-top:2em}table{border-collapse:collapse;margin:1em 0;font-size:.85em}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0;max-width:900px}
@@ -255,6 +270,17 @@ def _img(path: Path) -> str:
     return f"<img alt='{html.escape(path.stem)}' src='data:image/png;base64,{data}'>"
 
 
+def _verdict_html(study: ValidationStudy) -> list[str]:
+    """The one-line verdict per criterion, at the top of the page."""
+    from nlgeval.report.meta import verdict_line
+
+    if not study.verdict:
+        return []
+    items = "".join(f"<li>{html.escape(verdict_line(v))}</li>" for v in study.verdict)
+    return ["<div class='verdict'><strong>Verdict</strong> (metrics that cannot be told apart "
+            f"from the best one, alpha = {study.alpha}):<ul>{items}</ul></div>"]
+
+
 def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
                 figures: dict[str, list[Path]], record: dict[str, Any]) -> str:
     """One self-contained HTML page (no external assets)."""
@@ -263,6 +289,7 @@ def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>nlgeval validate: {esc(study.corpus)}</title><style>{_CSS}</style></head><body>",
         f"<h1>Metric validation study: {esc(study.corpus)}</h1>",
+        *_verdict_html(study),
         "<p>How well do automatic metrics agree with the human judgements? (After Reiter &amp; "
         "Belz 2009.) Correlations at "
         f"{esc(', '.join(study.levels))} level; coefficients {esc(', '.join(study.coefficients))}; "
@@ -287,7 +314,9 @@ def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
     if study.notes:
         parts.append("<ul class='note'>" + "".join(f"<li>{esc(n)}</li>" for n in study.notes)
                      + "</ul>")
-    order = [("Overview", ["correlations_overview"]),
+    order = [("Metric leaderboard (WMT style)", [k for k in tables
+                                                  if k.startswith("leaderboard_")]),
+             ("Overview", ["correlations_overview"]),
              ("Correlations", [k for k in tables if k.startswith("correlations_")
                                and k != "correlations_overview"]),
              ("Comparison with published results", ["published_comparison"]),
