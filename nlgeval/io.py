@@ -5,14 +5,25 @@ numbers to NaN; these helpers check first and raise :class:`~nlgeval.errors.Inpu
 instead. Every frame returned carries a ``_row`` column: the 1-based row in the file (header =
 row 1 for CSV/TSV; first record = row 1 for JSONL), which validators use in their messages and
 drop afterwards.
+
+Awkward files are recognised rather than misread: gzip / bz2 / xz-compressed files (by their
+magic bytes, whatever the name) are decompressed; a UTF-16 file with a byte-order mark (Excel's
+"Unicode text") is decoded; a ``.csv`` whose header holds no comma but tabs or semicolons (a
+spreadsheet export in a comma-decimal locale) is read with that delimiter (and a ``.tsv`` whose
+header holds no tab but commas or semicolons likewise); a zip archive or an Excel workbook is
+refused with a message saying what to do; a decimal comma in a number is named as such.
 """
 
 from __future__ import annotations
 
+import bz2
 import csv
 import difflib
+import gzip
 import io
 import json
+import lzma
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -22,10 +33,16 @@ import pandas as pd
 from nlgeval.errors import InputError
 
 ROW = "_row"
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d+,\d+$")
 
 
-def read_text_utf8(path: str | Path) -> str:
-    """Read a whole file as UTF-8, naming the row and byte offset of the first bad byte."""
+_ZIP_MAGIC = b"PK\x03\x04"
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # legacy .xls
+
+
+def read_bytes_decompressed(path: str | Path) -> bytes:
+    """A file's bytes, decompressed when it is gzip, bz2 or xz (recognised by magic bytes, not
+    by name); a zip archive or an Excel workbook raises :class:`InputError` saying what to do."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -33,6 +50,41 @@ def read_text_utf8(path: str | Path) -> str:
         raise InputError("file not found", file=path) from None
     except IsADirectoryError:
         raise InputError("expected a file, found a directory", file=path) from None
+    bz2_magic = data[:3] == b"BZh" and data[3:4].isdigit() and data[4:10] == b"1AY&SY"
+    for found, name, opener in ((data.startswith(b"\x1f\x8b"), "gzip", gzip.decompress),
+                                (bz2_magic, "bz2", bz2.decompress),
+                                (data.startswith(b"\xfd7zXZ\x00"), "xz", lzma.decompress)):
+        if found:
+            try:
+                return opener(data)
+            except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
+                raise InputError(f"the file is {name}-compressed but cannot be decompressed "
+                                 f"({exc}); is it truncated?", file=path) from None
+    if data.startswith(_ZIP_MAGIC):
+        if path.suffix.lower() in (".xlsx", ".xlsm", ".ods") or b"xl/workbook" in data[:4096]:
+            raise InputError("this is a spreadsheet workbook, not a text table; save the sheet "
+                             "as CSV (UTF-8) and pass that file", file=path)
+        raise InputError("this is a zip archive; extract the table from it and pass that "
+                         "file (gzip-compressed files are read directly)", file=path)
+    if data.startswith(_OLE_MAGIC):
+        raise InputError("this is a binary Excel (.xls) workbook, not a text table; save the "
+                         "sheet as CSV (UTF-8) and pass that file", file=path)
+    return data
+
+
+def read_text_utf8(path: str | Path) -> str:
+    """Read a whole file as UTF-8, naming the row and byte offset of the first bad byte.
+
+    Compressed files (gzip, bz2, xz) are decompressed first; a UTF-16 byte-order mark
+    (Excel's "Unicode text") makes it decode as UTF-16."""
+    path = Path(path)
+    data = read_bytes_decompressed(path)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise InputError("the file starts with a UTF-16 byte-order mark but is not valid "
+                             "UTF-16 (save it as UTF-8)", file=path) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -49,6 +101,8 @@ def read_text_utf8(path: str | Path) -> str:
 
 def _sniff_format(path: Path) -> str:
     suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz"):
+        suffixes = suffixes[:-1]
     if ".jsonl" in suffixes or ".ndjson" in suffixes:
         return "jsonl"
     if ".tsv" in suffixes or ".tab" in suffixes:
@@ -102,13 +156,15 @@ def read_table(
         df[ROW] = rows
     else:
         text = read_text_utf8(path)
-        delimiter = "\t" if fmt == "tsv" else ","
+        delimiter = _sniff_delimiter(text, "\t" if fmt == "tsv" else ",")
+        fmt = {"\t": "tsv", ";": "semicolon-separated csv", ",": "csv"}[delimiter]
         reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
         try:
             all_rows = list(reader)
         except csv.Error as exc:
             raise InputError(
-                f"malformed {fmt.upper()}: {exc}", file=path, row=reader.line_num
+                f"malformed {fmt.upper() if fmt in ('csv', 'tsv') else fmt}: {exc}", file=path,
+                row=reader.line_num,
             ) from None
         if not all_rows:
             raise InputError("the file is empty; expected a header row", file=path)
@@ -148,6 +204,21 @@ def read_table(
     return df
 
 
+def _sniff_delimiter(text: str, expected: str) -> str:
+    """The delimiter of a delimited text table: ``expected`` unless the header row, split by
+    it, is a single field that contains another delimiter (tab, semicolon or comma; the most
+    frequent one wins). Deliberately narrow, unlike :class:`csv.Sniffer` (which guesses from
+    the body and can pick a character inside the text): it only changes files that would
+    otherwise be read as one column."""
+    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0], newline=""),
+                             delimiter=expected), [])
+    if len(header) != 1:
+        return expected
+    counts = {d: header[0].count(d) for d in ("\t", ";", ",") if d != expected}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] > 0 else expected
+
+
 def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path | None) -> None:
     """Raise if a required column is missing, suggesting the closest existing column."""
     present = [c for c in df.columns if c != ROW]
@@ -156,6 +227,9 @@ def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path
             continue
         close = difflib.get_close_matches(col, present, n=1, cutoff=0.6)
         hint = f"; did you mean '{close[0]}'?" if close else ""
+        if len(present) == 1 and not close and re.search(r"[|:\s]", str(present[0]).strip()):
+            hint = ("; the header was read as a single field: separate columns with commas "
+                    "(.csv), tabs (.tsv) or semicolons")
         raise InputError(
             f"missing required column '{col}' (found: {', '.join(map(str, present)) or 'none'})"
             f"{hint}",
@@ -189,8 +263,13 @@ def to_numeric(
     if bad.any():
         pos = int(np.flatnonzero(bad.to_numpy())[0])
         shown = raw.iloc[pos]
+        hint = ""
+        if _DECIMAL_COMMA.match(str(shown).strip()):
+            hint = (f" (a decimal comma? write {str(shown).strip().replace(',', '.')}, or "
+                    "export the sheet with '.' as the decimal separator)")
         shown = "an empty cell" if str(shown).strip() == "" else repr(shown)
-        raise InputError(f"{shown} is not {what}", file=file, row=row_of(df, pos), column=column)
+        raise InputError(f"{shown} is not {what}{hint}", file=file, row=row_of(df, pos),
+                         column=column)
     return values.astype(float)
 
 

@@ -22,6 +22,9 @@ A *unit* is one rated output, ``(item, system)``. Coefficients:
   between-units mean square only. Written here from the mean squares because no maintained
   package handles the unbalanced one-way case (pingouin's ``intraclass_corr`` needs a complete
   design; the tests compare against it there).
+* A coefficient that is undefined for the data (one category used by everybody, no output
+  rated twice, zero within-output variance, ...) is NaN in :func:`agreement_report`, with the
+  reason in ``undefined`` and the notes; the rest of the table is still computed.
 * Per-rater **z-scores** (WMT Direct Assessment: z = (x - rater mean) / rater SD, ddof = 1) and
   per-rater summaries (mean, spread, use of the scale, bias against the other raters).
 """
@@ -285,7 +288,8 @@ def icc(ratings: pd.DataFrame, alpha: float = 0.05) -> tuple[list[ICCResult], st
     df = _check_frame(ratings, ["rater", "item", "system", "score"])
     mat = _units(df)
     if mat.shape[0] >= 2 and mat.shape[1] >= 2 and not mat.isna().any().any():
-        return icc_complete(mat.to_numpy(dtype=float).T, alpha), "complete"
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 / 0 on constant ratings
+            return icc_complete(mat.to_numpy(dtype=float).T, alpha), "complete"
     groups = [g.to_numpy(dtype=float) for _, g in df.groupby(["item", "system"])["score"]]
     return icc_oneway(groups, alpha), "one-way"
 
@@ -350,6 +354,7 @@ class AgreementReport:
     icc_design: str
     raters: pd.DataFrame
     notes: tuple[str, ...] = field(default=())
+    undefined: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -365,7 +370,15 @@ class AgreementReport:
             "icc_design": self.icc_design,
             "raters": self.raters.to_dict("records"),
             "notes": list(self.notes),
+            "undefined": dict(self.undefined),
         }
+
+
+_DISPLAY = {
+    "fleiss_kappa": "Fleiss' kappa", "cohen_kappa": "Cohen's kappa", "icc": "the ICC",
+    **{f"krippendorff_alpha_{lvl}": f"Krippendorff's alpha ({lvl})"
+       for lvl in ("nominal", "ordinal", "interval")},
+}
 
 
 def agreement_report(
@@ -380,22 +393,60 @@ def agreement_report(
             f"agreement needs at least 2 raters; the ratings have {n_raters} "
             f"({', '.join(df['rater'].unique())})", column="rater",
         )
-    notes = []
-    fk = fleiss_kappa(df, scale=scale)
-    if fk.n_units_dropped:
+    notes: list[str] = []
+    undefined: dict[str, str] = {}
+    n_units = int(df.groupby(["item", "system"]).ngroups)
+    if df["score"].nunique() == 1:
+        notes.append(f"every rating is {df['score'].iloc[0]:g}: chance-corrected agreement is "
+                     "undefined (0 / 0)")
+    try:
+        fk = fleiss_kappa(df, scale=scale)
+        if not np.isfinite(fk.kappa):
+            undefined["fleiss_kappa"] = ("expected agreement is 1: all ratings of the units used "
+                                         "fall in one category")
+    except InputError as exc:
+        fk = FleissResult(kappa=np.nan, n_units=0, n_units_dropped=n_units, ratings_per_unit=0)
+        undefined["fleiss_kappa"] = exc.message
+    if fk.n_units_dropped and np.isfinite(fk.kappa):
         notes.append(f"Fleiss' kappa uses the {fk.n_units} units with {fk.ratings_per_unit} "
                      f"ratings; {fk.n_units_dropped} units with other counts were left out")
-    ka = {lvl: krippendorff_alpha(df, lvl, scale=scale)
-          for lvl in ("nominal", "ordinal", "interval")}
+    ka = {}
+    for lvl in ("nominal", "ordinal", "interval"):
+        try:
+            ka[lvl] = krippendorff_alpha(df, lvl, scale=scale)
+            if not np.isfinite(ka[lvl]):
+                undefined[f"krippendorff_alpha_{lvl}"] = "expected disagreement is 0"
+        except InputError as exc:
+            ka[lvl] = np.nan
+            undefined[f"krippendorff_alpha_{lvl}"] = exc.message
     ck = pairwise_cohen_kappa(df, scale=scale, min_common=min_common)
     if ck.empty:
         notes.append(f"no rater pair shares {min_common} or more outputs: no Cohen's kappa")
-    forms, design = icc(df)
+    else:
+        bad = int(ck["unweighted"].isna().sum())
+        if bad:
+            undefined["cohen_kappa"] = (
+                f"undefined for {bad} of {len(ck)} rater pairs (both raters used a single "
+                "category on their common outputs: expected agreement 1)")
+    try:
+        forms, design = icc(df)
+        if all(not np.isfinite(f.icc) for f in forms):
+            undefined["icc"] = "zero variance between and within outputs"
+    except InputError as exc:
+        forms, design = [], "undefined"
+        undefined["icc"] = exc.message
     if design == "one-way":
         notes.append("raters differ between outputs, so only the one-way ICC(1) forms apply")
+    pairable = int((df.groupby(["item", "system"]).size() >= 2).sum())
+    if 0 < pairable < 10:
+        notes.append(f"only {pairable} outputs are rated by 2 or more raters: every agreement "
+                     "coefficient here has a very wide sampling error")
+    for key, why in undefined.items():
+        why = why.removeprefix("Krippendorff's alpha is undefined here: ")
+        notes.append(f"{_DISPLAY.get(key, key)} is undefined (NaN): {why}")
     return AgreementReport(
         criterion=criterion, n_ratings=len(df), n_raters=int(n_raters),
-        n_units=int(df.groupby(["item", "system"]).ngroups), fleiss=fk, krippendorff=ka,
+        n_units=n_units, fleiss=fk, krippendorff=ka,
         cohen=ck, icc=forms, icc_design=design, raters=rater_summary(df, scale=scale),
-        notes=tuple(notes),
+        notes=tuple(notes), undefined=undefined,
     )

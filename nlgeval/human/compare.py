@@ -18,7 +18,17 @@ enumeration of the permutation distribution for n <= 13 with ties/zeros, normal 
 with tie correction otherwise -- the ``method`` column says which). Multiple-comparison
 correction is :func:`statsmodels.stats.multitest.multipletests` with the method passed
 explicitly (its default is Holm-Sidak). Effect size: the matched-pairs rank-biserial
-correlation r = (W+ - W-) / (W+ + W-) (Kerby 2014), in [-1, 1], positive when A is rated higher.
+correlation r = (W+ - W-) / (W+ + W-) (Kerby 2014), in [-1, 1], positive when A is rated higher,
+with a confidence interval from Fisher's z transform, tanh(atanh(r) +- z_{1-a/2} SE), SE =
+sqrt(sum of squared ranks) / (n (n + 1) / 2) over the n non-zero differences -- the interval R's
+``effectsize::rank_biserial(paired = TRUE)`` reports (Ben-Shachar, Luedecke & Makowski 2020).
+At |r| = 1 that interval collapses to a point; here r is then moved half a rank towards 0
+for the outer bound's z transform (the bound at +-1 stays), so the interval is never [1, 1].
+
+The interval is per comparison; the significance flag uses the corrected p. Where the two
+disagree (the interval excludes 0 but the corrected p does not reach alpha)
+:func:`pairwise_warnings` says so, as it does for pairs with too few items for the exact test
+ever to reach the corrected level.
 
 The Friedman test (:func:`scipy.stats.friedmanchisquare`) compares all systems at once where the
 design is complete (every block -- item, with ratings averaged over raters -- has every system).
@@ -37,6 +47,8 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from nlgeval.errors import InputError
+from nlgeval.human.guards import min_attainable_pvalue_signed_rank
+from nlgeval.results import ConfidenceInterval
 
 Pairing = Literal["item", "lsed"]
 Correction = Literal["bonferroni", "holm", "none"]
@@ -44,6 +56,7 @@ Correction = Literal["bonferroni", "holm", "none"]
 PAIRWISE_COLUMNS = (
     "system_a", "system_b", "n", "statistic", "pvalue", "pvalue_adjusted", "significant",
     "effect_size", "direction", "higher", "mean_a", "mean_b", "n_unpaired", "method",
+    "effect_size_low", "effect_size_high",
 )
 
 
@@ -116,13 +129,42 @@ class SignedRankResult:
     w_minus: float
     n_zero: int
     method: str
+    effect_size_low: float = np.nan
+    effect_size_high: float = np.nan
+    confidence: float = 0.95
+
+    @property
+    def confidence_interval(self) -> ConfidenceInterval:
+        """Interval for the rank-biserial effect size (see the module docstring)."""
+        return ConfidenceInterval(self.effect_size_low, self.effect_size_high)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def signed_rank(a: np.ndarray, b: np.ndarray) -> SignedRankResult:
-    """Wilcoxon signed-rank test of a - b (scipy) plus the matched-pairs rank-biserial r.
+def rank_biserial_ci(r: float, n_nonzero: int, confidence: float = 0.95
+                     ) -> ConfidenceInterval:
+    """Fisher-z interval of the matched-pairs rank-biserial r from ``n_nonzero`` non-zero
+    differences (as R's ``effectsize::rank_biserial``; half-rank adjustment at |r| = 1)."""
+    nd = int(n_nonzero)
+    if nd == 0 or not np.isfinite(r):
+        return ConfidenceInterval(np.nan, np.nan)
+    maxw = nd * (nd + 1) / 2.0
+    se = np.sqrt((2 * nd ** 3 + 3 * nd ** 2 + nd) / 6.0) / maxw
+    z = stats.norm.ppf(0.5 + confidence / 2.0)
+    r_in = float(np.clip(r, -(maxw - 1.0) / maxw if maxw > 1 else -0.5,
+                         (maxw - 1.0) / maxw if maxw > 1 else 0.5))
+    lo, hi = np.tanh(np.arctanh(r_in) + np.array([-1.0, 1.0]) * z * se)
+    if r >= 1.0:
+        hi = 1.0
+    if r <= -1.0:
+        lo = -1.0
+    return ConfidenceInterval(float(lo), float(hi))
+
+
+def signed_rank(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> SignedRankResult:
+    """Wilcoxon signed-rank test of a - b (scipy) plus the matched-pairs rank-biserial r and its
+    interval (:func:`rank_biserial_ci`).
 
     All-zero differences (no evidence of any difference) give p = 1 and r = 0 (scipy returns
     NaN there); zero pairs give NaN for everything.
@@ -133,17 +175,21 @@ def signed_rank(a: np.ndarray, b: np.ndarray) -> SignedRankResult:
     n = len(d)
     nz = d[d != 0]
     if n == 0:
-        return SignedRankResult(0, np.nan, np.nan, np.nan, np.nan, np.nan, 0, "none")
+        return SignedRankResult(0, np.nan, np.nan, np.nan, np.nan, np.nan, 0, "none",
+                                confidence=confidence)
     if len(nz) == 0:
-        return SignedRankResult(n, 0.0, 1.0, 0.0, 0.0, 0.0, n, "all-zero")
+        return SignedRankResult(n, 0.0, 1.0, 0.0, 0.0, 0.0, n, "all-zero",
+                                confidence=confidence)
     ranks = stats.rankdata(np.abs(nz))
     w_plus = float(ranks[nz > 0].sum())
     w_minus = float(ranks[nz < 0].sum())
     res = stats.wilcoxon(a, b, zero_method="wilcox", method="auto")
     r = (w_plus - w_minus) / (w_plus + w_minus)
+    ci = rank_biserial_ci(r, len(nz), confidence)
     return SignedRankResult(
         n=n, statistic=float(res.statistic), pvalue=float(res.pvalue), effect_size=float(r),
         w_plus=w_plus, w_minus=w_minus, n_zero=int(n - len(nz)), method=wilcoxon_method(d),
+        effect_size_low=ci.low, effect_size_high=ci.high, confidence=confidence,
     )
 
 
@@ -221,7 +267,7 @@ def pairwise_wilcoxon(
             x, y, unpaired = _pairs_item(wide, a, b)
         else:
             x, y, unpaired = _pairs_lsed(df, a, b)
-        res = signed_rank(x, y)
+        res = signed_rank(x, y, confidence=1.0 - alpha)
         if res.n == 0:
             raise InputError(
                 f"systems '{a}' and '{b}' have no {'item' if pairing == 'item' else 'rater'} "
@@ -235,12 +281,54 @@ def pairwise_wilcoxon(
             "higher": a if d > 0 else b if d < 0 else "",
             "mean_a": float(np.mean(x)), "mean_b": float(np.mean(y)),
             "n_unpaired": unpaired, "method": res.method,
+            "effect_size_low": res.effect_size_low, "effect_size_high": res.effect_size_high,
+            "n_nonzero": res.n - res.n_zero,
         })
     out = pd.DataFrame(rows)
     p_adj, reject = correct_pvalues(out["pvalue"].to_numpy(), correction, alpha)
     out["pvalue_adjusted"] = p_adj
     out["significant"] = reject.astype(bool)
-    return out[list(PAIRWISE_COLUMNS)]
+    warns = pairwise_warnings(out, alpha=alpha, correction=correction)
+    out = out[list(PAIRWISE_COLUMNS)].copy()
+    out.attrs["warnings"] = warns
+    return out
+
+
+def pairwise_warnings(pairs: pd.DataFrame, *, alpha: float, correction: str) -> list[str]:
+    """Warnings for a pairwise Wilcoxon table: pairs whose exact test can never reach the
+    corrected level (too few non-zero differences: the smallest two-sided p is 2 / 2^n), and
+    pairs whose (per-comparison) effect-size interval excludes 0 while the corrected p-value
+    is not significant."""
+    m = len(pairs)
+    level = alpha / m if correction == "bonferroni" and m else alpha
+    out = []
+    if "n_nonzero" in pairs.columns:
+        nnz = pairs["n_nonzero"].to_numpy()
+    else:
+        nnz = pairs["n"].to_numpy()
+    floor = np.array([min_attainable_pvalue_signed_rank(k) for k in nnz])
+    weak = floor > level
+    if weak.any():
+        names = [f"{a}-{b} (n = {k})" for a, b, k in zip(
+            pairs["system_a"][weak], pairs["system_b"][weak], nnz[weak], strict=True)]
+        out.append(
+            f"{int(weak.sum())} of {m} pairs have too few non-zero differences for the exact "
+            f"signed-rank test ever to reach {level:.3g}"
+            + (f" (alpha {alpha:g} / {m} pairs)" if level != alpha else "")
+            + ": " + ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
+            + "; a non-significant result there says nothing")
+    if {"effect_size_low", "effect_size_high"} <= set(pairs.columns):
+        lo, hi = pairs["effect_size_low"].to_numpy(), pairs["effect_size_high"].to_numpy()
+        excl = ((lo > 0) | (hi < 0)) & ~pairs["significant"].to_numpy(dtype=bool)
+        if excl.any():
+            names = [f"{a}-{b}" for a, b in zip(pairs["system_a"][excl], pairs["system_b"][excl],
+                                               strict=True)]
+            out.append(
+                f"the effect-size interval excludes 0 for {', '.join(names)} but the "
+                f"{correction}-corrected p-value is not significant: the interval is per "
+                "comparison (uncorrected) and approximate, the significance flag is corrected "
+                "for all pairs")
+    return out
 
 
 @dataclass(frozen=True)

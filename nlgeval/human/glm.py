@@ -23,6 +23,14 @@ the Tukey HSD post-hoc test on the generators, printing SPSS's *homogeneous subs
   (a system carries the letters of every subset it is in), so systems sharing a letter are not
   significantly different.
 
+Effect sizes: each Tukey pair also gets the standardised mean difference ``smd = diff /
+sqrt(MSE)`` (Cohen's d with the model's error SD as the standardiser; Cohen 1988) with the
+Tukey interval divided by the same SD, so the effect-size interval agrees with the ``reject``
+flag beside it.
+
+Guardrails (:mod:`nlgeval.human.guards`): constant or near-constant ratings, a model that fits
+every rating exactly, and a design matrix too large for memory raise :class:`InputError`.
+
 An optional ordinal alternative, :func:`ordinal_model`, fits a fixed-effects cumulative-logit
 model (statsmodels ``OrderedModel``) with the same terms; a cumulative link *mixed* model is not
 provided (no maintained Python implementation).
@@ -43,6 +51,7 @@ from scipy import stats
 
 from nlgeval.errors import InputError
 from nlgeval.human.compare import _check_frame
+from nlgeval.human.guards import check_dense, check_exact_fit, check_variation
 
 
 @dataclass(frozen=True)
@@ -129,8 +138,9 @@ def tukey_hsd_from_mse(
     """Tukey-Kramer pairwise comparisons given group means, counts and an error term.
 
     Columns ``system_a, system_b, diff (= mean_b - mean_a, as statsmodels prints it), se, q,
-    pvalue_adjusted, low, high, reject``; ``se`` is the standard error of the difference,
-    the interval is diff +- q_{1-alpha} se / sqrt(2).
+    pvalue_adjusted, low, high, reject, smd, smd_low, smd_high``; ``se`` is the standard error
+    of the difference, the interval is diff +- q_{1-alpha} se / sqrt(2); ``smd`` is
+    diff / sqrt(MSE) with the interval scaled the same way.
     """
     k = len(means)
     q_crit = _q_ppf(1 - alpha, k, df_resid)
@@ -141,10 +151,12 @@ def tukey_hsd_from_mse(
         q = abs(diff) / (se / np.sqrt(2.0))
         p = _q_sf(q, k, df_resid)
         half = q_crit * se / np.sqrt(2.0)
+        sd = float(np.sqrt(mse))
         rows.append({
             "system_a": a, "system_b": b, "diff": diff, "se": se, "q": q,
             "pvalue_adjusted": min(p, 1.0), "low": diff - half, "high": diff + half,
-            "reject": bool(p < alpha),
+            "reject": bool(p < alpha), "smd": diff / sd, "smd_low": (diff - half) / sd,
+            "smd_high": (diff + half) / sd,
         })
     return pd.DataFrame(rows)
 
@@ -154,12 +166,15 @@ def glm_tukey(
     *,
     factors: Sequence[str] = ("rater", "item"),
     alpha: float = 0.05,
+    max_dense_bytes: float | None = None,
 ) -> GLMTukeyResult:
     """Fit ``score ~ C(system) + C(f) for f in factors`` by OLS; ANOVA (Type II) and Tukey HSD
     with the model's MSE and residual df; homogeneous subsets and letters (see module doc).
 
     ``ratings``: columns ``system, score`` and each of ``factors`` (default ``rater, item`` as in
-    the 2009 paper). Needs at least 2 systems, and more observations than parameters.
+    the 2009 paper). Needs at least 2 systems, more observations than parameters, ratings that
+    vary, and a design matrix below ``max_dense_bytes`` (default
+    :data:`nlgeval.human.guards.DENSE_LIMIT_BYTES`).
     """
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
@@ -171,6 +186,7 @@ def glm_tukey(
     if len(systems) < 2:
         raise InputError(f"comparing systems needs at least 2 systems; got {len(systems)}",
                          column="system")
+    check_variation(df["score"].to_numpy(dtype=float), analysis="the GLM / ANOVA")
     notes = []
     used = []
     # patsy-safe column names
@@ -189,12 +205,15 @@ def glm_tukey(
             f"the model {formula.replace('f_', '')} has {n_params} parameters but only "
             f"{len(data)} ratings: no residual degrees of freedom left"
         )
+    # patsy builds the full treatment-coded design matrix; OLS's pinv needs a few copies
+    check_dense(len(data), n_params, analysis=f"the GLM {formula.replace('f_', '')}",
+                hint="leave out the item factor (--factors rater), or compare with --method "
+                "wilcoxon (on per-item means) or --method mixed", limit_bytes=max_dense_bytes)
     model = smf.ols(formula, data=data).fit()
     if model.df_resid < 1 or not np.isfinite(model.mse_resid):
         raise InputError("no residual degrees of freedom (too few ratings for the model)")
-    if model.mse_resid <= 0:
-        raise InputError("the model fits the ratings exactly (zero residual variance); "
-                         "Tukey HSD is undefined")
+    check_exact_fit(float(model.ssr), float(model.centered_tss),
+                    analysis=f"the GLM {formula.replace('f_', '')}")
     table = anova_lm(model, typ=2)
     anova = pd.DataFrame({
         "factor": [_clean_term(t) for t in table.index],
@@ -260,7 +279,8 @@ class OrdinalModelResult:
 
 
 def ordinal_model(
-    ratings: pd.DataFrame, *, factors: Sequence[str] = ("rater",)
+    ratings: pd.DataFrame, *, factors: Sequence[str] = ("rater",),
+    max_dense_bytes: float | None = None,
 ) -> OrdinalModelResult:
     """Cumulative-logit (proportional-odds) model of the ratings' ordered categories on
     system + factors, fixed effects (statsmodels ``OrderedModel``, ``distr="logit"``);
@@ -276,6 +296,7 @@ def ordinal_model(
     systems = list(dict.fromkeys(df["system"]))
     if len(systems) < 2:
         raise InputError("comparing systems needs at least 2 systems", column="system")
+    check_variation(df["score"].to_numpy(dtype=float), analysis="the ordinal model")
     levels = np.sort(df["score"].unique())
     if len(levels) < 2:
         raise InputError(f"an ordinal model needs at least 2 distinct scores, got {len(levels)}",
@@ -296,6 +317,9 @@ def ordinal_model(
                 parts.append(pd.get_dummies(df[f], prefix=f, drop_first=True, dtype=float))
         return pd.concat(parts, axis=1) if parts else pd.DataFrame(index=df.index)
 
+    n_cols = len(systems) - 1 + sum(df[f].nunique() - 1 for f in factors)
+    check_dense(len(df), n_cols, analysis="the ordinal model", limit_bytes=max_dense_bytes,
+                hint="leave out the rater factor, or compare with --method wilcoxon")
     x_full = design(True)
     full = OrderedModel(y, x_full, distr="logit").fit(method="bfgs", disp=False, maxiter=2000)
     x_red = design(False)

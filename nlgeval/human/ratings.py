@@ -127,8 +127,22 @@ def validate_ratings(
                 f"score {df['score'].iloc[pos]:g} is outside the declared scale "
                 f"[{sc[0]:g}, {sc[1]:g}]", file=file, row=row_of(df, pos), column="score",
             )
-    check_unique(df, ("rater", "item", "system", "criterion"), file=file, what="judgement")
+    key = ("rater", "item", "system", "criterion")
+    if "system_b" in df.columns:  # relative judgements: the pair is the key
+        df["system_b"] = df["system_b"].fillna("").astype(str).str.strip()
+        key = ("rater", "item", "system", "system_b", "criterion")
+    check_unique(df, key, file=file, what="judgement")
     return df.reset_index(drop=True)
+
+
+def is_relative(ratings: pd.DataFrame) -> bool:
+    """True for pairwise (relative) judgements: a ``system_b`` column with values, as
+    ``nlgeval experiment export`` writes in relative mode (``score`` = preference for
+    ``system`` over ``system_b``)."""
+    if "system_b" not in ratings.columns:
+        return False
+    col = ratings["system_b"].fillna("").astype(str).str.strip()
+    return bool((col != "").any())
 
 
 def read_ratings(

@@ -7,25 +7,39 @@ import pandas as pd
 from nlgeval.human.agreement import AgreementReport
 from nlgeval.human.compare import FriedmanResult
 from nlgeval.human.glm import GLMTukeyResult
+from nlgeval.human.mixed import MixedModelResult
+from nlgeval.human.pairwise import BradleyTerryResult
 from nlgeval.tables import PaperTable
+
+
+def _ci_text(lo: pd.Series, hi: pd.Series, digits: int = 2) -> list[str]:
+    return ["--" if pd.isna(a) or pd.isna(b) else f"[{a:.{digits}f}, {b:.{digits}f}]"
+            for a, b in zip(lo, hi, strict=True)]
 
 
 def wilcoxon_table(pairs: pd.DataFrame, *, criterion: str = "", pairing: str = "item",
                    correction: str = "bonferroni", alpha: float = 0.05) -> PaperTable:
-    """One row per system pair: n, W, p, adjusted p, r, and which system is rated higher."""
-    data = pairs[["system_a", "system_b", "n", "statistic", "pvalue", "pvalue_adjusted",
-                  "effect_size", "higher", "significant"]].rename(columns={
-                      "system_a": "System A", "system_b": "System B", "statistic": "W",
-                      "pvalue": "p", "pvalue_adjusted": f"p ({correction})",
-                      "effect_size": "r (rank-biserial)", "higher": "Higher",
-                      "significant": f"Significant at {alpha:g}"})
+    """One row per system pair: n, W, p, adjusted p, r with its interval, and which system is
+    rated higher."""
+    cols = ["system_a", "system_b", "n", "statistic", "pvalue", "pvalue_adjusted",
+            "effect_size", "higher", "significant"]
+    data = pairs[cols].rename(columns={
+        "system_a": "System A", "system_b": "System B", "statistic": "W",
+        "pvalue": "p", "pvalue_adjusted": f"p ({correction})",
+        "effect_size": "r (rank-biserial)", "higher": "Higher",
+        "significant": f"Significant at {alpha:g}"})
+    if {"effect_size_low", "effect_size_high"} <= set(pairs.columns):
+        data.insert(data.columns.get_loc("r (rank-biserial)") + 1, f"{1 - alpha:.0%} CI of r",
+                    _ci_text(pairs["effect_size_low"], pairs["effect_size_high"]))
     what = f" ({criterion})" if criterion else ""
     return PaperTable(
         data=data,
         caption=f"Pairwise Wilcoxon signed-rank tests{what}, pairs formed by {pairing}, "
-        f"{correction} correction over {len(pairs)} pairs.",
+        f"{correction} correction over {len(pairs)} pairs; r > 0 when A is rated higher, its "
+        "interval per comparison (Fisher z).",
         label="tab:wilcoxon", digits={"p": 4, f"p ({correction})": 4, "W": 1,
                                       "r (rank-biserial)": 3},
+        notes=tuple(pairs.attrs.get("warnings", ())),
     )
 
 
@@ -42,6 +56,9 @@ def glm_tables(res: GLMTukeyResult, *, criterion: str = "") -> dict[str, PaperTa
                            "system_a": "System A", "system_b": "System B",
                            "diff": "Diff (B - A)", "low": "CI low", "high": "CI high",
                            "pvalue_adjusted": "p (Tukey)", "reject": "Significant"})
+    if "smd" in res.tukey.columns:
+        tukey.insert(5, "d", res.tukey["smd"].to_numpy())
+        tukey.insert(6, "CI of d", _ci_text(res.tukey["smd_low"], res.tukey["smd_high"]))
     return {
         "means": PaperTable(
             data=means,
@@ -52,8 +69,9 @@ def glm_tables(res: GLMTukeyResult, *, criterion: str = "") -> dict[str, PaperTa
         "anova": PaperTable(data=anova, caption=f"ANOVA (Type II) for {res.formula}{what}.",
                             label="tab:anova", digits={"df": 0, "SS": 1, "MS": 2, "F": 2,
                                                        "p": 4}),
-        "tukey": PaperTable(data=tukey, caption=f"Tukey HSD with the GLM error term{what}.",
-                            label="tab:tukey", digits=3),
+        "tukey": PaperTable(data=tukey, caption=f"Tukey HSD with the GLM error term{what}; "
+                            "d = difference / sqrt(MSE), its interval the Tukey interval "
+                            "scaled the same way.", label="tab:tukey", digits=3),
     }
 
 
@@ -77,6 +95,8 @@ def agreement_table(rep: AgreementReport) -> PaperTable:
         ("Krippendorff's alpha (interval)", rep.krippendorff["interval"]),
     ]
     rows += [(f"{r.type} [{r.description}]", r.icc) for r in rep.icc]
+    if not rep.icc:
+        rows.append(("ICC", float("nan")))
     if not rep.cohen.empty:
         for w in ("unweighted", "linear", "quadratic"):
             rows.append((f"Cohen's kappa ({w}), mean over {len(rep.cohen)} rater pairs",
@@ -100,3 +120,72 @@ def table9(agreement: pd.DataFrame, *, alpha: float = 0.05,
         caption="Significant differences between systems found by humans and predicted by "
         f"each metric (Wilcoxon signed-rank by item, {correction}, alpha = {alpha:g}).",
         label="tab:metric-significance", digits=0)
+
+
+def mixed_tables(res: MixedModelResult, *, criterion: str = "") -> dict[str, PaperTable]:
+    """``contrasts``: pairwise system contrasts of the mixed model with CIs, adjusted p and
+    the standardised difference d; ``means``: model-based system means; ``variance``: the
+    variance components and their shares."""
+    what = f" ({criterion})" if criterion else ""
+    c = res.contrasts
+    lvl = f"{1 - res.alpha:.0%}"
+    con = pd.DataFrame({
+        "System A": c["system_a"], "System B": c["system_b"], "Estimate (A - B)": c["estimate"],
+        f"{lvl} CI": _ci_text(c["ci_low"], c["ci_high"]), "z": c["statistic"], "p": c["p"],
+        f"p ({res.correction})": c["p_adjusted"], "d": c["smd"],
+        "CI of d": _ci_text(c["smd_low"], c["smd_high"]), "Significant": c["significant"],
+    })
+    m = res.means
+    means = pd.DataFrame({"System": m["system"], "Mean": m["mean"], "SE": m["se"],
+                          f"{lvl} CI": _ci_text(m["ci_low"], m["ci_high"]), "N": m["n"]})
+    v = res.variance
+    comps = [c_ for c_ in ("rater", "item") if c_ in v] + ["residual"]
+    var = pd.DataFrame({"Component": comps, "Variance": [v[c_] for c_ in comps],
+                        "Share": [v[f"share_{c_}"] for c_ in comps]})
+    return {
+        "contrasts": PaperTable(
+            data=con, caption=f"Pairwise system contrasts from the mixed model {res.formula}"
+            f"{what} (REML); Wald z tests, {res.correction} adjustment over {len(c)} pairs; "
+            f"intervals per comparison; d = estimate / total SD (Westfall, Kenny & Judd 2014).",
+            label="tab:mixed-contrasts", digits={"p": 4, f"p ({res.correction})": 4},
+            notes=res.warnings),
+        "means": PaperTable(data=means, caption=f"Model-based system means{what}.",
+                            label="tab:mixed-means", digits=2),
+        "variance": PaperTable(data=var, caption=f"Variance components{what}: share of the "
+                               "total rating variance due to raters, items and the residual.",
+                               label="tab:mixed-variance", digits=3),
+    }
+
+
+def bradley_terry_table(res: BradleyTerryResult, *, criterion: str = "") -> PaperTable:
+    """Bradley-Terry strengths with bootstrap intervals and rank clusters."""
+    r = res.ranking
+    data = pd.DataFrame({"Rank": r["rank"], "System": r["system"], "Strength": r["strength"],
+                         f"{1 - res.alpha:.0%} CI": _ci_text(r["ci_low"], r["ci_high"]),
+                         "Wins": r["wins"], "Losses": r["losses"], "Ties": r["ties"]})
+    what = f" ({criterion})" if criterion else ""
+    return PaperTable(
+        data=data, caption=f"Bradley-Terry ranking{what} from {res.n_judgements} pairwise "
+        f"judgements (log-odds strengths, mean 0; ties {res.ties}); percentile bootstrap "
+        f"intervals over {res.resample} ({res.n_boot_used} replicates, seed {res.seed}); "
+        f"systems sharing a rank are not separated at p <= {res.alpha:g} (WMT's rank-cluster "
+        "rule).", label="tab:bradley-terry", digits=2, notes=res.warnings)
+
+
+def sign_table(pairs: pd.DataFrame, *, criterion: str = "", correction: str = "holm",
+               alpha: float = 0.05) -> PaperTable:
+    """Per-pair sign tests of pairwise judgements."""
+    data = pd.DataFrame({
+        "System A": pairs["system_a"], "System B": pairs["system_b"],
+        "A wins": pairs["wins_a"], "B wins": pairs["wins_b"], "Ties": pairs["ties"],
+        "p": pairs["pvalue"], f"p ({correction})": pairs["pvalue_adjusted"],
+        "Effect (A - B) / n": pairs["effect_size"],
+        f"{1 - alpha:.0%} CI": _ci_text(pairs["effect_size_low"], pairs["effect_size_high"]),
+        "Preferred": pairs["higher"], "Significant": pairs["significant"]})
+    what = f" ({criterion})" if criterion else ""
+    return PaperTable(
+        data=data, caption=f"Sign tests on pairwise judgements{what} (ties dropped), "
+        f"{correction} correction over {len(pairs)} pairs; effect = (wins A - wins B) / "
+        "(wins A + wins B), Clopper-Pearson interval per comparison.",
+        label="tab:sign-tests", digits={"p": 4, f"p ({correction})": 4},
+        notes=tuple(pairs.attrs.get("warnings", ())))

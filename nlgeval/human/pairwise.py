@@ -1,0 +1,558 @@
+"""Pairwise (relative) judgements: per-pair sign tests and a Bradley-Terry ranking.
+
+Input is what ``nlgeval experiment export`` writes in relative mode -- one row per judgement with
+``system`` and ``system_b`` (the pair) and ``score``, the preference for ``system`` on the
+criterion's scale (top = ``system`` much better; see :mod:`nlgeval.experiment.export`) -- or a
+WMT / Chatbot-Arena style table with ``system``, ``system_b`` and ``winner`` (a system name, or
+``tie``/``draw``/``both``/``neither``/empty for a tie). A preference above the scale's midpoint
+is a win for ``system``, below it a win for ``system_b``, at it a tie. The midpoint is the
+middle of the declared scale, else 0 when some preference is negative (the experiment's centred
+relative scales, e.g. -2..2 or -50..50); otherwise the scale must be given.
+
+* **Sign test per pair** (Dixon & Mood 1946): ties are dropped, the wins of A are
+  Binomial(n, 1/2) under H0 (:func:`scipy.stats.binomtest`, two-sided), corrected over all
+  pairs (Holm 1979 by default; statsmodels ``multipletests``). Effect size: ``(wins_a - wins_b)
+  / (wins_a + wins_b)`` (= 2 * share - 1, the sign-test analogue of the rank-biserial
+  correlation) with the Clopper-Pearson interval of the share mapped the same way.
+* **Bradley-Terry** (Bradley & Terry 1952; Zermelo 1929): P(i beats j) = 1 / (1 + exp(b_j -
+  b_i)), strengths ``b`` on the log-odds scale centred at mean 0, fitted by maximum likelihood
+  (an optional Gaussian prior ``prior / 2 * sum b^2`` gives the MAP instead). Ties count half a
+  win for each side (as the Chatbot Arena does, Chiang et al. 2024) or are dropped. The MLE
+  exists only when the directed "beat" graph is strongly connected (Ford 1957); otherwise an
+  :class:`InputError` says which systems never lose (or never win) and suggests ``prior``.
+  Confidence intervals: percentile bootstrap (Efron & Tibshirani 1993) over judgements, or over
+  items / raters as clusters, seeded (``numpy.random.default_rng(seed)``); replicates without a
+  finite MLE are left out and counted. **Rank clusters** follow MTME's ``AssignRanks`` rule
+  (WMT metrics task): systems sorted by strength; the rank increases at system i when any
+  system since the start of the current cluster beats it with bootstrap p <= alpha, where p =
+  share of replicates in which it is not stronger.
+
+Written here rather than taken from ``choix``: choix fits point estimates only (no ties, no
+bootstrap); the fitter below is a Newton iteration over the sufficient statistics (k x k win
+counts), vectorised over all bootstrap replicates at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from nlgeval.errors import InputError
+from nlgeval.human.compare import correct_pvalues
+
+TIE_WORDS = {"tie", "draw", "both", "neither", "none", "equal", "same", "", "tie (bothbad)"}
+SIGN_COLUMNS = (
+    "system_a", "system_b", "wins_a", "wins_b", "ties", "n", "pvalue", "pvalue_adjusted",
+    "significant", "effect_size", "effect_size_low", "effect_size_high", "higher",
+    "mean_preference",
+)
+
+
+def _clean(ratings: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(ratings, pd.DataFrame):
+        raise InputError(f"ratings must be a pandas DataFrame, got {type(ratings).__name__}")
+    for c in ("system", "system_b"):
+        if c not in ratings.columns:
+            raise InputError(f"pairwise judgements need columns system and system_b; missing {c}")
+    if "winner" not in ratings.columns and "score" not in ratings.columns:
+        raise InputError("pairwise judgements need a score (preference for system) or a "
+                         "winner column")
+    if "criterion" in ratings.columns and ratings["criterion"].nunique() > 1:
+        raise InputError("ratings hold several criteria ("
+                         + ", ".join(map(str, ratings["criterion"].unique()))
+                         + "); select one criterion first")
+    df = ratings.copy()
+    df["system"] = df["system"].astype(str).str.strip()
+    df["system_b"] = df["system_b"].fillna("").astype(str).str.strip()
+    if (df["system_b"] == "").any():
+        pos = int(np.flatnonzero((df["system_b"] == "").to_numpy())[0])
+        raise InputError(f"row {pos + 1} of the pairwise judgements has no system_b",
+                         column="system_b")
+    same = df["system"] == df["system_b"]
+    if same.any():
+        pos = int(np.flatnonzero(same.to_numpy())[0])
+        raise InputError(f"a system compared with itself ('{df['system'].iloc[pos]}')",
+                         column="system_b")
+    return df
+
+
+def preference_midpoint(scores: np.ndarray, scale: tuple[float, float] | None) -> float:
+    """The no-preference value: the middle of ``scale``, else 0 for a centred scale (some
+    negative preference); otherwise raise (the midpoint of e.g. a 1..5 scale is unknown)."""
+    s = np.asarray(scores, dtype=float)
+    if scale is not None:
+        return (float(scale[0]) + float(scale[1])) / 2.0
+    if len(s) and s.min() < 0:
+        return 0.0
+    raise InputError(
+        "every preference score is >= 0, so the no-preference midpoint is unknown; give the "
+        "response scale (--scale MIN,MAX; the experiment's relative scales are centred on 0)",
+        column="score")
+
+
+def pairwise_outcomes(
+    ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None,
+) -> pd.DataFrame:
+    """One row per judgement: ``system_a, system_b`` (in the order the systems first appear),
+    ``outcome`` (+1 A wins, 0 tie, -1 B wins), ``preference`` (signed distance from the
+    midpoint, towards A; NaN for a ``winner`` table) and the ``item``/``rater`` columns when
+    present."""
+    df = _clean(ratings)
+    if "winner" in df.columns:
+        w = df["winner"].fillna("").astype(str).str.strip()
+        wl = w.str.lower()
+        outcome = np.where(w == df["system"], 1, np.where(w == df["system_b"], -1, 0))
+        unknown = (w != df["system"]) & (w != df["system_b"]) & ~wl.isin(TIE_WORDS) \
+            & ~wl.isin({"a", "b", "model_a", "model_b"})
+        if unknown.any():
+            pos = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise InputError(f"winner {w.iloc[pos]!r} is neither system of its pair "
+                             f"('{df['system'].iloc[pos]}', '{df['system_b'].iloc[pos]}') nor "
+                             "a tie", column="winner")
+        outcome = np.where(wl.isin({"a", "model_a"}), 1,
+                           np.where(wl.isin({"b", "model_b"}), -1, outcome))
+        pref = np.full(len(df), np.nan)
+    else:
+        score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
+        if np.isnan(score).any():
+            pos = int(np.flatnonzero(np.isnan(score))[0])
+            raise InputError(f"missing or non-numeric preference score in row {pos + 1}",
+                             column="score")
+        mid = preference_midpoint(score, scale)
+        pref = score - mid
+        outcome = np.sign(pref).astype(int)
+    systems = _system_order(df["system"].to_numpy(), df["system_b"].to_numpy())
+    rank = {s: i for i, s in enumerate(systems)}
+    ra = df["system"].map(rank).to_numpy()
+    rb = df["system_b"].map(rank).to_numpy()
+    flip = ra > rb
+    out = pd.DataFrame({
+        "system_a": np.where(flip, df["system_b"], df["system"]),
+        "system_b": np.where(flip, df["system"], df["system_b"]),
+        "outcome": np.where(flip, -outcome, outcome).astype(int),
+        "preference": np.where(flip, -pref, pref),
+    })
+    for c in ("item", "rater"):
+        if c in df.columns:
+            out[c] = df[c].astype(str).to_numpy()
+    out.attrs["systems"] = systems
+    return out
+
+
+def _system_order(first: np.ndarray, second: np.ndarray) -> list[str]:
+    """An order of the systems in which every pair keeps its orientation in the file, when
+    one exists (an export lists each pair in the experiment's system order): Kahn's
+    topological sort of the graph system -> system_b, ties broken by first appearance. When
+    the orientations are cyclic (e.g. an arena log), the order of first appearance."""
+    seen = list(dict.fromkeys(np.column_stack([first, second]).ravel().tolist()))
+    pos = {s: i for i, s in enumerate(seen)}
+    edges = set(zip(first.tolist(), second.tolist(), strict=True))
+    indeg = dict.fromkeys(seen, 0)
+    succ: dict[str, list[str]] = {s: [] for s in seen}
+    for a, b in edges:
+        succ[a].append(b)
+        indeg[b] += 1
+    ready = sorted((s for s in seen if indeg[s] == 0), key=pos.__getitem__)
+    out = []
+    while ready:
+        s = ready.pop(0)
+        out.append(s)
+        for t in succ[s]:
+            indeg[t] -= 1
+            if indeg[t] == 0:
+                ready.append(t)
+        ready.sort(key=pos.__getitem__)
+    return out if len(out) == len(seen) else seen
+
+
+def _systems(outcomes: pd.DataFrame) -> list[str]:
+    return list(outcomes.attrs.get("systems") or dict.fromkeys(
+        np.concatenate([outcomes["system_a"], outcomes["system_b"]]).tolist()))
+
+
+def sign_tests(
+    outcomes: pd.DataFrame, *, correction: str = "holm", alpha: float = 0.05,
+) -> pd.DataFrame:
+    """Sign test for every compared pair (see the module docstring); columns
+    :data:`SIGN_COLUMNS`. ``outcomes`` from :func:`pairwise_outcomes`. The frame's
+    ``attrs["warnings"]`` lists pairs too small to ever reach the corrected level and effect-size
+    intervals that disagree with the corrected significance flag."""
+    systems = _systems(outcomes)
+    g = outcomes.groupby(["system_a", "system_b"], sort=False)
+    rows = []
+    conf = 1.0 - alpha
+    for (a, b), grp in g:
+        o = grp["outcome"].to_numpy()
+        wa, wb, t = int((o > 0).sum()), int((o < 0).sum()), int((o == 0).sum())
+        n = wa + wb
+        if n:
+            bt = stats.binomtest(wa, n, 0.5)
+            p = float(bt.pvalue)
+            ci = bt.proportion_ci(confidence_level=conf, method="exact")
+            es, lo, hi = (wa - wb) / n, 2 * ci.low - 1, 2 * ci.high - 1
+        else:
+            p, es, lo, hi = 1.0, 0.0, -1.0, 1.0
+        pref = grp["preference"].to_numpy(dtype=float)
+        rows.append({"system_a": a, "system_b": b, "wins_a": wa, "wins_b": wb, "ties": t,
+                     "n": n, "pvalue": p, "effect_size": es, "effect_size_low": lo,
+                     "effect_size_high": hi, "higher": a if wa > wb else b if wb > wa else "",
+                     "mean_preference": float(np.mean(pref)) if np.isfinite(pref).all()
+                     else np.nan})
+    order = {s: i for i, s in enumerate(systems)}
+    out = pd.DataFrame(rows)
+    out = out.sort_values(["system_a", "system_b"], key=lambda c: c.map(order),
+                          kind="stable").reset_index(drop=True)
+    p_adj, reject = correct_pvalues(out["pvalue"].to_numpy(), correction, alpha)
+    out["pvalue_adjusted"] = p_adj
+    out["significant"] = reject.astype(bool)
+    out = out[list(SIGN_COLUMNS)].copy()
+    m = len(out)
+    level = alpha / m if correction == "bonferroni" else alpha
+    warns = []
+    floor = np.minimum(1.0, 2.0 * 0.5 ** out["n"].to_numpy(dtype=float))
+    weak = floor > level
+    if weak.any():
+        names = [f"{a}-{b} (n = {k})" for a, b, k in zip(
+            out["system_a"][weak], out["system_b"][weak], out["n"][weak], strict=True)]
+        warns.append(f"{int(weak.sum())} of {m} pairs have too few decisive judgements for "
+                     f"the sign test ever to reach {level:.3g}: " + ", ".join(names[:6])
+                     + (" ..." if len(names) > 6 else ""))
+    excl = ((out["effect_size_low"] > 0) | (out["effect_size_high"] < 0)) & ~out["significant"]
+    if excl.any():
+        names = ", ".join(f"{a}-{b}" for a, b in zip(out["system_a"][excl],
+                                                    out["system_b"][excl], strict=True))
+        warns.append(f"the win-share interval excludes an even split for {names} but the "
+                     f"{correction}-corrected p-value is not significant: the interval is per "
+                     "comparison, significance is corrected over all pairs")
+    out.attrs["warnings"] = warns
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Bradley-Terry
+
+
+def win_matrix(outcomes: pd.DataFrame, systems: Sequence[str] | None = None,
+               ties: Literal["half", "drop"] = "half") -> np.ndarray:
+    """k x k matrix W with W[i, j] = wins of i over j (+ half of their ties when
+    ``ties="half"``)."""
+    systems = list(systems) if systems is not None else _systems(outcomes)
+    idx = {s: i for i, s in enumerate(systems)}
+    a = outcomes["system_a"].map(idx).to_numpy()
+    b = outcomes["system_b"].map(idx).to_numpy()
+    o = outcomes["outcome"].to_numpy()
+    k = len(systems)
+    w = np.zeros((k, k))
+    np.add.at(w, (a[o > 0], b[o > 0]), 1.0)
+    np.add.at(w, (b[o < 0], a[o < 0]), 1.0)
+    if ties == "half":
+        t = o == 0
+        np.add.at(w, (a[t], b[t]), 0.5)
+        np.add.at(w, (b[t], a[t]), 0.5)
+    elif ties != "drop":
+        raise InputError(f"ties must be 'half' or 'drop', got {ties!r}")
+    return w
+
+
+def bt_loglik(beta: np.ndarray, wins: np.ndarray, prior: float = 0.0) -> np.ndarray:
+    """Bradley-Terry log-likelihood (minus ``prior / 2 * sum beta^2``) of strengths
+    ``beta`` (..., k) given win matrices ``wins`` (..., k, k)."""
+    d = beta[..., :, None] - beta[..., None, :]
+    # log P(i beats j) = -log(1 + exp(-(b_i - b_j)))
+    ll = -(wins * np.logaddexp(0.0, -d)).sum(axis=(-1, -2))
+    return ll - 0.5 * prior * (beta ** 2).sum(axis=-1)
+
+
+def _strongly_connected(wins: np.ndarray) -> np.ndarray:
+    """Per matrix in ``wins`` (..., k, k): is the directed graph i -> j (i beat j at least
+    partly) strongly connected? Boolean transitive closure by repeated squaring."""
+    k = wins.shape[-1]
+    reach = (wins > 0) | np.eye(k, dtype=bool)
+    steps = max(1, int(np.ceil(np.log2(max(k, 2)))))
+    r = reach.astype(np.float64)
+    for _ in range(steps):
+        r = np.minimum(r @ r, 1.0)
+    return (r > 0).all(axis=(-1, -2))
+
+
+def fit_bradley_terry(wins: np.ndarray, *, prior: float = 0.0, tol: float = 1e-10,
+                      max_iter: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """Maximum-likelihood (or MAP, ``prior > 0``) Bradley-Terry strengths for one or many win
+    matrices ``wins`` (..., k, k); returns (strengths centred at mean 0, converged flags).
+
+    Newton's method on the concave log-likelihood with the sum-to-zero constraint (the step
+    solves (-H + 1 1'/k) d = g, whose solution lies in the constraint plane because g and H 1
+    sum to 0 there), with step halving until the log-likelihood does not decrease; batched
+    over the leading axes. Matrices without a finite MLE (not strongly connected, ``prior =
+    0``) diverge and come back with ``converged = False``.
+    """
+    w = np.asarray(wins, dtype=float)
+    batch = w.shape[:-2]
+    k = w.shape[-1]
+    w = w.reshape(-1, k, k)
+    b = np.zeros((w.shape[0], k))
+    n = w + np.swapaxes(w, -1, -2)
+    done = np.zeros(w.shape[0], dtype=bool)
+    ones = np.ones((k, k)) / k
+    ll = bt_loglik(b, w, prior)
+    halvings = 0.5 ** np.arange(0, 30)
+    for _ in range(max_iter):
+        act = ~done
+        if not act.any():
+            break
+        ba, wa, na = b[act], w[act], n[act]
+        d = ba[:, :, None] - ba[:, None, :]
+        p = 1.0 / (1.0 + np.exp(-d))  # P(i beats j)
+        g = (wa - na * p).sum(axis=2) - prior * ba
+        info = na * p * (1.0 - p)
+        # minus the Hessian: off-diagonal -info_ij, diagonal sum_j info_ij + prior
+        neg_h = np.where(np.eye(k, dtype=bool), 0.0, -info)
+        neg_h[:, np.arange(k), np.arange(k)] = info.sum(axis=2) + prior
+        step = np.linalg.solve(neg_h + ones * (1.0 if prior == 0 else 0.0), g[..., None])[..., 0]
+        # step halving, vectorised over a ladder of step sizes
+        cand = ba[:, None, :] + halvings[None, :, None] * step[:, None, :]
+        cll = bt_loglik(cand, wa[:, None], prior)
+        ok = cll >= ll[act][:, None] - 1e-12 * np.abs(ll[act][:, None])
+        first = np.where(ok.any(axis=1), ok.argmax(axis=1), len(halvings) - 1)
+        new_b = cand[np.arange(len(first)), first]
+        new_ll = cll[np.arange(len(first)), first]
+        moved = np.abs(new_b - ba).max(axis=1)
+        b[act] = new_b - new_b.mean(axis=1, keepdims=True)
+        ll[act] = new_ll
+        idx = np.flatnonzero(act)
+        done[idx[moved < tol]] = True
+    converged = done & np.isfinite(b).all(axis=1) & (np.abs(b).max(axis=1) < 50)
+    return b.reshape(*batch, k), converged.reshape(batch)
+
+
+@dataclass(frozen=True)
+class BradleyTerryResult:
+    """Bradley-Terry strengths (log-odds scale, mean 0), bootstrap intervals, rank clusters."""
+
+    ranking: pd.DataFrame
+    win_probability: pd.DataFrame
+    pairwise_p: pd.DataFrame
+    n_judgements: int
+    ties: str
+    prior: float
+    n_boot: int
+    n_boot_used: int
+    resample: str
+    seed: int
+    alpha: float
+    loglik: float
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def statistic(self) -> np.ndarray:
+        """Strengths in ranking order."""
+        return self.ranking["strength"].to_numpy()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": "bradley-terry",
+            "ranking": self.ranking.to_dict("records"),
+            "win_probability": self.win_probability.to_dict("records"),
+            "pairwise_p": self.pairwise_p.to_dict("records"),
+            "scale": "log-odds: P(i beats j) = 1 / (1 + exp(strength_j - strength_i))",
+            "n_judgements": self.n_judgements,
+            "ties": self.ties,
+            "prior": self.prior,
+            "n_boot": self.n_boot,
+            "n_boot_used": self.n_boot_used,
+            "resample": self.resample,
+            "seed": self.seed,
+            "alpha": self.alpha,
+            "ci_level": 1.0 - self.alpha,
+            "loglik": self.loglik,
+            "warnings": list(self.warnings),
+        }
+
+
+def assign_rank_clusters(p_not_better: np.ndarray, alpha: float) -> list[int]:
+    """MTME's ``AssignRanks`` rule. ``p_not_better[s, i]`` (systems sorted by decreasing
+    strength, s < i): p-value that system s is not better than system i."""
+    k = p_not_better.shape[0]
+    ranks = []
+    current, start = 1, 0
+    for i in range(k):
+        if i > start and np.any(p_not_better[start:i, i] <= alpha):
+            current += 1
+            start = i
+        ranks.append(current)
+    return ranks
+
+
+def _resample_counts(outcomes: pd.DataFrame, systems: list[str], resample: str, n_boot: int,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(n_boot, k, k) bootstrap win matrices and (n_boot, k, k) symmetric tie counts.
+    Resampling judgements is a multinomial draw over the cells
+    (pair, outcome); resampling clusters (items / raters) draws cluster counts and sums the
+    clusters' own tables -- both without touching individual judgements."""
+    k = len(systems)
+    idx = {s: i for i, s in enumerate(systems)}
+    a = outcomes["system_a"].map(idx).to_numpy()
+    b = outcomes["system_b"].map(idx).to_numpy()
+    o = outcomes["outcome"].to_numpy()
+    # cell of each judgement: the (winner, loser) entry, or the tie cell of the pair
+    win_i = np.where(o > 0, a, b)
+    win_j = np.where(o > 0, b, a)
+    cell = np.where(o == 0, k * k + np.minimum(a, b) * k + np.maximum(a, b), win_i * k + win_j)
+    n_cells = 2 * k * k
+    if resample == "judgements":
+        counts = np.bincount(cell, minlength=n_cells).astype(float)
+        draws = rng.multinomial(len(o), counts / counts.sum(), size=n_boot).astype(float)
+    else:
+        col = {"items": "item", "raters": "rater"}[resample]
+        if col not in outcomes.columns:
+            raise InputError(f"resampling {resample} needs a '{col}' column")
+        cl, cl_idx = np.unique(outcomes[col].to_numpy(), return_inverse=True)
+        table = np.zeros((len(cl), n_cells))
+        np.add.at(table, (cl_idx, cell), 1.0)
+        picks = rng.multinomial(len(cl), np.full(len(cl), 1.0 / len(cl)), size=n_boot)
+        draws = picks.astype(float) @ table
+    wins = draws[:, : k * k].reshape(n_boot, k, k)
+    tie = draws[:, k * k:].reshape(n_boot, k, k)
+    return wins, tie + np.swapaxes(tie, -1, -2)
+
+
+def bradley_terry(
+    outcomes: pd.DataFrame,
+    *,
+    ties: Literal["half", "drop"] = "half",
+    prior: float = 0.0,
+    n_boot: int = 1000,
+    resample: Literal["judgements", "items", "raters"] = "judgements",
+    seed: int = 1,
+    alpha: float = 0.05,
+) -> BradleyTerryResult:
+    """Bradley-Terry ranking with bootstrap intervals and rank clusters (module docstring).
+
+    ``outcomes``: from :func:`pairwise_outcomes`. Returns the ranking (``system, strength,
+    ci_low, ci_high, rank, wins, losses, ties, n``), the model's win probabilities for every
+    pair, and the bootstrap p-values used for the clusters.
+    """
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}")
+    if prior < 0:
+        raise InputError(f"prior must be >= 0, got {prior}")
+    if resample not in ("judgements", "items", "raters"):
+        raise InputError(f"resample must be judgements, items or raters, got {resample!r}")
+    if n_boot < 0:
+        raise InputError(f"n_boot must be >= 0, got {n_boot}")
+    systems = _systems(outcomes)
+    k = len(systems)
+    if k < 2:
+        raise InputError("a ranking needs at least 2 systems")
+    w = win_matrix(outcomes, systems, ties)
+    if w.sum() == 0:
+        raise InputError("no decisive judgements (every judgement is a tie and ties are "
+                         "dropped)")
+    if prior == 0 and not _strongly_connected(w[None])[0]:
+        raise InputError(_no_mle_message(w, systems))
+    beta, conv = fit_bradley_terry(w, prior=prior)
+    if not bool(conv):
+        raise InputError("the Bradley-Terry fit did not converge; pass a prior (e.g. "
+                         "--bt-prior 0.1)")
+    warns: list[str] = []
+    rng = np.random.default_rng(seed)
+    used = 0
+    if n_boot:
+        bw, bt_ties = _resample_counts(outcomes, systems, resample, n_boot, rng)
+        if ties == "half":
+            bw = bw + 0.5 * bt_ties
+        ok = _strongly_connected(bw) if prior == 0 else np.ones(n_boot, dtype=bool)
+        boot = np.full((n_boot, k), np.nan)
+        if ok.any():
+            bb, bconv = fit_bradley_terry(bw[ok], prior=prior)
+            bb[~bconv] = np.nan
+            boot[ok] = bb
+        good = np.isfinite(boot).all(axis=1)
+        used = int(good.sum())
+        boot = boot[good]
+        if used < n_boot:
+            warns.append(f"{n_boot - used} of {n_boot} bootstrap replicates have no finite MLE "
+                         "(a system won or lost every resampled comparison) and are left out; "
+                         "the intervals are from the other replicates (a prior, --bt-prior, "
+                         "keeps them all)")
+        if used < 0.9 * n_boot:
+            warns.append("more than 10 % of the bootstrap replicates were left out: the "
+                         "intervals are unreliable")
+    order = np.argsort(-beta, kind="stable")
+    if used >= 2:
+        lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+        # p[s, i] = share of replicates in which s is not stronger than i
+        p = (boot[:, :, None] <= boot[:, None, :]).mean(axis=0)
+    else:
+        lo = hi = np.full(k, np.nan)
+        p = np.full((k, k), np.nan)
+    p_sorted = p[np.ix_(order, order)]
+    ranks = assign_rank_clusters(np.nan_to_num(p_sorted, nan=1.0), alpha)
+    o = outcomes["outcome"].to_numpy()
+    ia = outcomes["system_a"].map({s: i for i, s in enumerate(systems)}).to_numpy()
+    ib = outcomes["system_b"].map({s: i for i, s in enumerate(systems)}).to_numpy()
+    wins = np.bincount(np.where(o > 0, ia, ib)[o != 0], minlength=k)
+    losses = np.bincount(np.where(o > 0, ib, ia)[o != 0], minlength=k)
+    tcount = np.bincount(np.concatenate([ia[o == 0], ib[o == 0]]), minlength=k)
+    ranking = pd.DataFrame({
+        "system": [systems[i] for i in order], "strength": beta[order],
+        "ci_low": lo[order], "ci_high": hi[order], "rank": ranks,
+        "wins": wins[order], "losses": losses[order], "ties": tcount[order],
+        "n": (wins + losses + tcount)[order],
+    })
+    probs = []
+    for i, j in combinations(range(k), 2):
+        probs.append({"system_a": systems[i], "system_b": systems[j],
+                      "p_a_beats_b": float(1.0 / (1.0 + np.exp(beta[j] - beta[i]))),
+                      "n": int(w[i, j] + w[j, i])})
+    pp = []
+    for x in range(k):
+        for y in range(x + 1, k):
+            pp.append({"system": systems[order[x]], "over": systems[order[y]],
+                       "p_not_better": float(p_sorted[x, y])})
+    overlap = [f"{ranking['system'][x]}-{ranking['system'][y]}"
+               for x in range(k) for y in range(x + 1, k)
+               if ranks[x] != ranks[y] and ranking["ci_low"][x] <= ranking["ci_high"][y]]
+    if overlap:
+        warns.append("systems in different rank clusters with overlapping intervals ("
+                     + ", ".join(overlap[:6]) + (" ..." if len(overlap) > 6 else "")
+                     + "): the clusters compare the two systems within each bootstrap "
+                     "replicate, which is more sensitive than comparing the two marginal "
+                     "intervals")
+    thin = [f"{systems[i]}-{systems[j]}" for i, j in combinations(range(k), 2)
+            if 0 < w[i, j] + w[j, i] < 5]
+    if thin:
+        warns.append(f"{len(thin)} pairs have fewer than 5 judgements ({', '.join(thin[:6])}"
+                     f"{' ...' if len(thin) > 6 else ''}): their order rests on the model's "
+                     "transitivity")
+    return BradleyTerryResult(
+        ranking=ranking, win_probability=pd.DataFrame(probs), pairwise_p=pd.DataFrame(pp),
+        n_judgements=len(outcomes), ties=ties, prior=float(prior), n_boot=int(n_boot),
+        n_boot_used=used, resample=resample, seed=int(seed), alpha=alpha,
+        loglik=float(bt_loglik(beta, w, prior)), warnings=tuple(warns),
+    )
+
+
+def _no_mle_message(w: np.ndarray, systems: list[str]) -> str:
+    from scipy.sparse.csgraph import connected_components
+
+    n_weak, _ = connected_components((w + w.T) > 0, directed=False)
+    if n_weak > 1:
+        return (f"the systems fall into {n_weak} groups never compared with each other: a "
+                "joint Bradley-Terry ranking is not identified (compare across groups)")
+    never_lost = [s for i, s in enumerate(systems) if w[:, i].sum() == 0]
+    never_won = [s for i, s in enumerate(systems) if w[i, :].sum() == 0]
+    who = []
+    if never_lost:
+        who.append(f"never lost: {', '.join(never_lost)}")
+    if never_won:
+        who.append(f"never won: {', '.join(never_won)}")
+    detail = "; ".join(who) or "a group of systems beat every system outside it"
+    return ("the Bradley-Terry maximum-likelihood strengths are infinite (" + detail + "); "
+            "pass a prior to shrink them (e.g. --bt-prior 0.1)")
