@@ -43,6 +43,20 @@ from nlgeval.correlation.human import (
     criterion_correlations,
     rater_agreement_bound,
 )
+from nlgeval.correlation.kendall import (
+    GROUPINGS,
+    GroupedResult,
+    KendallResult,
+    PairCounts,
+    PairedPermutationResult,
+    batch_grouped_kendall,
+    grouped_kendall,
+    kendall_permutation_test,
+    kendall_resample_distribution,
+    kendall_variant,
+    pair_counts,
+)
+from nlgeval.correlation.kendall import VARIANTS as KENDALL_VARIANTS
 from nlgeval.correlation.levels import (
     LEVELS,
     LevelCorrelation,
@@ -71,8 +85,18 @@ from nlgeval.correlation.ranking import (
     overall_score,
     task_ranking,
 )
+from nlgeval.correlation.tie_calibration import (
+    TieCalibrationResult,
+    acc_eq,
+    acc_eq_permutation_test,
+    tie_calibration,
+)
 
 __all__ = [
+    "GROUPINGS", "KENDALL_VARIANTS", "GroupedResult", "KendallResult", "PairCounts",
+    "PairedPermutationResult", "TieCalibrationResult", "acc_eq", "acc_eq_permutation_test",
+    "batch_grouped_kendall", "grouped_kendall", "kendall_permutation_test",
+    "kendall_resample_distribution", "kendall_variant", "pair_counts", "tie_calibration",
     "STATISTIC_RANGES", "PairwiseAccuracyResult", "PermutationComparison",
     "SoftPairwiseAccuracyResult", "TaskResult", "assign_ranks", "comparison_from_draws",
     "iter_swap_masks", "overall_pvalues", "overall_score", "pairwise_accuracy",

@@ -195,6 +195,15 @@ def bootstrap_distribution(
         ws = resample_counts(sys_idx, X.shape[0])
         wi = resample_counts(item_idx, X.shape[1])
         return _pearson_from_counts(X, Y, level, ws, wi)
+    if check_coefficient(coefficient) in ("kendall", "kendall_c") and level in ("segment",
+                                                                               "item"):
+        # pair counts per resample in one numba call (Knight 1966), no scipy call per resample
+        from nlgeval.correlation.kendall import kendall_resample_distribution
+
+        variant = "tau_b" if check_coefficient(coefficient) == "kendall" else "tau_c"
+        return kendall_resample_distribution(X, Y, variant,
+                                             "none" if level == "segment" else "item",
+                                             sys_idx, item_idx)
     if check_coefficient(coefficient) == "spearman" and level == "segment":
         ws = resample_counts(sys_idx, X.shape[0])
         wi = resample_counts(item_idx, X.shape[1])

@@ -76,6 +76,24 @@ _ALIASES = {
 }
 
 
+#: Named sets of statistics: what the WMT23 / WMT24 metrics tasks rank metrics with.
+PRESETS: dict[str, tuple[str, ...]] = {
+    "wmt24": ("soft_pairwise_accuracy", "acc_eq"),
+    "wmt23": ("pairwise_accuracy", "pearson", "acc_eq"),
+}
+
+
+def expand_statistics(names: Sequence[str]) -> list[str]:
+    """Replace the presets ``wmt23``/``wmt24`` by their statistics (order kept, no repeats)."""
+    out: list[str] = []
+    for n in names:
+        key = n.strip().lower()
+        for s in PRESETS.get(key, (n.strip(),)):
+            if s not in out:
+                out.append(s)
+    return out
+
+
 def check_statistic(name: str) -> str:
     """Canonical name of a statistic (coefficients keep :func:`check_coefficient`'s names)."""
     key = name.strip().lower().replace("-", "_")

@@ -32,9 +32,11 @@ from nlgeval.errors import InputError
 from nlgeval.progress import progress_bar
 from nlgeval.provenance import Timings
 from nlgeval.report.meta import (
+    PRESETS,
     MetaSettings,
     check_statistic,
     criterion_stage,
+    expand_statistics,
     is_coefficient,
     verdict,
 )
@@ -280,6 +282,10 @@ def run_validation(
     levels = list(dict.fromkeys(check_level(v) for v in levels))
     labels: dict[str, str] = {}
     if statistics is not None:
+        if any(n.strip().lower() in PRESETS for n in statistics):
+            statistics = expand_statistics(statistics)
+            # the WMT leaderboards rest on system-level and item-grouped statistics
+            levels = list(dict.fromkeys([*levels, "system", "item"]))
         canon = []
         for name in statistics:
             c = check_statistic(name)
