@@ -1,6 +1,6 @@
 """Benchmark: loading a published corpus from the parsed (Parquet) cache vs parsing the raw files.
 
-Run: ``NLGEVAL_DATA=../shared/corpora .venv/bin/python benchmarks/bench_corpora.py``
+Run: ``NLGEVAL_DATA=/path/to/corpora .venv/bin/python benchmarks/bench_corpora.py``
 Prints, per corpus, the median time of a fresh parse (``cache=False``), of a cached load, their
 ratio, and checks that both give identical frames. Uses a temporary cache directory.
 """

@@ -15,7 +15,7 @@ Measured in one run, on the same machine, with identical scores asserted:
 
 Targets (issue 2): >= 5x for BLEU, chrF and chrF++, >= 3x for ROUGE, >= 50x for the cached re-run.
 
-Run:  .venv/bin/python benchmarks/bench_scoring.py [--data-dir ../shared/corpora] [--limit N]
+Run:  .venv/bin/python benchmarks/bench_scoring.py [--data-dir CORPORA] [--limit N]
 (``--limit N`` keeps the rated outputs of the first N MRs only, for a quick look.)
 """
 

@@ -7,7 +7,7 @@ References used (independent of nlgeval's code paths):
 - nltk ``corpus_nist`` / ``sentence_nist`` (equal to mteval when every segment has ONE
   reference) and ``nltk.edit_distance``.
 - Published values: E2E TGen baseline BLEU 65.93 and NIST 8.6094 (Dusek et al. 2020, official
-  e2e-metrics scripts; see shared/corpora/e2e_nlg_challenge/SOURCE.md).
+  e2e-metrics scripts; see the corpus's SOURCE.md).
 """
 
 from __future__ import annotations

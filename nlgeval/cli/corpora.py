@@ -16,8 +16,8 @@ DataDirOpt = Annotated[
     Path | None,
     typer.Option(
         "--data-dir",
-        help="Folder laid out like shared/corpora (overrides NLGEVAL_DATA; default: the "
-        "download cache ~/.cache/nlgeval).",
+        help="Folder laid out like the bundled corpora, see docs/corpora.md (overrides "
+        "NLGEVAL_DATA; default: the download cache ~/.cache/nlgeval).",
         file_okay=False,
     ),
 ]

@@ -52,7 +52,8 @@ def score(
         bool, typer.Option("--rated-only", help="Only outputs with a human rating.")
     ] = False,
     data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Folder laid out like shared/corpora.")
+        Path | None, typer.Option("--data-dir", help="Folder laid out like the bundled "
+                                               "corpora (see docs/corpora.md).")
     ] = None,
     out: Annotated[
         Path | None,

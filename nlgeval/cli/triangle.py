@@ -139,7 +139,8 @@ def critical_cmd(
     pd: PdOpt = None,
     test: TestOpt = "difference",
     method: Annotated[str, typer.Option(
-        "--method", help="exact (binomial) or normal (the seed's approximation).")] = "exact",
+        "--method", help="exact (binomial) or normal (the approximation of "
+                         "González-Corbelle et al. 2020).")] = "exact",
     pd_true: Annotated[float | None, typer.Option(
         "--pd-true", help="Also report the exact power if this proportion truly "
         "discriminates (default: pd for difference, 0 for similarity).")] = None,
@@ -313,7 +314,8 @@ def tables_cmd(
     betas: Annotated[str, typer.Option(help="Betas (Tables 1, 3).")] = "0.2,0.1,0.05,0.01,0.001",
     pds: Annotated[str, typer.Option(help="pds (Tables 1, 3).")] = "0.5,0.4,0.3,0.2,0.1",
     method: Annotated[str, typer.Option(
-        "--method", help="Tables 2-3: exact or normal (the seed's approximation).")] = "exact",
+        "--method", help="Tables 2-3: exact or normal (the approximation of "
+                         "González-Corbelle et al. 2020).")] = "exact",
     which: Annotated[str, typer.Option(
         "--which", help="Table 1: first (as printed) or stable number of judges.")] = "first",
     formats: Annotated[str, typer.Option(help="Comma-separated: csv, md, tex, html.")]
@@ -321,7 +323,7 @@ def tables_cmd(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Regenerate the seed's Tables 1-3 (CSV, Markdown, LaTeX) for any ranges."""
+    """Regenerate Tables 1-3 of González-Corbelle et al. (2020) for any ranges (CSV, MD, LaTeX)."""
     from nlgeval.triangle.critical import check_method
     from nlgeval.triangle.tables import write_paper_tables
 

@@ -5,7 +5,8 @@
 >>> corpus = load_corpus("path/to/my_corpus")       # a directory in the canonical format
 
 Published corpora (``webnlg2020``, ``e2e``, ``novikova2017``) are read from ``data_dir``, else
-from ``$NLGEVAL_DATA`` (a folder laid out like ``shared/corpora``), else from the download cache
+from ``$NLGEVAL_DATA`` (a folder laid out like the bundled corpora: see docs/corpora.md), else from
+the download cache
 (``$NLGEVAL_CACHE`` or ``~/.cache/nlgeval``), downloading the pinned original files and
 verifying their SHA-256 when needed (see :mod:`nlgeval.corpora.store`). A user corpus is a
 directory with ``outputs.*``, ``references.*``, optional ``ratings.*`` and optional
@@ -85,7 +86,7 @@ def load_corpus(
         directory in the canonical format (a :class:`~pathlib.Path`, or a string that is not a
         corpus name: write ``./e2e`` for a directory called ``e2e``).
     data_dir:
-        Folder laid out like ``shared/corpora`` (overrides ``$NLGEVAL_DATA``).
+        Folder laid out like the bundled corpora (overrides ``$NLGEVAL_DATA``).
     download:
         Allow downloading the pinned files into the cache when there is no local copy.
     cache:

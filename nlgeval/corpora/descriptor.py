@@ -2,7 +2,8 @@
 
 A descriptor is a JSON file in ``nlgeval/corpora/descriptors/`` (package data; its format is
 described in ``corpora/README.md``). It lists, for every file a loader reads, the path inside
-the local corpus folder (laid out like ``../shared/corpora/<folder>/``), the public repository,
+the local corpus folder (a folder laid out like the bundled corpora, ``<folder>/``), the public
+repository,
 the pinned commit and the path there (so the raw-file URL can be rebuilt), and the SHA-256.
 """
 
@@ -25,7 +26,7 @@ class PinnedFile:
     repository: str  # "owner/name" on GitHub
     commit: str
     source_path: str  # path inside the repository
-    sha256: str  # of the copy laid out like ../shared/corpora
+    sha256: str  # of the reference copy of the file
     sha256_original: str | None = None  # of the repository's file when it differs (E2E ratings)
     drop_columns: tuple[str, ...] = ()  # columns of the original that nlgeval never reads
     download: bool = True  # False for derived files that exist nowhere public

@@ -208,7 +208,8 @@ def load(
     out_of_scale: OutOfScale = "drop_screen",
     criteria: tuple[str, ...] = ("quality", "naturalness"),
 ) -> Corpus:
-    """Load the E2E corpus from a folder laid out like ``shared/corpora/e2e_nlg_challenge``."""
+    """Load the E2E corpus from a folder laid out like the bundled ``e2e_nlg_challenge`` corpus
+    folder."""
     folder = Path(folder)
     desc = descriptor(NAME)
     systems = sorted(

@@ -88,7 +88,8 @@ def _read_refs(folder: Path, items: pd.Series, outputs: pd.DataFrame) -> pd.Data
 
 
 def load(folder: str | Path) -> Corpus:
-    """Load the corpus from a folder laid out like ``shared/corpora/novikova2017_emnlp``."""
+    """Load the corpus from a folder laid out like the bundled ``novikova2017_emnlp`` corpus
+    folder."""
     folder = Path(folder)
     desc = descriptor(NAME)
     path = folder / CSV

@@ -2,7 +2,8 @@
 
 Resolution order for a published corpus (first match wins, no mixing):
 
-1. the ``data_dir`` argument (``--data-dir``): a folder laid out like ``../shared/corpora/``
+1. the ``data_dir`` argument (``--data-dir``): a folder laid out like the bundled corpora (see
+docs/corpora.md)
    (``<data_dir>/<folder>/...``), or the corpus folder itself;
 2. the ``NLGEVAL_DATA`` environment variable, same layout;
 3. the download cache ``$NLGEVAL_CACHE`` or ``~/.cache/nlgeval``, as ``<cache>/corpora/<folder>/``.
@@ -97,7 +98,8 @@ def _corpus_folder_in(root: Path, desc: Descriptor) -> Path:
 def _what_to_do(desc: Descriptor) -> str:
     return (
         f"point --data-dir (or the NLGEVAL_DATA environment variable) at a folder laid out like "
-        f"shared/corpora that holds '{desc.folder}/', or run `nlgeval corpora fetch {desc.name}` "
+        f"the bundled corpora that holds '{desc.folder}/' (see docs/corpora.md), or run "
+        f"`nlgeval corpora fetch {desc.name}` "
         "on a machine with network access"
     )
 

@@ -5,7 +5,8 @@ package plans (number of judges, critical values, power), designs (balanced ques
 analyses (exact binomial tests, pd, Thurstonian d') such tests.
 
 Modules: ``critical`` (critical values, pc/pd), ``dprime`` (Thurstonian d'), ``planning``
-(power, sample size, inverse), ``design`` (questionnaire), ``analysis``, ``tables`` (the seed's
+(power, sample size, inverse), ``design`` (questionnaire), ``analysis``, ``tables``
+(González-Corbelle et al.'s
 Tables 1-3) and ``plot`` (the saw-tooth).
 """
 

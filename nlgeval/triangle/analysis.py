@@ -12,7 +12,8 @@ sensR's ``discrim``):
 * a two-sided Clopper-Pearson interval on pc (``confidence_level``), mapped to pd and d'
   (monotone maps, so the mapped interval has the same coverage);
 * one-sided exact limits ``pd_lower`` (level 1 - alpha) and ``pd_upper`` (level 1 - beta), and
-  the seed's normal-approximation limits ``pd_lower_normal`` / ``pd_upper_normal`` with its
+  the normal-approximation limits of González-Corbelle et al. (2020) ``pd_lower_normal`` /
+  ``pd_upper_normal`` with its
   2-decimal z values (98 judges, 36 correct, beta = .01: 0.221).
 
 Evidence wording (seed sec. 3): a result significant at the conventional risk 0.2, 0.05, 0.01 or
@@ -57,7 +58,10 @@ EVIDENCE_BANDS = ((0.001, "very strong"), (0.01, "strong"), (0.05, "moderate"), 
 
 
 def evidence_strength(pvalue: float) -> str | None:
-    """The seed's wording for a p-value: 'very strong', 'strong', 'moderate', 'slight' or None."""
+    """The wording of González-Corbelle et al. (2020) for a p-value.
+
+    One of 'very strong', 'strong', 'moderate', 'slight' or None.
+    """
     for limit, word in EVIDENCE_BANDS:
         if pvalue <= limit:
             return word
@@ -112,11 +116,13 @@ class TriangleResult:
     pd_lower: float
     """Exact one-sided lower 100(1-alpha)% limit of pd."""
     pd_lower_normal: float
-    """The seed's normal-approximation lower limit (sec. 4.2.1), clipped to [0, 1]."""
+    """González-Corbelle et al.'s (2020) normal-approximation lower limit (sec. 4.2.1), clipped to
+    [0, 1]."""
     pd_upper: float
     """Exact one-sided upper 100(1-beta)% limit of pd."""
     pd_upper_normal: float
-    """The seed's normal-approximation upper limit (sec. 4.2.2), clipped to [0, 1]."""
+    """González-Corbelle et al.'s (2020) normal-approximation upper limit (sec. 4.2.2), clipped to
+    [0, 1]."""
     min_correct: int | None
     max_correct: int | None
     significant: bool
@@ -160,7 +166,8 @@ def _conclusion(r: dict[str, Any]) -> str:
     level = f"{100 * (1 - b):g}%"
     limits = (
         f"with {level} confidence no more than {_pct(r['pd_upper'])} of the population "
-        f"perceive a difference (the seed's normal approximation: {_pct(r['pd_upper_normal'])})"
+        "perceive a difference (the normal approximation of González-Corbelle et al. 2020: "
+        f"{_pct(r['pd_upper_normal'])})"
     )
     if r["significant"]:
         return head + (

@@ -5,14 +5,15 @@ probability ``p0 = 1/3``. If a proportion ``pd`` of the population perceives the
 answers correctly) while the rest guess, the probability of a correct answer is
 ``pc = 1/3 + (2/3) pd`` (ISO 4120; Gonzalez-Corbelle et al. 2020, sec. 3).
 
-* Test of difference (Table 2 of the seed): the minimum number of correct answers ``x`` out of
+* Test of difference (Table 2 of González-Corbelle et al. 2020): the minimum number of correct
+answers ``x`` out of
   ``n`` to conclude a difference is the smallest ``x`` with ``P(X >= x | n, 1/3) <= alpha``.
 * Test of similarity (Table 3): the maximum number of correct answers to conclude similarity is
   the largest ``x`` with ``P(X <= x | n, pc(pd)) <= beta``.
 
 Both are computed from scipy's binomial tail functions (``binom.sf``/``binom.cdf``, which are the
 regularised incomplete beta function) and then checked by stepping one count either way, so the
-result is the exact discrete critical value, vectorised over ``n``. The seed's normal
+result is the exact discrete critical value, vectorised over ``n``. The normal
 approximations are offered as ``method="normal"`` so published numbers can be reproduced; they
 use the paper's z values, which are the standard normal quantiles rounded to two decimals
 (0.84, 1.28, 1.64, 2.33, 3.09).
@@ -36,7 +37,7 @@ TestType = Literal["difference", "similarity"]
 METHODS = ("exact", "normal")
 TESTS = ("difference", "similarity")
 
-# ISO 4120 / AENOR (2010), quoted in the seed (sec. 4.1 footnote 2).
+# ISO 4120 / AENOR (2010), quoted by González-Corbelle et al. 2020 (sec. 4.1, footnote 2).
 RECOMMENDED_MINIMUM = {"difference": 18, "similarity": 30}
 
 
@@ -106,9 +107,10 @@ def pd_from_pc(pc: float | np.ndarray, clip: bool = True) -> float | np.ndarray:
 
 
 def paper_z(prob: float) -> float:
-    """The z value the seed uses for a risk ``prob``: the upper normal quantile to 2 decimals.
+    """The z value González-Corbelle et al. (2020) use for a risk ``prob``: the upper normal
+    quantile to 2 decimals.
 
-    This gives exactly the seed's values (0.84, 1.28, 1.64, 2.33, 3.09 for 0.2 ... 0.001).
+    This gives exactly their values (0.84, 1.28, 1.64, 2.33, 3.09 for 0.2 ... 0.001).
     """
     return round(float(stats.norm.isf(prob)), 2)
 
@@ -151,14 +153,16 @@ def _max_correct_exact(n: np.ndarray, beta: float, pc: float) -> np.ndarray:
 
 
 def _min_correct_normal(n: np.ndarray, alpha: float) -> np.ndarray:
-    """The seed's formula x = n/3 + z sqrt(2n/9); answer = the nearest integer greater than x."""
+    """González-Corbelle et al.'s (2020) formula x = n/3 + z sqrt(2n/9); answer = the nearest
+    integer greater than x."""
     n = np.asarray(n, dtype=np.int64)
     x = n / 3.0 + paper_z(alpha) * np.sqrt(2.0 * n / 9.0)
     return np.floor(x).astype(np.int64) + 1
 
 
 def pd_upper_normal(correct: int | np.ndarray, n: int | np.ndarray, beta: float) -> np.ndarray:
-    """The seed's upper 100(1-beta)% limit of pd (sec. 4.2.2), with its 2-decimal z.
+    """González-Corbelle et al.'s (2020) upper 100(1-beta)% limit of pd (sec. 4.2.2), with its
+    2-decimal z.
 
     ``1.5 x/n - 0.5 + 1.5 z sqrt((n x - x^2) / n^3)``; not clipped (see analysis for that).
     """
@@ -168,7 +172,8 @@ def pd_upper_normal(correct: int | np.ndarray, n: int | np.ndarray, beta: float)
 
 
 def pd_lower_normal(correct: int | np.ndarray, n: int | np.ndarray, alpha: float) -> np.ndarray:
-    """The seed's lower one-sided 100(1-alpha)% limit of pd (sec. 4.2.1), with its 2-decimal z.
+    """González-Corbelle et al.'s (2020) lower one-sided 100(1-alpha)% limit of pd (sec. 4.2.1),
+    with its 2-decimal z.
 
     ``1.5 x/n - 0.5 - 1.5 z sqrt((x/n)(1 - x/n)/n)``; not clipped.
     """
@@ -215,7 +220,8 @@ def min_correct(n: int, alpha: float, method: Method = "exact") -> int | None:
     """Minimum number of correct answers out of ``n`` to conclude a difference (Table 2).
 
     ``method="exact"``: smallest x with P(X >= x | n, 1/3) <= alpha (ISO 4120; reproduces the
-    seed's Table 2). ``method="normal"``: the seed's approximation ``x = n/3 + z sqrt(2n/9)``
+    González-Corbelle et al.'s Table 2). ``method="normal"``: their approximation ``x = n/3 + z
+    sqrt(2n/9)``
     rounded to the nearest integer greater than x. ``None`` when even n correct is not enough.
     """
     n = check_n(n)
@@ -227,7 +233,7 @@ def max_correct(n: int, beta: float, pd: float, method: Method = "exact") -> int
     """Maximum number of correct answers out of ``n`` to conclude similarity (Table 3).
 
     ``method="exact"``: largest x with P(X <= x | n, pc(pd)) <= beta, ``pc = 1/3 + 2 pd / 3``
-    (reproduces the seed's Table 3). ``method="normal"``: largest x whose upper 100(1-beta)%
+    (reproduces their Table 3). ``method="normal"``: largest x whose upper 100(1-beta)%
     normal-approximation limit of pd (seed sec. 4.2.2) is below ``pd``. ``None`` if no x works.
     """
     n = check_n(n)

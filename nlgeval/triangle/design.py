@@ -31,7 +31,7 @@ from nlgeval.errors import InputError
 from nlgeval.triangle.critical import RECOMMENDED_MINIMUM, TestType, check_n, check_test
 
 ORDERS: tuple[str, ...] = ("ABB", "ABA", "AAB", "BAA", "BAB", "BBA")
-"""The six triad orders, in the seed's order."""
+"""The six triad orders, in the order of González-Corbelle et al. (2020)."""
 
 COLUMNS = (
     "judge", "position", "trial", "block", "item", "item_1", "item_2", "item_3", "order",

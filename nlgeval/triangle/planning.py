@@ -1,4 +1,5 @@
-"""Power and number of judges for the triangle test (the seed's Table 1), and the inverse.
+"""Power and number of judges for the triangle test (Table 1 of González-Corbelle et al. 2020), and
+the inverse.
 
 Power of the test of difference with ``n`` judges, level ``alpha`` and a true proportion of
 discriminators ``pd`` is ``P(X >= x_crit(n, alpha) | n, pc(pd))`` (exact binomial; Schlich 1993;
@@ -7,7 +8,8 @@ alpha = .05, pd = .3: power .8155 at n = 40, .7709 at 41, .8152 at 42), so "the 
 has two honest answers, and nlgeval reports both:
 
 ``judges`` (first n)
-    the smallest n whose power reaches ``1 - beta``. This is what the seed's Table 1 prints
+    the smallest n whose power reaches ``1 - beta``. This is what Table 1 of González-Corbelle et
+    al. (2020) prints
     (124 of its 125 cells) and what sensR calls ``statistic = "exact"``.
 ``judges_stable`` (stable n)
     the smallest n from which *every* larger n also reaches ``1 - beta`` (sensR's
@@ -16,7 +18,8 @@ has two honest answers, and nlgeval reports both:
 
 The test of similarity needs the same numbers: "exists x with P(X >= x | 1/3) <= alpha and
 P(X <= x - 1 | pc(pd)) <= beta" is the condition for both tests (with the roles of alpha and
-beta swapped in their interpretation), which is why the seed and ISO 4120 use one Table 1 for
+beta swapped in their interpretation), which is why González-Corbelle et al. (2020) and ISO 4120
+use one Table 1 for
 both; :func:`power` computes each test's own power and the tests check that they agree.
 """
 
@@ -121,7 +124,8 @@ class SampleSize:
     beta: float
     pd: float
     judges: int
-    """First n whose power reaches the target (what the seed's Table 1 prints)."""
+    """First n whose power reaches the target (what Table 1 of González-Corbelle et al. (2020)
+    prints)."""
     judges_stable: int
     """Smallest n from which every larger n reaches the target too."""
     power: float

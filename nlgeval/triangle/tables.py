@@ -1,13 +1,15 @@
-"""The seed's Tables 1-3 for any ranges of n, alpha, beta and pd, long and paper layouts.
+"""Tables 1-3 of González-Corbelle et al. (2020) for any ranges of n, alpha, beta and pd, long and
+paper layouts.
 
 * Table 1: number of judges for (alpha, pd, beta) -- first n and stable n (see planning).
 * Table 2: minimum correct answers for a difference, by n and alpha.
 * Table 3: maximum correct answers for similarity, by n, beta and pd.
 
 ``*_long`` functions return tidy frames (one row per cell); :func:`paper_tables` lays them out
-as the seed prints them and wraps them in :class:`nlgeval.tables.PaperTable` (CSV, Markdown,
+as González-Corbelle et al. (2020) print them and wraps them in :class:`nlgeval.tables.PaperTable`
+(CSV, Markdown,
 LaTeX). A cell with no attainable critical value (e.g. n = 6, alpha = .001) is empty (CSV) or
-"--" (Markdown/LaTeX), as the seed's "-".
+"--" (Markdown/LaTeX), as their "-".
 """
 
 from __future__ import annotations
@@ -193,9 +195,10 @@ def paper_tables(
     check_method(method)
     if which not in ("first", "stable"):
         raise InputError(f"which must be 'first' or 'stable', got {which!r}")
-    how = "exact binomial" if method == "exact" else "the seed's normal approximation"
+    how = ("exact binomial" if method == "exact"
+           else "the normal approximation of González-Corbelle et al. (2020)")
     t1_note = (
-        "First n whose exact power reaches 1 - beta (as printed in the seed)."
+        "First n whose exact power reaches 1 - beta (as printed by González-Corbelle et al. 2020)."
         if which == "first"
         else "Smallest n from which every larger n reaches power 1 - beta (stable n)."
     )
