@@ -177,7 +177,15 @@ def statistic_row(
     elif spec.family == "acc_eq":
         eps = None if not settings.epsilon else settings.epsilon.get(metric)
         res = acc_eq(X, Y, GROUPING[level], epsilon=eps)
-        row.update(r=res.statistic, epsilon=res.epsilon, note=res.note,
+        # the constant metric (every pair a tie) scores the share of human-tied pairs; a metric
+        # whose calibrated epsilon ties (nearly) everything is no better than that baseline
+        const = np.where(np.isfinite(X), 0.0, np.nan)
+        base = grouped_kendall(const, Y, "acc_23", GROUPING[level]).statistic
+        note = res.note
+        if np.isfinite(base) and res.statistic <= base + 1e-12:
+            note = _join(note, f"no better than predicting a tie for every pair (acc_eq of a "
+                               f"constant metric: {base:.4f}; Deutsch et al. 2023)")
+        row.update(r=res.statistic, epsilon=res.epsilon, note=note,
                    n=res.n_groups if level != "segment" else
                    int((np.isfinite(X) & np.isfinite(Y)).sum()))
     elif spec.family == "pairwise":

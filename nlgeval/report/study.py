@@ -501,6 +501,13 @@ def run_validation(
                 "without a metric score were left out")
     corr_df = pd.DataFrame(correlations, columns=CORRELATION_COLUMNS)
     boards = {k: pd.concat(v, ignore_index=True) for k, v in leaderboards.items()}
+    tied = corr_df[corr_df["note"].astype(str).str.contains("no better than predicting a tie")]
+    if len(tied):
+        notes.append(
+            "acc_eq no better than a constant metric (its calibrated epsilon ties every pair) "
+            f"for {len(tied)} metric x criterion x level: "
+            + ", ".join(f"{r.metric}/{r.criterion}/{r.level}" for r in tied.head(8).itertuples())
+            + (" ..." if len(tied) > 8 else ""))
     comp_df = (pd.concat(comparisons, ignore_index=True) if comparisons else pd.DataFrame(
         columns=["metric_a", "metric_b", "r_a", "r_b", "statistic", "pvalue", "method",
                  "criterion", "level", "coefficient"]))
