@@ -153,3 +153,19 @@ def test_mtme_layout_end_to_end(data_dir, tmp_path):
     data = json.loads(res.stdout)
     metrics = {r["metric"] for r in data["correlations"]}
     assert len(metrics) == 1 and next(iter(metrics)).startswith("toy")
+
+
+def test_acc_eq_note_when_no_better_than_all_ties():
+    """Mostly-zero human scores and a metric that reverses them: tying everything is optimal."""
+    from nlgeval.report.meta import MetaSettings, statistic_row
+
+    rng = np.random.default_rng(4)
+    Y = np.where(rng.random((6, 40)) < 0.85, 0.0, -rng.integers(1, 5, (6, 40)).astype(float))
+    X = -Y + 0.01 * rng.normal(size=(6, 40))  # every untied pair is discordant or human-tied
+    row = statistic_row(X, Y, "segment", "acc_eq", MetaSettings(resamples=0))
+    h = Y.ravel()
+    i, j = np.triu_indices(h.size, 1)
+    share_tied = np.mean(h[i] == h[j])  # acc23 of a metric that ties every pair
+    assert row["r"] == pytest.approx(share_tied, abs=1e-12)
+    assert "no better than predicting a tie" in row["note"]
+    assert row["epsilon"] >= np.ptp(X)  # every metric difference counts as a tie
