@@ -504,7 +504,7 @@ def run_validation(
     tied = corr_df[corr_df["note"].astype(str).str.contains("no better than predicting a tie")]
     if len(tied):
         notes.append(
-            "acc_eq no better than a constant metric (its calibrated epsilon ties every pair) "
+            "acc_eq no better than a constant metric that ties every pair "
             f"for {len(tied)} metric x criterion x level: "
             + ", ".join(f"{r.metric}/{r.criterion}/{r.level}" for r in tied.head(8).itertuples())
             + (" ..." if len(tied) > 8 else ""))
