@@ -122,6 +122,7 @@ def test_report_directory(study, tmp_path: Path) -> None:  # type: ignore[no-unt
     run = json.loads((rep / "run.json").read_text())
     assert run["seeds"]["bootstrap"] == 7 and "numpy" in run["versions"]
     assert run["settings"]["resamples"] == 200 and "correlations" in run["timings"]
+    assert {"report: tables", "report: figures"} <= set(run["timings"])  # report writing timed
     assert record["corpus"] == "synthetic"
     corr = pd.read_csv(rep / "correlations.csv")
     assert len(corr) == len(study.correlations)
