@@ -30,6 +30,7 @@ run: $(VENV)/.installed
 	$(VENV)/bin/nlgeval validate webnlg2020 --out $(OUT)
 
 test: $(VENV)/.installed system-deps
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q -p no:cacheprovider
 
 lint: $(VENV)/.installed
