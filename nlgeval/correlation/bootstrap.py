@@ -196,15 +196,16 @@ def bootstrap_distribution(
         wi = resample_counts(item_idx, X.shape[1])
         return _pearson_from_counts(X, Y, level, ws, wi)
     if check_coefficient(coefficient) in ("kendall", "kendall_c") and level == "segment":
-        # pair counts per resample in one numba call (Knight 1966), no scipy call per resample;
-        # nlgeval's rule for degenerate input (fewer than 3 complete cells -> NaN) on top
-        from nlgeval.correlation.kendall import kendall_resample_distribution
+        # weighted pair counts per resample in one numba call (Knight 1966), no sort and no
+        # scipy call per resample; nlgeval's rule (fewer than 3 complete cells -> NaN) on top
+        from nlgeval.correlation._kendall_weighted import weighted_kendall_segment
 
         variant = "tau_b" if check_coefficient(coefficient) == "kendall" else "tau_c"
-        out = kendall_resample_distribution(X, Y, variant, "none", sys_idx, item_idx)
+        ws = resample_counts(sys_idx, X.shape[0])
+        wi = resample_counts(item_idx, X.shape[1])
+        out = weighted_kendall_segment(X, Y, ws, wi, variant)
         ok = (np.isfinite(X) & np.isfinite(Y)).astype(float)
-        n_b = np.einsum("bs,si,bi->b", resample_counts(sys_idx, X.shape[0]), ok,
-                        resample_counts(item_idx, X.shape[1]))
+        n_b = np.einsum("bs,si,bi->b", ws, ok, wi)
         return np.where(n_b >= 3, out, np.nan)
     if check_coefficient(coefficient) == "spearman" and level == "segment":
         ws = resample_counts(sys_idx, X.shape[0])
