@@ -126,3 +126,19 @@ def test_table9_paper_table(tmp_path) -> None:  # noqa: ANN001
     assert len(paths) == 3
     tex = (tmp_path / "table9.tex").read_text()
     assert "Predicted" in tex and "ter\\_like" in tex and "\\toprule" in tex
+
+
+def test_cache_shared_across_criteria_gives_the_same_tables() -> None:
+    """Reusing a metric's tests across criteria (as validate does) changes no number."""
+    human, metric = make_data(3)
+    other = human.assign(score=human["score"] + np.random.default_rng(9).normal(0, 1, len(human)))
+    cache: dict = {}
+    for h in (human, other):
+        want = significant_difference_pairs(h, metric)
+        got = significant_difference_pairs(h, metric, cache=cache)
+        pd.testing.assert_frame_equal(got, want)
+    assert len(cache) == 5  # one entry per metric: the rated outputs were the same each time
+    fewer = human[human["item"] != "i0"]
+    pd.testing.assert_frame_equal(significant_difference_pairs(fewer, metric, cache=cache),
+                                  significant_difference_pairs(fewer, metric))
+    assert len(cache) == 10  # other outputs, new tests

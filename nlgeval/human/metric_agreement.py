@@ -17,7 +17,9 @@ same (system, item) outputs that have human scores, so both tests see the same i
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,6 +37,7 @@ def significant_difference_pairs(
     higher_is_better: Mapping[str, bool] | None = None,
     alpha: float = 0.05,
     correction: str = "bonferroni",
+    cache: dict[Any, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Per metric and system pair: the human and metric test results side by side.
 
@@ -42,7 +45,8 @@ def significant_difference_pairs(
     human_significant, metric_direction, metric_pvalue_adjusted, metric_significant, outcome``
     with outcome one of ``predicted, backwards, missed, spurious, agree-not-significant``.
     Directions are ``">"``/``"<"``/``"="`` for A vs B, metric directions oriented so that ``">"``
-    means A is better.
+    means A is better. ``cache``: a dict reused across calls (e.g. one per criterion) so that a
+    metric's tests on the same outputs are computed once.
     """
     for name, df, cols in (("human", human, ("system", "item", "score")),
                            ("metric_scores", metric_scores, ("metric", "system", "item", "score"))):
@@ -72,8 +76,16 @@ def significant_difference_pairs(
             raise InputError(f"metric '{metric}' has missing scores on human-rated outputs")
         sign = 1.0 if hib.get(str(metric), True) else -1.0
         m["score"] = sign * m["score"].astype(float)
-        mw = pairwise_wilcoxon(m, pairing="item", correction=correction,  # type: ignore[arg-type]
-                               alpha=alpha, systems=systems)
+        key = (str(metric), sign, tuple(systems), correction, alpha,
+               hashlib.sha1(pd.util.hash_pandas_object(m, index=False).to_numpy().tobytes())
+               .hexdigest())
+        if cache is not None and key in cache:
+            mw = cache[key]
+        else:
+            mw = pairwise_wilcoxon(m, pairing="item", correction=correction,  # type: ignore[arg-type]
+                                   alpha=alpha, systems=systems)
+            if cache is not None:
+                cache[key] = mw
         both = pd.DataFrame({
             "metric": str(metric),
             "system_a": hw["system_a"], "system_b": hw["system_b"],
@@ -104,6 +116,7 @@ def significant_difference_agreement(
     higher_is_better: Mapping[str, bool] | None = None,
     alpha: float = 0.05,
     correction: str = "bonferroni",
+    cache: dict[Any, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """The 2009 paper's Table 9 for any corpus: one row per metric with columns ``metric,
     human_significant, predicted, backwards, missed, spurious`` (see the module docstring).
@@ -112,7 +125,7 @@ def significant_difference_agreement(
     ``metric_scores``: ``metric, system, item, score`` (segment scores).
     """
     pairs = significant_difference_pairs(human, metric_scores, higher_is_better=higher_is_better,
-                                         alpha=alpha, correction=correction)
+                                         alpha=alpha, correction=correction, cache=cache)
     rows = []
     for metric, g in pairs.groupby("metric", sort=False):
         counts = g["outcome"].value_counts()

@@ -666,6 +666,7 @@ def _table9(
                      "nlgeval.human.metric_agreement is not available")
         return None
     frames = []
+    cache: dict[Any, pd.DataFrame] = {}  # a metric's tests, shared by criteria on the same outputs
     # the Wilcoxon tests pair outputs, so use the outputs every metric scored
     scored = seg[np.isfinite(seg["score"].astype(float))]
     n_metrics = scored["metric"].nunique()
@@ -683,7 +684,8 @@ def _table9(
                 warnings.simplefilter("ignore")
                 t = significant_difference_agreement(
                     h, scored[["metric", "system", "item", "score"]],
-                    higher_is_better=dict(hib), alpha=alpha, correction="bonferroni")
+                    higher_is_better=dict(hib), alpha=alpha, correction="bonferroni",
+                    cache=cache)
         except Exception as exc:  # a bug there must not sink the whole report
             notes.append(f"Table 9 for '{crit}' failed: {type(exc).__name__}: {exc}")
             continue
