@@ -17,3 +17,49 @@ Modules (one job each):
 """
 
 from __future__ import annotations
+
+from nlgeval.human.agreement import (
+    AgreementReport,
+    FleissResult,
+    ICCResult,
+    agreement_report,
+    fleiss_kappa,
+    icc,
+    krippendorff_alpha,
+    pairwise_cohen_kappa,
+    rater_zscores,
+)
+from nlgeval.human.compare import (
+    FriedmanResult,
+    SignedRankResult,
+    correct_pvalues,
+    friedman,
+    pairwise_wilcoxon,
+    signed_rank,
+)
+from nlgeval.human.design import LatinSquareDesign, latin_square_design
+from nlgeval.human.glm import GLMTukeyResult, glm_tukey, homogeneous_subsets, ordinal_model
+from nlgeval.human.metric_agreement import (
+    significant_difference_agreement,
+    significant_difference_pairs,
+)
+from nlgeval.human.mixed import MixedModelResult, mixed_model
+from nlgeval.human.pairwise import (
+    BradleyTerryResult,
+    bradley_terry,
+    pairwise_outcomes,
+    sign_tests,
+)
+from nlgeval.human.power import PowerResult, VarianceComponents, simulate_power
+from nlgeval.human.ratings import read_ratings, validate_ratings
+
+__all__ = [
+    "AgreementReport", "BradleyTerryResult", "FleissResult", "FriedmanResult", "GLMTukeyResult",
+    "ICCResult", "LatinSquareDesign", "MixedModelResult", "PowerResult", "SignedRankResult",
+    "VarianceComponents", "agreement_report", "bradley_terry", "correct_pvalues",
+    "fleiss_kappa", "friedman", "glm_tukey", "homogeneous_subsets", "icc",
+    "krippendorff_alpha", "latin_square_design", "mixed_model", "ordinal_model",
+    "pairwise_cohen_kappa", "pairwise_outcomes", "pairwise_wilcoxon", "rater_zscores",
+    "read_ratings", "sign_tests", "signed_rank", "significant_difference_agreement",
+    "significant_difference_pairs", "simulate_power", "validate_ratings",
+]
