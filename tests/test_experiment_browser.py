@@ -203,3 +203,85 @@ def test_relative_and_triangle_trials_render_and_submit(browser, tmp_path: Path,
                            params={"practice": 1}, timeout=10).text
     df = pd.read_csv(io.StringIO(csv))
     assert len(df) == (2 if mode == "relative" else 1)
+
+
+def test_crowd_join_consent_checks_completion_and_back(browser, tmp_path: Path,  # noqa: ANN001
+                                                       shots: Path) -> None:
+    """A Prolific-style participant: open link with URL parameters -> consent -> trials (with
+    an attention check) -> questionnaire -> completion code; Back after the last page shows
+    the thank-you page again, never a browser error; the phone layout keeps the text in view."""
+    extra = '''
+[crowd]
+consent = "Your answers are stored anonymously."
+completion_code = "DONE77"
+redirect_url = "https://app.prolific.com/submissions/complete?cc={code}"
+
+[checks]
+repeats = 1
+'''
+    d = write_experiment(tmp_path / "crowd", systems=3, items=3, evaluators=3, practice=0,
+                         extra=extra)
+    create_experiment(d)
+    from nlgeval.experiment.storage import Store, default_url
+
+    store = Store(default_url(d))
+    jt = store.meta()["join_token"]
+    store.dispose()
+    with running_server(d) as srv:
+        ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                  has_touch=True, device_scale_factor=2)
+        page = ctx.new_page()
+        events = _watch(page)
+        # the favicon is served (no 404 in the console)
+        assert requests.get(f"{srv.base}/favicon.ico", timeout=10).status_code == 200
+        page.goto(f"{srv.base}/join/{jt}?PROLIFIC_PID=pp1&STUDY_ID=st&SESSION_ID=se")
+        page.get_by_role("button", name="Take part").tap()
+        page.wait_for_selector("text=Consent")
+        page.get_by_role("button", name="Start").tap()
+        page.wait_for_selector("#err-consent")
+        assert page.get_attribute("input[name=consent]", "aria-invalid") == "true"
+        page.get_by_text("I have read the above and agree").tap()
+        page.get_by_role("button", name="Start").tap()
+        page.wait_for_selector("form.trial")
+        n = 0
+        while page.locator("form.trial").count():
+            n += 1
+            page.get_by_text("Good", exact=True).tap()
+            page.get_by_text("tick here to confirm").tap()
+            if n == 1:
+                page.screenshot(path=str(shots / "20-phone-sticky.png"))
+                page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                top = page.evaluate("document.querySelector('.judged').getBoundingClientRect()"
+                                    ".top")
+                assert abs(top) < 2, top  # the texts stay at the top while rating
+            with page.expect_navigation():
+                page.get_by_role("button", name="Next").tap()
+        assert n == 4  # 3 trials + 1 repeat
+        page.get_by_text("no", exact=True).tap()
+        page.get_by_role("button", name="Finish").tap()
+        page.wait_for_selector("#completion-code")
+        assert page.inner_text("#completion-code") == "DONE77"
+        href = page.get_attribute("a.button", "href")
+        assert href == "https://app.prolific.com/submissions/complete?cc=DONE77"
+        page.screenshot(path=str(shots / "21-completion.png"), full_page=True)
+        for _ in range(3):  # Back, Back, Back: never an error page
+            page.go_back()
+            page.wait_for_load_state()
+            body = page.inner_text("body")
+            assert "Thank you" in body or "Consent" in body or "Take part" in body, body[:300]
+        ctx.close()
+        assert events == []
+        csv = requests.get(f"{srv.base}/r/{_rtoken(d)}/ratings.csv", timeout=10).text
+    df = pd.read_csv(io.StringIO(csv), dtype={"rater": str, "participant": str})
+    assert len(df) == 3 * 2 and set(df["participant"]) == {"pp1"}
+    assert df["time_on_task_ms"].notna().all()
+
+
+def _rtoken(d: Path) -> str:
+    from nlgeval.experiment.storage import Store, default_url
+
+    store = Store(default_url(d))
+    try:
+        return store.meta()["researcher_token"]
+    finally:
+        store.dispose()

@@ -14,7 +14,14 @@ DirArg = Annotated[Path, typer.Argument(help="Experiment directory (holds experi
 DbOpt = Annotated[
     str | None,
     typer.Option("--database", help="SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db "
-                 "(default: the config's 'database', else DIR/experiment.db, SQLite)."),
+                 "(default: the one `create` remembered, else the config's 'database', else "
+                 "DIR/experiment.db, SQLite)."),
+]
+BaseOpt = Annotated[
+    str | None,
+    typer.Option("--base-url", help="Where evaluators reach the server, for the printed links "
+                 "(default: the one `create --base-url` remembered, else "
+                 "http://127.0.0.1:8000)."),
 ]
 
 
@@ -60,23 +67,36 @@ def register(app: typer.Typer) -> None:
         database: DbOpt = None,
         force: Annotated[bool, typer.Option(
             "--force", help="Recreate an experiment that has no judgements yet.")] = False,
-        base_url: Annotated[str, typer.Option(
-            help="Where the server will be reachable (for the printed links).")]
-        = "http://127.0.0.1:8000",
+        base_url: BaseOpt = None,
         as_json: JsonOpt = False,
         quiet: QuietOpt = False,
     ) -> None:
         """Validate the experiment, allocate trial sets (Latin square or triangle
-        questionnaire) and set up its database. Prints the personal links."""
+        questionnaire) and set up its database. Prints the personal links. --database and
+        --base-url are remembered for serve, status and export."""
         setup(quiet, as_json)
         from nlgeval.experiment.build import create_experiment
+        from nlgeval.experiment.settings import base_url_for
+        from nlgeval.experiment.storage import Store
 
         made = create_experiment(directory, evaluators=evaluators, seed=seed,
-                                 database=database, force=force)
-        base = base_url.rstrip("/")
+                                 database=database, force=force, base_url=base_url)
+        base = base_url_for(directory, base_url)
+        store = Store(made.database)
+        try:
+            join = store.meta().get("join_token")
+        finally:
+            store.dispose()
+        from nlgeval.experiment.config import load_config
+
+        crowd = load_config(directory).crowd
+        join_url = f"{base}/join/{join}" if crowd and crowd.open_link and join else None
         if as_json:
             d = made.to_dict()
+            d["base_url"] = base
             d["researcher_url"] = f"{base}/r/{made.researcher_token}"
+            d["dashboard_url"] = f"{base}/dashboard"
+            d["join_url"] = join_url
             for e in d["evaluators"]:
                 e["url"] = f"{base}/e/{e['token']}"
             emit_json(d)
@@ -89,35 +109,40 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"researcher view (keep secret): {base}/r/{made.researcher_token}")
         for e in made.evaluators.itertuples(index=False):
             typer.echo(f"evaluator {e.evaluator}: {base}/e/{e.token}")
+        if join_url:
+            typer.echo(f"open sign-up link (hands out the next free set): {join_url}")
         typer.echo(f"start the server with: nlgeval serve {directory}")
 
     @exp.command("status")
     def status(
         directory: DirArg,
         database: DbOpt = None,
-        base_url: Annotated[str, typer.Option(help="Base URL for the links.")]
-        = "http://127.0.0.1:8000",
+        base_url: BaseOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Progress per evaluator (with their personal links)."""
-        from nlgeval.experiment.export import progress
+        """Progress per evaluator (with their personal links and QC flags)."""
+        from nlgeval.experiment.export import progress, quality_flags
+        from nlgeval.experiment.settings import base_url_for
 
-        _cfg, store = _store(directory, database)
+        cfg, store = _store(directory, database)
         try:
             prog = progress(store)
+            flags = quality_flags(store, cfg)
             rtoken = store.meta()["researcher_token"]
         finally:
             store.dispose()
-        base = base_url.rstrip("/")
+        base = base_url_for(directory, base_url)
         prog["url"] = base + "/e/" + prog["token"]
+        prog["qc_flags"] = flags["flags"].to_numpy() if len(flags) else []
         if as_json:
             emit_json({"researcher_url": f"{base}/r/{rtoken}",
+                       "dashboard_url": f"{base}/dashboard", "base_url": base,
                        "done": int(prog["done"].sum()), "total": int(prog["total"].sum()),
                        "evaluators": prog.drop(columns=["token"])})
             return
         typer.echo(f"{int(prog['done'].sum())} of {int(prog['total'].sum())} trials judged")
         show = prog[["evaluator", "practice_done", "practice_total", "done", "total",
-                     "finished", "url"]]
+                     "finished", "qc_flags", "url"]]
         typer.echo(show.to_string(index=False))
         typer.echo(f"researcher view: {base}/r/{rtoken}")
 
@@ -131,6 +156,11 @@ def register(app: typer.Typer) -> None:
         questionnaire: Annotated[Path | None, typer.Option(
             "--questionnaire", help="Also write exit-questionnaire answers to this CSV.")]
         = None,
+        include_checks: Annotated[bool, typer.Option(
+            "--include-checks", help="Also export attention-check trials (qc_check names "
+            "them).")] = False,
+        flags: Annotated[Path | None, typer.Option(
+            "--flags", help="Also write the per-evaluator QC flags to this CSV.")] = None,
         database: DbOpt = None,
         spreadsheet: Annotated[bool, typer.Option(
             "--spreadsheet-safe",
@@ -138,16 +168,21 @@ def register(app: typer.Typer) -> None:
                  "with an apostrophe; for opening in Excel, not for analysis.")] = False,
     ) -> None:
         """Export judgements as the tidy ratings table (rater, item, system, criterion,
-        score, + time_ms, comment ...) that compare/agreement/validate/triangle read."""
+        score, + time_ms, time_on_task_ms, QC flags, comment ...) that
+        compare/agreement/validate/triangle read."""
         from nlgeval.experiment.export import (
             export_questionnaire,
             export_ratings,
+            quality_flags,
             spreadsheet_safe,
         )
 
         cfg, store = _store(directory, database)
         try:
-            df = export_ratings(store, cfg, include_practice=include_practice)
+            df = export_ratings(store, cfg, include_practice=include_practice,
+                                include_checks=include_checks)
+            if flags is not None:
+                quality_flags(store, cfg).to_csv(flags, index=False)
             if spreadsheet:
                 df = spreadsheet_safe(df)
             if questionnaire is not None:
@@ -161,12 +196,43 @@ def register(app: typer.Typer) -> None:
             df.to_csv(out, index=False)
             typer.echo(f"wrote {len(df)} judgement(s) to {out}", err=True)
 
+    @exp.command("password")
+    def password(
+        directory: DirArg,
+        database: DbOpt = None,
+        from_stdin: Annotated[bool, typer.Option(
+            "--password-stdin", help="Read the password from standard input (first line).")]
+        = False,
+    ) -> None:
+        """Set the researcher dashboard's password (stored as a salted scrypt hash; /login,
+        then /dashboard). Setting a new one logs every open dashboard session out."""
+        import sys
+
+        from werkzeug.security import generate_password_hash
+
+        from nlgeval.errors import InputError
+        from nlgeval.experiment.researcher import PASSWORD_KEY
+
+        if from_stdin:
+            pw = sys.stdin.readline().rstrip("\n")
+        else:
+            pw = typer.prompt("Researcher password", hide_input=True,
+                              confirmation_prompt=True)
+        if len(pw) < 10:
+            raise InputError("the researcher password needs at least 10 characters")
+        _cfg, store = _store(directory, database)
+        try:
+            store.set_meta(PASSWORD_KEY, generate_password_hash(pw))
+        finally:
+            store.dispose()
+        typer.echo("researcher password set; log in at <base URL>/login")
+
     @app.command("serve")
     def serve_cmd(
         directory: DirArg,
         host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
-        threads: Annotated[int, typer.Option(help="Worker threads.")] = 8,
+        threads: Annotated[int, typer.Option(help="Worker threads.")] = 16,
         database: DbOpt = None,
         secure_cookies: Annotated[bool, typer.Option(
             "--secure-cookies",

@@ -5,9 +5,13 @@ Modules (one job each):
 ``config``   the experiment directory and ``experiment.toml``, validated up front.
 ``scales``   preset verbal descriptor scales (the 2023 seed's Table 1, relative preference scales).
 ``build``    ``create``: Latin-square (or triangle-questionnaire) trial sets into the database.
-``storage``  SQLAlchemy models; SQLite (WAL) by default, PostgreSQL by URL.
-``app``      the Flask application (evaluator flow, researcher view).
-``export``   the tidy ratings table, progress, questionnaire answers.
+``storage``  SQLAlchemy models; SQLite (WAL, group commit) by default, PostgreSQL by URL.
+``settings`` what ``create --database/--base-url`` remembers for serve, status and export.
+``app``      the Flask application: ``site`` blueprint (home, health, favicon, error pages).
+``evaluator`` blueprint: open sign-up link, personal link, trials, questionnaire, thank-you.
+``researcher`` blueprint: password-protected dashboard and the token view.
+``i18n``     the interface language catalogue (English, German; right-to-left aware).
+``export``   the tidy ratings table (+ time on task, QC flags), progress, quality flags.
 ``server``   ``nlgeval serve``: the app on waitress (multi-threaded WSGI).
 ``example``  a ready-to-run example experiment (``nlgeval experiment init``).
 """

@@ -213,7 +213,7 @@ class CreatedExperiment:
     directory: Path
     database: str
     researcher_token: str
-    evaluators: pd.DataFrame  # evaluator, token, n_trials, n_practice
+    evaluators: pd.DataFrame  # evaluator, token, n_trials, n_practice, n_checks
     design_summary: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -229,7 +229,117 @@ class CreatedExperiment:
 
 
 def database_url(cfg: ExperimentConfig, override: str | None = None) -> str:
-    return override or cfg.database or default_url(cfg.directory)
+    """The database: ``override``, else the one ``create`` remembered (see
+    :mod:`nlgeval.experiment.settings`), else the config's ``database``, else SQLite in the
+    experiment directory."""
+    from nlgeval.experiment.settings import load_settings
+
+    return (override or load_settings(cfg.directory).database or cfg.database
+            or default_url(cfg.directory))
+
+
+def degrade_text(text: str, rng: np.random.Generator) -> str:
+    """A clearly worse copy of ``text`` for a "degraded output" attention check: its words in
+    a random order (at least 3 words), else cut to its first half. Never returns ``text``."""
+    words = text.split()
+    if len(words) >= 3:
+        for _ in range(20):
+            perm = rng.permutation(len(words))
+            out = " ".join(words[i] for i in perm)
+            if out != " ".join(words):
+                return out
+    half = max(1, len(text) // 2)
+    out = text[:half].rstrip() + " …"
+    return out if out != text else "…"
+
+
+def add_checks(
+    trials: pd.DataFrame, cfg: ExperimentConfig, mat: Materials, *, seed: int
+) -> pd.DataFrame:
+    """Attention-check trials (``cfg.checks``) inserted into every evaluator's trial set.
+
+    Each check copies one of the evaluator's main trials (``details["of_position"]`` is the
+    copied trial's position) and is put at a seeded random place after it (with at least one
+    trial in between when the set allows); the main trials, and so the Latin square's
+    balance, are untouched. Check trials carry ``qc_kind``; the export leaves them out unless
+    asked for, and :func:`nlgeval.experiment.export.quality_flags` scores them.
+    """
+    t = trials.copy()
+    t["qc_kind"] = None
+    ck = cfg.checks
+    if not ck.any:
+        return t
+    text = mat.corpus.outputs.set_index(["system", "item"])["text"]
+    items_of = mat.corpus.outputs.groupby("system")["item"].agg(list)
+    out: list[dict[str, Any]] = []
+    for k, (_ev, sub) in enumerate(t.groupby("evaluator", sort=False)):
+        rng = np.random.default_rng([seed, k, 1501])
+        sub = sub.sort_values("position", kind="stable")
+        prac = [dict(r) for r in sub[sub["practice"]].to_dict("records")]
+        main = [dict(r) for r in sub[~sub["practice"]].to_dict("records")]
+        if not main:
+            out += prac
+            continue
+        for i, r in enumerate(main):
+            r["_key"] = i
+        seq = list(main)
+        checks: list[dict[str, Any]] = []
+        first_half = max(1, (len(main) + 1) // 2)
+
+        def pick(n: int, pool: int, rng: np.random.Generator = rng) -> list[int]:
+            return [int(x) for x in rng.choice(pool, size=min(n, pool), replace=False)]
+
+        for i in pick(ck.repeats, first_half):
+            c = dict(main[i])
+            c.update(qc_kind="repeat", _of=i, details=dict(main[i]["details"] or {}) or None)
+            checks.append(c)
+        for i in pick(ck.degraded, len(main)):
+            o = main[i]
+            orig = str(text.loc[(o["system"], o["item"])])
+            deg = degrade_text(orig, rng)
+            if cfg.mode == "relative":
+                slot = int(rng.integers(1, 3))
+                texts = [deg, orig] if slot == 1 else [orig, deg]
+                details = {"texts": texts, "degraded_slot": slot}
+                c = dict(o, system_b=o["system"])
+            else:
+                details = {"texts": [deg]}
+                c = dict(o)
+            c.update(qc_kind="degraded", _of=i, details=details)
+            checks.append(c)
+        for i in pick(ck.known_answer, len(main)):
+            o = main[i]
+            d = o["details"] or {}
+            src, it = d["sources"][0], d["items"][0]
+            others = [x for x in items_of.get(src, []) if x != it]
+            if not others:
+                raise InputError(f"a known-answer triangle trial needs a second item with an "
+                                 f"output of '{src}'", file=cfg.path, column="checks.known_answer")
+            it2 = others[int(rng.integers(len(others)))]
+            odd = int(rng.integers(1, 4))
+            items = [it2 if j == odd else it for j in (1, 2, 3)]
+            c = dict(o, item=it, system=src, details={
+                "order": "known", "sources": [src, src, src], "items": items,
+                "odd_position": odd, "test": "known_answer"})
+            c.update(qc_kind="known_answer", _of=i)
+            checks.append(c)
+        for c in checks:
+            at = next(j for j, r in enumerate(seq) if r.get("_key") == c["_of"])
+            lo = min(at + 2, len(seq))
+            seq.insert(int(rng.integers(lo, len(seq) + 1)), c)
+        start = max((int(r["position"]) for r in prac), default=0) + 1
+        pos_of: dict[int, int] = {}
+        for j, r in enumerate(seq):
+            r["position"] = start + j
+            if r.get("qc_kind") is None:
+                pos_of[r["_key"]] = r["position"]
+        for r in seq:
+            if r.get("qc_kind") in ("repeat", "degraded", "known_answer"):
+                r["details"] = dict(r["details"] or {}, of_position=pos_of[r["_of"]])
+            r.pop("_key", None)
+            r.pop("_of", None)
+        out += prac + seq
+    return pd.DataFrame(out, columns=list(t.columns)).reset_index(drop=True)
 
 
 def create_experiment(
@@ -239,12 +349,16 @@ def create_experiment(
     seed: int | None = None,
     database: str | None = None,
     force: bool = False,
+    base_url: str | None = None,
 ) -> CreatedExperiment:
     """Validate the experiment, allocate trial sets and (re)create its database.
 
     Refuses to overwrite an existing experiment database unless ``force=True``; ``force``
     also refuses when judgements have been collected (delete the database by hand to discard
     them -- judgements are never dropped implicitly).
+
+    ``database`` and ``base_url`` are remembered in the experiment directory
+    (:mod:`nlgeval.experiment.settings`) for ``serve``, ``status`` and ``export``.
     """
     cfg = load_config(directory)
     mat = load_materials(cfg)
@@ -254,13 +368,35 @@ def create_experiment(
         trials = triangle_trials(cfg, mat)
     else:
         n_ev = evaluators or cfg.evaluators
+        if cfg.overlap is not None:
+            n_sym = len(mat.systems)
+            if cfg.mode == "relative":
+                n_sym = n_sym * (n_sym - 1) // 2
+            want = cfg.overlap * n_sym
+            if n_ev and n_ev != want:
+                raise InputError(
+                    f"overlap = {cfg.overlap} means {want} evaluators ({cfg.overlap} x "
+                    f"{n_sym} {'system pairs' if cfg.mode == 'relative' else 'systems'}: each "
+                    f"output judged by {cfg.overlap}), but evaluators = {n_ev}",
+                    file=cfg.path, column="overlap")
+            n_ev = want
         if not n_ev:
             raise InputError("how many evaluators? set evaluators = N in the config or pass "
                              "--evaluators", file=cfg.path, column="evaluators")
         trials, summary = latin_square_trials(cfg, mat, evaluators=n_ev, seed=seed)
         _check_outputs(mat, trials, cfg)
+    trials = add_checks(trials, cfg, mat, seed=seed)
 
-    url = database_url(cfg, database)
+    from nlgeval.experiment.settings import load_settings, save_settings
+
+    if base_url is not None:
+        from nlgeval.experiment.settings import check_base_url
+
+        base_url = check_base_url(base_url)
+    old = load_settings(cfg.directory)
+    if database is None and old.database:
+        database = old.database  # created before with --database: the same database again
+    url = database if database else (cfg.database or default_url(cfg.directory))
     store = Store(url)
     try:
         if store.exists():
@@ -286,10 +422,14 @@ def create_experiment(
                 Meta(key="mode", value=cfg.mode),
                 Meta(key="systems", value=json.dumps(list(mat.systems))),
                 Meta(key="seed", value=str(seed)),
+                Meta(key="join_token", value=secrets.token_urlsafe(12)),
+                Meta(key="completion_code", value=(cfg.crowd.completion_code if cfg.crowd
+                                                   and cfg.crowd.completion_code else
+                                                   secrets.token_hex(4).upper())),
             ])
             needed = set()
             for rec in trials.itertuples(index=False):
-                if rec.details:
+                if rec.details and "sources" in rec.details:
                     needed.update(zip(rec.details["sources"], rec.details["items"], strict=True))
                 else:
                     needed.add((rec.system, rec.item))
@@ -315,16 +455,21 @@ def create_experiment(
                         practice=bool(rec.practice), item=str(rec.item), system=str(rec.system),
                         system_b=None if sb is None or pd.isna(sb) else str(sb),
                         details=rec.details,
+                        qc_kind=None if rec.qc_kind is None or pd.isna(rec.qc_kind)
+                        else str(rec.qc_kind),
                     ))
                 ev_rows.append({
                     "evaluator": str(name), "token": token, "n_trials": int(len(sub)),
                     "n_practice": int(sub["practice"].sum()),
+                    "n_checks": int(sub["qc_kind"].notna().sum()),
                 })
         trials.assign(details=trials["details"].map(
             lambda d: json.dumps(d) if d else "")).to_csv(cfg.directory / "trials.csv",
                                                          index=False)
     finally:
         store.dispose()
+    save_settings(cfg.directory, database=database or None,
+                  base_url=base_url or old.base_url)
     return CreatedExperiment(
         directory=cfg.directory, database=url, researcher_token=researcher,
         evaluators=pd.DataFrame(ev_rows), design_summary=summary,
@@ -338,6 +483,7 @@ def check_experiment(cfg: ExperimentConfig, store: Store) -> dict[str, str]:
         raise InputError(
             f"the experiment has not been created yet in {redact(store.url)} (run `nlgeval "
             "experiment create DIR` first)", file=cfg.directory)
+    store.upgrade_schema()
     meta = store.meta()
     if meta.get("fingerprint") != cfg.fingerprint():
         with store.read() as s:

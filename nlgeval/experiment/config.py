@@ -83,6 +83,52 @@ class Question:
     required: bool = False
 
 
+DEFAULT_CROWD_PARAMS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "workerId", "assignmentId",
+                        "hitId")
+CHECK_KINDS = ("repeat", "degraded", "known_answer")
+
+
+@dataclass(frozen=True)
+class CrowdConfig:
+    """The ``[crowd]`` table: open sign-up link, consent, completion code and redirect.
+
+    ``params`` are the URL parameters captured at sign-up (Prolific's ``PROLIFIC_PID``,
+    ``STUDY_ID``, ``SESSION_ID``; MTurk's ``workerId``, ``assignmentId``, ``hitId``); the first
+    one present is the participant id, which brings a returning participant back to the same
+    trial set. ``redirect_url`` may contain ``{code}`` (the completion code).
+    """
+
+    open_link: bool = True
+    consent: str = ""
+    completion_code: str = ""
+    redirect_url: str = ""
+    params: tuple[str, ...] = DEFAULT_CROWD_PARAMS
+
+
+@dataclass(frozen=True)
+class ChecksConfig:
+    """The ``[checks]`` table: attention checks added to every trial set, and speeders.
+
+    ``repeats`` main trials are shown again later (the same output; the two answers must agree
+    within ``repeat_tolerance`` of the scale's range); ``degraded`` trials show a degraded copy
+    of an output (words shuffled, or cut short: Appraise's "bad reference" idea, Kocmi et al.
+    2021 / Graham et al. 2013), which must be rated lower than the original (relative mode: the
+    original must be preferred); ``known_answer`` triangle trials show two copies of one text
+    and an unrelated one, which must be picked. A trial answered faster than ``speeder_ms``
+    (server-side time on task) is flagged, and an evaluator whose median is below it too.
+    """
+
+    repeats: int = 0
+    degraded: int = 0
+    known_answer: int = 0
+    repeat_tolerance: float = 0.25
+    speeder_ms: int = 2000
+
+    @property
+    def any(self) -> bool:
+        return bool(self.repeats or self.degraded or self.known_answer)
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
     """A validated ``experiment.toml``."""
@@ -109,6 +155,10 @@ class ExperimentConfig:
     triangle_question: str = "Two of these texts come from the same source. Which one is different?"
     database: str | None = None
     thank_you: str = "Thank you for taking part. You can close this page now."
+    overlap: int | None = None
+    crowd: CrowdConfig | None = None
+    checks: ChecksConfig = ChecksConfig()
+    language: str = "en"
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -219,7 +269,8 @@ class _Reader:
 _TOP_KEYS = {
     "title", "mode", "introduction", "instructions", "criteria", "outputs", "context", "systems",
     "items", "practice", "practice_items", "evaluators", "seed", "comments", "questionnaire",
-    "triangle", "database", "thank_you", "corpus", "sample_items",
+    "triangle", "database", "thank_you", "corpus", "sample_items", "overlap", "crowd", "checks",
+    "language",
 }
 _CRIT_KEYS = {
     "name", "question", "definition", "tool", "scale", "labels", "values", "descriptions", "min",
@@ -328,6 +379,52 @@ def _question(t: Any, i: int, file: Path) -> Question:
                     r.bool("required", False))
 
 
+def _crowd(raw: Any, file: Path) -> CrowdConfig | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise InputError("must be a table ([crowd])", file=file, column="crowd")
+    r = _Reader(raw, "crowd", file)
+    r.unknown({"open_link", "consent", "completion_code", "redirect_url", "params"})
+    redirect = r.str("redirect_url", "").strip()
+    if redirect and not redirect.startswith(("https://", "http://")):
+        raise r.fail("redirect_url", f"must start with https:// (got {redirect!r})")
+    code = r.str("completion_code", "").strip()
+    if code and not all(ch.isalnum() or ch in "-_" for ch in code):
+        raise r.fail("completion_code", "may hold letters, digits, '-' and '_' only")
+    params = r.strs("params") if "params" in raw else DEFAULT_CROWD_PARAMS
+    for p in params:
+        if not p or not all(ch.isalnum() or ch in "-_" for ch in p):
+            raise r.fail("params", f"{p!r} is not a URL parameter name")
+    return CrowdConfig(open_link=r.bool("open_link", True), consent=r.str("consent", ""),
+                       completion_code=code, redirect_url=redirect, params=params)
+
+
+def _checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
+    if raw is None:
+        return ChecksConfig()
+    if not isinstance(raw, dict):
+        raise InputError("must be a table ([checks])", file=file, column="checks")
+    r = _Reader(raw, "checks", file)
+    r.unknown({"repeats", "degraded", "known_answer", "repeat_tolerance", "speeder_ms"})
+    repeats = r.int("repeats", 0) or 0
+    degraded = r.int("degraded", 0) or 0
+    known = r.int("known_answer", 0) or 0
+    if mode == "triangle" and (repeats or degraded):
+        raise r.fail("repeats" if repeats else "degraded",
+                     "triangle experiments use known_answer checks (repeats and degraded "
+                     "outputs apply to absolute and relative judgements)")
+    if mode != "triangle" and known:
+        raise r.fail("known_answer", "known-answer trials are triangle trials (mode = "
+                     "'triangle'); use repeats or degraded here")
+    tol = r.num("repeat_tolerance", 0.25)
+    if not 0 <= tol <= 1:
+        raise r.fail("repeat_tolerance", f"must be between 0 and 1 (a fraction of the scale's "
+                     f"range), got {tol:g}")
+    return ChecksConfig(repeats=repeats, degraded=degraded, known_answer=known,
+                        repeat_tolerance=tol, speeder_ms=r.int("speeder_ms", 2000) or 0)
+
+
 def _relative_file(directory: Path, value: str, file: Path, key: str) -> Path:
     p = Path(value)
     p = p if p.is_absolute() else directory / p
@@ -420,6 +517,15 @@ def load_config(directory: str | Path) -> ExperimentConfig:
     qnames = [q.name for q in questions]
     if len(set(qnames)) != len(qnames):
         raise r.fail("questionnaire", "duplicate question names")
+    overlap = r.int("overlap", None, minimum=1)
+    if overlap is not None and mode == "triangle":
+        raise r.fail("overlap", "triangle experiments take their judges from the questionnaire")
+    from nlgeval.experiment.i18n import LANGUAGES
+
+    language = r.str("language", "en").strip()
+    if language not in LANGUAGES:
+        raise r.fail("language", f"no interface catalogue for '{language}' (have: "
+                     f"{', '.join(LANGUAGES)})")
     return ExperimentConfig(
         directory=directory,
         title=title,
@@ -443,5 +549,9 @@ def load_config(directory: str | Path) -> ExperimentConfig:
         triangle_question=tr.str("question", ExperimentConfig.triangle_question),
         database=r.str("database", "") or None,
         thank_you=r.str("thank_you", ExperimentConfig.thank_you),
+        overlap=overlap,
+        crowd=_crowd(raw.get("crowd"), path),
+        checks=_checks(raw.get("checks"), mode, path),
+        language=language,
         raw=raw,
     )

@@ -64,7 +64,8 @@ name = "quality"
 question = "How good is this weather forecast?"
 definition = "How readable, natural, complete and faithful to the input the text is."
 tool = "vds"                # verbal descriptor scale
-scale = "meteo5"            # preset: the 5-point scale of the 2023 seed's Table 1
+scale = "text5"             # preset: the 5-point scale of González-Corbelle et al. (2023,
+                            # Table 1) worded for a textual input ("meteo5": the original)
 
 [[criteria]]
 name = "fluency"

@@ -2,8 +2,14 @@
 
 The ratings table has nlgeval's canonical columns ``rater, item, system, criterion, score`` (what
 ``nlgeval compare``, ``agreement``, ``validate`` and ``triangle analyse`` read) plus ``time_ms``,
-``comment``, ``practice``, ``position`` and ``submitted_utc``. Practice trials are left out unless
-asked for (LG-Eval stores them but never mixes them into results).
+``comment``, ``practice``, ``position`` and ``submitted_utc``, and the quality-control columns
+``time_on_task_ms`` (server-side: from when the trial became the evaluator's current one to the
+accepted answer), ``speeder`` (that time below ``[checks] speeder_ms``), ``qc_check`` (the
+attention-check kind of the row, empty for real trials), ``qc_flags`` (the evaluator's flags,
+``;``-separated: ``failed_repeat``, ``failed_degraded``, ``failed_known_answer``, ``speeder``),
+``qc_passed`` (no flag) and ``participant`` (crowd participant id, if any). Practice trials and
+attention-check trials are left out unless asked for (LG-Eval stores practice trials but never
+mixes them into results; a check trial shows a repeated or degraded output).
 
 Relative judgements are exported per system pair in a fixed order (the order of the systems in the
 experiment): ``system`` and ``system_b`` are the pair, ``score`` is the preference for ``system``
@@ -20,8 +26,10 @@ sample's source.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import func, select
 
@@ -51,8 +59,18 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _ms(later: datetime | None, earlier: datetime | None) -> int | None:
+    if later is None or earlier is None:
+        return None
+    return max(0, int(round((later - earlier).total_seconds() * 1000)))
+
+
 def export_ratings(
-    store: Store, cfg: ExperimentConfig | None = None, *, include_practice: bool = False
+    store: Store,
+    cfg: ExperimentConfig | None = None,
+    *,
+    include_practice: bool = False,
+    include_checks: bool = False,
 ) -> pd.DataFrame:
     """All judgements as a tidy ratings DataFrame (see the module docstring)."""
     meta = store.meta()
@@ -65,21 +83,29 @@ def export_ratings(
     q = (
         select(Evaluator.name, Trial.item, Trial.system, Trial.system_b, Trial.details,
                Trial.practice, Trial.position, Judgement.criterion, Judgement.response,
-               Judgement.comment, Judgement.time_ms, Judgement.created_at)
+               Judgement.comment, Judgement.time_ms, Judgement.created_at, Trial.qc_kind,
+               Trial.available_at, Trial.answered_at, Evaluator.participant)
         .join(Trial, Trial.evaluator_id == Evaluator.id)
         .join(Judgement, Judgement.trial_id == Trial.id)
         .order_by(Evaluator.id, Trial.position, Judgement.id)
     )
     if not include_practice:
         q = q.where(Trial.practice.is_(False))
+    if not include_checks:
+        q = q.where(Trial.qc_kind.is_(None))
     with store.read() as s:
         rows = s.execute(q).all()
+    flags = quality_flags(store, cfg).set_index("evaluator") if rows else None
+    speeder_ms = cfg.checks.speeder_ms if cfg is not None else 0
     recs: list[dict[str, Any]] = []
     for r in rows:
         rec: dict[str, Any] = {
             "rater": r.name, "item": r.item, "system": r.system, "criterion": r.criterion,
         }
-        if mode == "relative":
+        if mode == "relative" and r.qc_kind == "degraded":
+            # the same output against its degraded copy: the raw response, as shown
+            rec.update(score=float(r.response), system_b=r.system_b, left=r.system)
+        elif mode == "relative":
             left, right = r.system, r.system_b
             first_left = rank.get(left, 0) <= rank.get(right, 0)
             a, b = (left, right) if first_left else (right, left)
@@ -108,6 +134,15 @@ def export_ratings(
             position=int(r.position),
             submitted_utc=r.created_at.isoformat(timespec="seconds") + "Z",
         )
+        tot = _ms(r.answered_at, r.available_at)
+        f = flags.loc[r.name] if flags is not None and r.name in flags.index else None
+        rec.update(
+            time_on_task_ms=tot,
+            speeder=bool(speeder_ms and tot is not None and tot < speeder_ms),
+            qc_check=r.qc_kind or "", qc_flags="" if f is None else f["flags"],
+            qc_passed=True if f is None else bool(f["passed"]),
+            participant=r.participant or "",
+        )
         recs.append(rec)
     cols = list(RATING_COLUMNS)
     if mode == "relative":
@@ -116,10 +151,116 @@ def export_ratings(
         cols += ["correct", "chosen_position", "odd_position", "order", "test",
                  "source_1", "source_2", "source_3"]
     cols += ["time_ms", "comment", "practice", "position", "submitted_utc"]
+    cols += QC_COLUMNS
     df = pd.DataFrame.from_records(recs, columns=cols)
     if mode == "triangle":
         df["criterion"] = df["criterion"].fillna(TRIANGLE_CRITERION)
     df["time_ms"] = df["time_ms"].astype("Int64")
+    df["time_on_task_ms"] = df["time_on_task_ms"].astype("Int64")
+    for c in ("speeder", "qc_passed"):
+        df[c] = df[c].astype(bool)
+    return df
+
+
+QC_COLUMNS = ["time_on_task_ms", "speeder", "qc_check", "qc_flags", "qc_passed", "participant"]
+FLAG_COLUMNS = ["evaluator", "participant", "n_trials", "n_checks", "n_checks_answered",
+                "n_failed", "failed", "median_time_on_task_ms", "speeder", "flags", "passed"]
+
+
+def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataFrame:
+    """Per evaluator: attention checks answered and failed, median time on task, flags.
+
+    A **repeat** fails when, on any criterion, the two answers to the same output differ by
+    more than ``repeat_tolerance`` x the scale's range. A **degraded** output (absolute) fails
+    when its mean score over the criteria, each scaled to [0, 1], is not below the original's
+    (unless both sit at the bottom of the scales); in relative mode the original must be
+    preferred (mean preference for it, scaled to [-1, 1], above 0). A **known-answer** triangle
+    trial fails when the odd text is not picked. **Speeder**: the median time on task over the
+    answered main trials is below ``speeder_ms``. Checks not answered yet are not scored.
+    Columns: ``evaluator, participant, n_trials, n_checks, n_checks_answered, n_failed, failed
+    (;-separated kinds), median_time_on_task_ms, speeder, flags (;-separated), passed``.
+    """
+    checks = cfg.checks if cfg is not None else None
+    scale = {}
+    if cfg is not None:
+        scale = {c.name: (c.scale_min, c.scale_max) for c in cfg.criteria}
+    with store.read() as s:
+        evs = s.execute(select(Evaluator.id, Evaluator.name, Evaluator.participant)
+                        .order_by(Evaluator.id)).all()
+        trials = s.execute(
+            select(Trial.id, Trial.evaluator_id, Trial.position, Trial.qc_kind, Trial.details,
+                   Trial.available_at, Trial.answered_at)
+            .where(Trial.practice.is_(False))).all()
+        judg = s.execute(
+            select(Judgement.trial_id, Judgement.criterion, Judgement.response)
+            .join(Trial, Trial.id == Judgement.trial_id)
+            .where(Trial.practice.is_(False))).all()
+    resp: dict[int, dict[str, float]] = {}
+    for tid, crit, v in judg:
+        resp.setdefault(tid, {})[crit] = float(v)
+    by_ev: dict[int, list[Any]] = {}
+    for t in trials:
+        by_ev.setdefault(t.evaluator_id, []).append(t)
+
+    def norm(crit: str, v: float) -> float:
+        lo, hi = scale.get(crit, (0.0, 1.0))
+        return (v - lo) / (hi - lo) if hi > lo else 0.0
+
+    tol = checks.repeat_tolerance if checks is not None else 0.25
+    speeder_ms = checks.speeder_ms if checks is not None else 0
+    rows = []
+    for ev_id, name, participant in evs:
+        ts = by_ev.get(ev_id, [])
+        at = {t.position: t for t in ts}
+        main_times = [_ms(t.answered_at, t.available_at) for t in ts
+                      if t.qc_kind is None and t.answered_at is not None]
+        main_times = [x for x in main_times if x is not None]
+        failed: list[str] = []
+        n_checks = n_ans = 0
+        for t in ts:
+            if t.qc_kind is None:
+                continue
+            n_checks += 1
+            d = t.details or {}
+            orig = at.get(d.get("of_position"))
+            mine = resp.get(t.id)
+            if not mine or (t.qc_kind != "known_answer" and (orig is None
+                                                             or not resp.get(orig.id))):
+                continue
+            n_ans += 1
+            if t.qc_kind == "known_answer":
+                chosen = mine.get(TRIANGLE_CRITERION)
+                ok = chosen is not None and int(chosen) == int(d.get("odd_position", 0))
+            elif t.qc_kind == "repeat":
+                o = resp[orig.id]
+                ok = all(abs(norm(c, mine[c]) - norm(c, o[c])) <= tol + 1e-12
+                         for c in mine if c in o)
+            elif "degraded_slot" in d:  # relative: original vs degraded copy
+                prefs = []
+                for c, v in mine.items():
+                    x = 2 * norm(c, v) - 1  # -1: A (left) much better, +1: B much better
+                    prefs.append(x if d["degraded_slot"] == 1 else -x)
+                ok = float(np.mean(prefs)) > 0
+            else:
+                o = resp[orig.id]
+                common = [c for c in mine if c in o]
+                deg = float(np.mean([norm(c, mine[c]) for c in common]))
+                org = float(np.mean([norm(c, o[c]) for c in common]))
+                ok = deg < org or (deg == org == 0.0)
+            if not ok:
+                failed.append(t.qc_kind)
+        med = int(np.median(main_times)) if main_times else None
+        speeder = bool(speeder_ms and med is not None and med < speeder_ms)
+        flags = [f"failed_{k}" for k in dict.fromkeys(failed)] + (["speeder"] if speeder else [])
+        rows.append({
+            "evaluator": name, "participant": participant or "",
+            "n_trials": sum(t.qc_kind is None for t in ts), "n_checks": n_checks,
+            "n_checks_answered": n_ans, "n_failed": len(failed), "failed": ";".join(failed),
+            "median_time_on_task_ms": med, "speeder": speeder, "flags": ";".join(flags),
+            "passed": not flags,
+        })
+    df = pd.DataFrame(rows, columns=FLAG_COLUMNS)
+    df["median_time_on_task_ms"] = df["median_time_on_task_ms"].astype("Int64")
     return df
 
 
@@ -148,10 +289,13 @@ def progress(store: Store) -> pd.DataFrame:
             "finished": ev.finished_at.isoformat(timespec="seconds") + "Z"
             if ev.finished_at else "",
             "questionnaire": bool(ev.answers),
+            "participant": ev.participant or "",
+            "claimed": ev.claimed_at.isoformat(timespec="seconds") + "Z"
+            if ev.claimed_at else "",
         })
     return pd.DataFrame(rows, columns=["evaluator", "token", "done", "total", "practice_done",
                                        "practice_total", "started", "finished",
-                                       "questionnaire"])
+                                       "questionnaire", "participant", "claimed"])
 
 
 def export_questionnaire(store: Store) -> pd.DataFrame:

@@ -5,6 +5,7 @@ González-Corbelle, Alonso-Moral, Crujeiras & Bugarín-Diz (2023), "An Empirical
 Number of Items in Human Evaluation of Automatically Generated Texts" -- seed
 ``number-of-items-resampling-2023.txt``, Table 1 ("Instructions given
 to the evaluators to score the texts based on their fluidity, naturalness, and content").
+``text5`` is the same scale worded for a textual input (no "images").
 ``relative5`` / ``relative7`` are strength-of-preference scales for relative judgements (Kow &
 Belz 2012, section 2.2): lower values favour text A (shown on the left), higher values text B.
 """
@@ -42,6 +43,24 @@ PRESETS: dict[str, ScalePreset] = {
             "shown that could be considered a human text.",
         ),
         source="seed number-of-items-resampling-2023.txt, Table 1",
+    ),
+    # meteo5's descriptions with "the data shown in the images" said of a textual input
+    "text5": ScalePreset(
+        labels=("Very bad", "Bad", "Fair", "Good", "Very good"),
+        values=(1, 2, 3, 4, 5),
+        descriptions=(
+            "The text is not readable and does not match the input; it states things the "
+            "input does not support.",
+            "The text is not easy to read, even though what it says is correct, and it leaves "
+            "out important information.",
+            "The text is readable, but not very natural. What it says is in the input, but it "
+            "is not complete enough.",
+            "The text is well constructed, readable and natural, but it could have mentioned "
+            "some other relevant information from the input.",
+            "The text is so readable, natural, complete and faithful to the input that it "
+            "could have been written by a person.",
+        ),
+        source="adapted from González-Corbelle et al. (2023), Table 1, for textual inputs",
     ),
     "relative5": ScalePreset(
         labels=(

@@ -14,7 +14,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     database: str | None = None,
-    threads: int = 8,
+    threads: int = 16,
     secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
 ) -> None:
@@ -25,7 +25,9 @@ def serve(
         directory, database=database, threads=threads, secure_cookies=secure_cookies
     )
     store = app.extensions["nlgeval_experiment"]["store"]
-    rtoken = store.meta()["researcher_token"]
+    meta = store.meta()
+    rtoken = meta["researcher_token"]
+    cfg = app.extensions["nlgeval_experiment"]["config"]
     server = create_server(app, host=host, port=port, threads=threads, ident="nlgeval")
     real_port = server.effective_port  # type: ignore[union-attr]
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
@@ -33,6 +35,10 @@ def serve(
         announce(f"serving '{app.extensions['nlgeval_experiment']['config'].title}' on "
                  f"http://{shown}:{real_port}/")
         announce(f"researcher view: http://{shown}:{real_port}/r/{rtoken}")
+        if meta.get("researcher_password"):
+            announce(f"researcher dashboard: http://{shown}:{real_port}/dashboard")
+        if cfg.crowd is not None and cfg.crowd.open_link and meta.get("join_token"):
+            announce(f"open sign-up link: http://{shown}:{real_port}/join/{meta['join_token']}")
         announce("evaluator links: `nlgeval experiment status DIR` or the researcher view")
     try:
         server.run()

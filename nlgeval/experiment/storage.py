@@ -15,8 +15,9 @@ web layer does).
 
 from __future__ import annotations
 
+import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,6 +68,12 @@ class Evaluator(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     answers: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # open sign-up link (crowd studies): when the trial set was handed out, to whom (the
+    # participant id of Prolific/MTurk-style URL parameters) and every captured parameter
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    participant: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    params: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    consent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Output(Base):
@@ -98,6 +105,11 @@ class Trial(Base):
     details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # when the answered page was shown (from its signed time stamp; saved with the answer)
     shown_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # server-side: when the trial became the evaluator's current one (set in the transaction
+    # that answered the step before it), so time on task needs nothing from the browser
+    available_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # attention check kind ("repeat", "degraded", "known_answer"), else NULL
+    qc_kind: Mapped[str | None] = mapped_column(String(20), nullable=True)
     answered_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
 
@@ -118,12 +130,29 @@ def default_url(directory: str | Path) -> str:
     return f"sqlite:///{(Path(directory) / DB_NAME).resolve()}"
 
 
+class _Job:
+    __slots__ = ("done", "exc", "fn", "result")
+
+    def __init__(self, fn: Callable[[Session], Any]) -> None:
+        self.fn = fn
+        self.result: Any = None
+        self.exc: BaseException | None = None
+        self.done = threading.Event()
+
+
 class Store:
     """An engine plus a session factory; ``write()`` serialises writers on SQLite.
 
     SQLite allows one writer at a time; a process-wide lock around write transactions avoids
     ``database is locked`` errors between the server's threads (PostgreSQL needs no lock: the
     conditional ``UPDATE`` and the unique constraint settle races there).
+
+    :meth:`commit` is the hot path's writer (a judgement): on SQLite, jobs that queue up while
+    another transaction holds the write lock are run together in the next transaction and
+    committed at once ("group commit"), so concurrent evaluators share one ``fsync`` instead
+    of queueing for one each; every caller still returns only after *its* job is durably
+    committed. A job that fails is retried alone (in its own transaction) so it cannot take
+    others down.
     """
 
     def __init__(self, url: str, *, pool_size: int = 8) -> None:
@@ -146,6 +175,54 @@ class Store:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._lock = threading.Lock() if self.is_sqlite else None
+        self._jobs: queue.Queue[_Job] = queue.Queue()
+        self.batches = 0  # group commits done (for tests and benchmarks)
+        self.batched_jobs = 0
+
+    def commit(self, fn: Callable[[Session], Any]) -> Any:
+        """Run ``fn(session)`` in a write transaction and return its result once committed
+        (grouped with concurrent callers' jobs on SQLite; see the class docstring)."""
+        if self._lock is None:
+            with self.write() as s:
+                return fn(s)
+        job = _Job(fn)
+        self._jobs.put(job)
+        # leader/follower group commit: whoever gets the write lock commits every job queued
+        # so far (its own included, unless an earlier leader already committed it); the
+        # others find theirs done when they get the lock. Uncontended, this is one plain
+        # transaction; contended, one fsync serves a whole queue of evaluators.
+        with self._lock:
+            if not job.done.is_set():
+                batch: list[_Job] = []
+                while len(batch) < 256:
+                    try:
+                        batch.append(self._jobs.get_nowait())
+                    except queue.Empty:
+                        break
+                self._run_batch(batch)
+        if job.exc is not None:
+            raise job.exc
+        return job.result
+
+    def _run_batch(self, batch: list[_Job]) -> None:
+        """Commit ``batch`` in one transaction (the caller holds the write lock); a failure
+        re-runs each job alone, so one bad job cannot take the others down."""
+        try:
+            with self.sessions() as s, s.begin():
+                results = [j.fn(s) for j in batch]
+            for j, r in zip(batch, results, strict=True):
+                j.result = r
+            self.batches += 1
+            self.batched_jobs += len(batch)
+        except Exception:
+            for j in batch:
+                try:
+                    with self.sessions() as s, s.begin():
+                        j.result = j.fn(s)
+                except Exception as exc:
+                    j.exc = exc
+        for j in batch:
+            j.done.set()
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -164,7 +241,23 @@ class Store:
             if self._lock is not None:
                 self._lock.release()
 
+    def sqlite_path(self) -> Path | None:
+        """The database file of a file-based SQLite URL (else ``None``)."""
+        if not self.is_sqlite:
+            return None
+        from sqlalchemy.engine import make_url
+
+        db = make_url(self.url).database
+        if not db or db == ":memory:" or db.startswith("file:"):
+            return None
+        return Path(db)
+
     def exists(self) -> bool:
+        """Whether the experiment's tables are there. A missing SQLite file is not created
+        (connecting would create an empty one)."""
+        path = self.sqlite_path()
+        if path is not None and not path.is_file():
+            return False
         try:
             return inspect(self.engine).has_table("nlgeval_trials")
         except Exception as exc:
@@ -178,9 +271,29 @@ class Store:
         except Exception as exc:
             raise InputError(f"cannot create tables in {redact(self.url)!r}: {exc}") from None
 
+    def upgrade_schema(self) -> None:
+        """Add columns that newer versions define to tables made by an older ``create``
+        (all are nullable, so ``ALTER TABLE ... ADD COLUMN`` is enough; nothing is dropped)."""
+        insp = inspect(self.engine)
+        with self.engine.begin() as conn:
+            for table in Base.metadata.sorted_tables:
+                if not insp.has_table(table.name):
+                    continue
+                have = {c["name"] for c in insp.get_columns(table.name)}
+                for col in table.columns:
+                    if col.name in have:
+                        continue
+                    ddl = col.type.compile(dialect=self.engine.dialect)
+                    conn.exec_driver_sql(
+                        f'ALTER TABLE {table.name} ADD COLUMN "{col.name}" {ddl}')
+
     def meta(self) -> dict[str, str]:
         with self.read() as s:
             return {m.key: m.value for m in s.query(Meta)}
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.write() as s:
+            s.merge(Meta(key=key, value=value))
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -1,0 +1,145 @@
+"""The interface language catalogue: every evaluator-facing string, translatable.
+
+gettext-style: the English text is the message id and a catalogue maps it to the translation
+(missing entries fall back to English), used through Jinja's ``i18n`` extension
+(``{{ _("...") }}``, ``ngettext``) and :func:`gettext_for` in Python. Placeholders are
+``%(name)s``. A language is chosen with ``language = "de"`` in ``experiment.toml``; right-to-left
+languages set ``dir="rtl"`` on the page, and every text being judged carries ``dir="auto"`` so
+Arabic or Hebrew outputs read right-to-left in any interface language.
+
+Adding a language: copy the German catalogue below, translate the values, add its code to
+:data:`LANGUAGES` (and to :data:`RTL` if written right to left). ``python -m
+nlgeval.experiment.i18n`` lists the message ids a catalogue lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+RTL = frozenset({"ar", "he", "fa", "ur"})
+
+DE: dict[str, str] = {
+    "This is an online evaluation. Please open the personal link you were sent.":
+        "Dies ist eine Online-Bewertung. Bitte öffnen Sie den persönlichen Link, den Sie "
+        "erhalten haben.",
+    "What you will judge": "Was Sie bewerten",
+    "You will see %(practice)s, then %(trials)s.": "Sie sehen %(practice)s, dann %(trials)s.",
+    "You will see %(trials)s.": "Sie sehen %(trials)s.",
+    "%(num)s trial": "%(num)s Aufgabe",
+    "%(num)s trials": "%(num)s Aufgaben",
+    "%(num)s practice trial": "%(num)s Übungsaufgabe",
+    "%(num)s practice trials": "%(num)s Übungsaufgaben",
+    "You can stop at any time and come back to this link to continue where you left off.":
+        "Sie können jederzeit unterbrechen und über diesen Link dort weitermachen, wo Sie "
+        "aufgehört haben.",
+    "Consent": "Einwilligung",
+    "I have read the above and agree to take part.":
+        "Ich habe das Obige gelesen und bin mit der Teilnahme einverstanden.",
+    "Please tick the box to agree before you start.":
+        "Bitte setzen Sie vor dem Start das Häkchen, um zuzustimmen.",
+    "Start": "Starten",
+    "Next": "Weiter",
+    "Finish": "Abschließen",
+    "Practice trial %(i)s of %(n)s": "Übungsaufgabe %(i)s von %(n)s",
+    "%(num)s item remaining": "Noch %(num)s Aufgabe",
+    "%(num)s items remaining": "Noch %(num)s Aufgaben",
+    "This is a practice trial: it helps you get used to the task and is not part of the "
+    "results.": "Dies ist eine Übungsaufgabe: Sie dient zum Eingewöhnen und zählt nicht zu den "
+    "Ergebnissen.",
+    "Please complete the parts marked below. Your other answers have been kept.":
+        "Bitte ergänzen Sie die unten markierten Teile. Ihre übrigen Antworten wurden "
+        "beibehalten.",
+    "Instructions": "Anleitung",
+    "Input": "Eingabe",
+    "Text": "Text",
+    "Text A": "Text A",
+    "Text B": "Text B",
+    "Text %(k)s": "Text %(k)s",
+    "Move the slider or tick here to confirm your rating":
+        "Schieberegler bewegen oder hier ankreuzen, um die Bewertung zu bestätigen",
+    "Comment (optional)": "Kommentar (optional)",
+    "Please choose a rating for “%(name)s”.": "Bitte wählen Sie eine Bewertung für „%(name)s“.",
+    "Please move the slider for “%(name)s”, or tick the box to confirm your rating where it "
+    "is.": "Bitte bewegen Sie den Schieberegler für „%(name)s“ oder setzen Sie das Häkchen, "
+    "um die aktuelle Stellung zu bestätigen.",
+    "Please pick the text you think is the odd one out.":
+        "Bitte wählen Sie den Text, der Ihrer Meinung nach anders ist.",
+    "Please keep the comment under %(n)s characters.":
+        "Bitte halten Sie den Kommentar unter %(n)s Zeichen.",
+    "Last step: a few questions": "Letzter Schritt: ein paar Fragen",
+    "About you": "Über Sie",
+    "Some answers are missing; they are marked below.":
+        "Einige Antworten fehlen; sie sind unten markiert.",
+    "(required)": "(Pflichtangabe)",
+    "Please answer this question.": "Bitte beantworten Sie diese Frage.",
+    "Please give a number.": "Bitte geben Sie eine Zahl an.",
+    "Thank you": "Vielen Dank",
+    "Your completion code": "Ihr Abschlusscode",
+    "Continue": "Weiter",
+    "Not found": "Nicht gefunden",
+    "Not now": "Nicht jetzt",
+    "Request refused": "Anfrage abgelehnt",
+    "Too large": "Zu groß",
+    "Something went wrong": "Etwas ist schiefgelaufen",
+    "There is nothing here. Please check that you used your personal link exactly.":
+        "Hier ist nichts. Bitte prüfen Sie, ob Sie Ihren persönlichen Link genau verwendet "
+        "haben.",
+    "That is not your current trial. Please continue from your personal link.":
+        "Das ist nicht Ihre aktuelle Aufgabe. Bitte machen Sie über Ihren persönlichen Link "
+        "weiter.",
+    "This form has expired or did not come from this site (CSRF check failed). Go back to "
+    "your personal link and try again.": "Dieses Formular ist abgelaufen oder stammt nicht von "
+    "dieser Seite (CSRF-Prüfung fehlgeschlagen). Öffnen Sie Ihren persönlichen Link und "
+    "versuchen Sie es erneut.",
+    "Refused: %(why)s. Nothing was saved.": "Abgelehnt: %(why)s. Nichts wurde gespeichert.",
+    "What you sent is too large. Please shorten your comment and try again.":
+        "Das Gesendete ist zu groß. Bitte kürzen Sie Ihren Kommentar und versuchen Sie es "
+        "erneut.",
+    "The server could not handle this request. Your earlier answers are saved; please try "
+    "again from your personal link.": "Der Server konnte diese Anfrage nicht bearbeiten. Ihre "
+    "bisherigen Antworten sind gespeichert; bitte versuchen Sie es über Ihren persönlichen "
+    "Link erneut.",
+    "The questionnaire comes after the trials.": "Der Fragebogen kommt nach den Aufgaben.",
+    "Take part": "Teilnehmen",
+    "Press the button to get your tasks.": "Drücken Sie die Schaltfläche, um Ihre Aufgaben "
+    "zu erhalten.",
+    "This study is full: every trial set has been handed out. Thank you for your interest.":
+        "Diese Studie ist voll: alle Aufgabensätze sind vergeben. Danke für Ihr Interesse.",
+    "Skip to the form": "Zum Formular springen",
+}
+
+CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": DE}
+LANGUAGES = tuple(CATALOGUES)
+
+
+def gettext_for(language: str) -> tuple[Callable[[str], str], Callable[[str, str, int], str]]:
+    """``(gettext, ngettext)`` for a language: look-ups only; the caller fills ``%(name)s``
+    placeholders (Jinja's new-style gettext does, and :func:`translate` below)."""
+    cat = CATALOGUES.get(language, {})
+
+    def gettext(msg: str) -> str:
+        return cat.get(msg, msg)
+
+    def ngettext(singular: str, plural: str, n: int) -> str:
+        msg = singular if n == 1 else plural
+        return cat.get(msg, msg)
+
+    return gettext, ngettext
+
+
+def translate(language: str, msg: str, **kw: object) -> str:
+    """``msg`` in ``language`` with its ``%(name)s`` placeholders filled."""
+    out = CATALOGUES.get(language, {}).get(msg, msg)
+    return out % kw if kw else out
+
+
+def text_direction(language: str) -> str:
+    return "rtl" if language.split("-")[0] in RTL else "ltr"
+
+
+def missing(language: str, msgids: list[str]) -> list[str]:
+    """Message ids a catalogue lacks (English needs none)."""
+    if language == "en":
+        return []
+    cat = CATALOGUES.get(language, {})
+    return [m for m in msgids if m not in cat]

@@ -1,0 +1,91 @@
+"""What ``nlgeval experiment create`` remembers for ``serve``, ``status`` and ``export``.
+
+``create --database URL --base-url URL`` writes both to ``DIR/.nlgeval-server.json`` (mode 0600:
+a database URL can hold a password), so later commands find the same database and print the
+links under the same public address without the options being repeated. An option given
+again on the command line still wins. The default SQLite database (``DIR/experiment.db``) is
+not written down, so the experiment directory can be moved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from nlgeval.errors import InputError
+
+SETTINGS_NAME = ".nlgeval-server.json"
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Remembered ``database`` URL (``None``: the config's, else SQLite in the directory) and
+    public ``base_url`` of the server (``None``: ``http://127.0.0.1:8000``)."""
+
+    database: str | None = None
+    base_url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def settings_path(directory: str | Path) -> Path:
+    return Path(directory) / SETTINGS_NAME
+
+
+def load_settings(directory: str | Path) -> ServerSettings:
+    """The remembered settings (empty when ``create`` remembered nothing)."""
+    path = settings_path(directory)
+    if not path.is_file():
+        return ServerSettings()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the remembered server settings: {exc}", file=path) from None
+    if not isinstance(raw, dict):
+        raise InputError("must hold a JSON object", file=path)
+    out: dict[str, str | None] = {}
+    for key in ("database", "base_url"):
+        v = raw.get(key)
+        if v is not None and not isinstance(v, str):
+            raise InputError(f"must be a string or null, got {v!r}", file=path, column=key)
+        out[key] = v or None
+    return ServerSettings(**out)
+
+
+def check_base_url(url: str) -> str:
+    """``http(s)://host[:port][/prefix]`` without a trailing slash."""
+    from urllib.parse import urlsplit
+
+    u = url.strip().rstrip("/")
+    parts = urlsplit(u)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise InputError(f"--base-url must look like https://host[:port][/path], got {url!r}")
+    return u
+
+
+def save_settings(
+    directory: str | Path, *, database: str | None, base_url: str | None
+) -> Path:
+    """Write the settings (readable by the owner only); ``None`` keeps nothing for that key."""
+    path = settings_path(directory)
+    data = ServerSettings(database=database or None,
+                          base_url=check_base_url(base_url) if base_url else None)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data.to_dict(), fh, indent=2)
+        fh.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def base_url_for(directory: str | Path, override: str | None = None) -> str:
+    """The base URL for printed links: ``override``, else the remembered one, else the default."""
+    if override:
+        return check_base_url(override)
+    return load_settings(directory).base_url or DEFAULT_BASE_URL
