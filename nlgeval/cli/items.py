@@ -18,6 +18,18 @@ items_app = typer.Typer(
 )
 
 NbootOpt = Annotated[int, typer.Option("--nboot", help="Bootstrap draws of the discrete ANOVA.")]
+BackendOpt = Annotated[str | None, typer.Option(
+    "--backend", help="serial, process (local process pool; default unless --workers 1) or dask "
+    "(see --scheduler). Never changes a number.")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="Dask scheduler: local:N (a LocalCluster of N worker processes on this "
+    "machine) or an address such as tcp://host:8786 / a scheduler file. Implies --backend dask.")]
+ChunkOpt = Annotated[int | None, typer.Option(
+    "--chunk-size", help="(distribution, method, size) cells per task sent to a worker "
+    "(default: automatic). Never changes a number.")]
+ResumeOpt = Annotated[bool, typer.Option(
+    "--resume", help="Reuse the completed cells checkpointed in --out (an interrupted run) "
+    "instead of starting over.")]
 
 
 def _read_groups(file: Path, group: str, score: str):
@@ -96,6 +108,27 @@ def chisq_cmd(
                    f"p = {res.pvalue:.4g}")
 
 
+def _backend(backend: str | None, workers: int | None, scheduler: str | None, quiet: bool,
+             as_json: bool):
+    """The execution backend; a Dask backend announces its dashboard on stderr unless
+    ``--quiet`` / ``--json``."""
+    from nlgeval.items.backends import get_backend
+
+    def announce(line: str) -> None:
+        typer.echo(line, err=True)
+
+    return get_backend(backend, workers, scheduler=scheduler,
+                       announce=None if quiet or as_json else announce)
+
+
+def _checkpoint(out: Path | None, resume: bool):
+    from nlgeval.items.checkpoint import FILENAME
+
+    if resume and out is None:
+        raise InputError("--resume needs --out (the folder holding the interrupted run)")
+    return None if out is None else out / FILENAME
+
+
 def _parse_counts(specs: list[str] | None):
     from nlgeval.items.profiles import distribution_from_counts
 
@@ -129,9 +162,15 @@ def study_cmd(
     stopping: Annotated[str, typer.Option(
         "--stopping", help="certified (default) or exact early stopping.")] = "certified",
     workers: Annotated[int | None, typer.Option("--workers", help="Processes (default: all "
-                                                "cores).")] = None,
+                                                "cores); with --backend dask and no "
+                                                "--scheduler, the LocalCluster's size.")] = None,
+    backend: BackendOpt = None,
+    scheduler: SchedulerOpt = None,
+    chunk_size: ChunkOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write curves, Table 3 and the "
-                                             "figure here.")] = None,
+                                             "figure here (and checkpoint completed cells "
+                                             "as they finish).")] = None,
+    resume: ResumeOpt = False,
     seed: SeedOpt = 1,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -161,9 +200,12 @@ def study_cmd(
         thr = [float(t) for t in split_list(thresholds) or []]
     except ValueError:
         raise InputError(f"--thresholds must be numbers, got {thresholds!r}") from None
+    ckpt = _checkpoint(out, resume)
     res = run_study(dists, methods=split_list(methods) or [], sizes=sizes,
                     replications=replications, nboot=nboot, alpha=alpha, thresholds=thr,
-                    seed=seed, stopping=stopping, workers=workers)
+                    seed=seed, stopping=stopping, workers=workers,
+                    backend=_backend(backend, workers, scheduler, quiet, as_json),
+                    chunk_size=chunk_size, checkpoint=ckpt, resume=resume)
     if out is not None:
         res.write(out)
     if as_json:
@@ -185,7 +227,11 @@ def plan_cmd(
     nboot: NbootOpt = 500,
     alpha: Annotated[float, typer.Option("--alpha")] = 0.1,
     workers: Annotated[int | None, typer.Option("--workers")] = None,
+    backend: BackendOpt = None,
+    scheduler: SchedulerOpt = None,
+    chunk_size: ChunkOpt = None,
     out: Annotated[Path | None, typer.Option("--out")] = None,
+    resume: ResumeOpt = False,
     seed: SeedOpt = 1,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -195,9 +241,12 @@ def plan_cmd(
 
     setup(quiet, as_json)
     df = load_pilot(ratings, score=score, by=by, criterion=criterion)
+    ckpt = _checkpoint(out, resume)
     res = plan_items(df, score=score, by=by, method=method, threshold=threshold,
                      replications=replications, nboot=nboot, alpha=alpha, seed=seed,
-                     workers=workers, file=str(ratings))
+                     workers=workers, file=str(ratings),
+                     backend=_backend(backend, workers, scheduler, quiet, as_json),
+                     chunk_size=chunk_size, checkpoint=ckpt, resume=resume)
     if out is not None:
         res.study.write(out)
     if as_json:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from nlgeval.errors import InputError
 from nlgeval.io import read_table
+from nlgeval.items.backends import ExecutionBackend
 from nlgeval.items.profiles import distributions_from_ratings
 from nlgeval.items.study import StudyResult, run_study
 
@@ -82,11 +83,18 @@ def plan_items(
     seed: int = 1,
     workers: int | None = None,
     file: str | None = None,
+    backend: str | ExecutionBackend | None = None,
+    scheduler: str | None = None,
+    chunk_size: int | None = None,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
 ) -> PlanResult:
     """Run the study on each evaluator's pilot distribution and recommend a number of items.
 
     The recommendation is the largest per-evaluator minimum for ``method`` (``bootstrap``, the
     conservative choice the paper takes as reference, or ``rwor``) at ``threshold``.
+    ``backend``, ``scheduler``, ``chunk_size``, ``checkpoint`` and ``resume`` are passed to
+    :func:`nlgeval.items.study.run_study` (where to run; they never change a number).
     """
     if method not in ("bootstrap", "rwor"):
         raise InputError(f"method must be 'bootstrap' or 'rwor', got {method!r}")
@@ -100,7 +108,8 @@ def plan_items(
     thresholds = sorted({0.10, 0.05, 0.01, float(threshold)}, reverse=True)
     study = run_study(dists, methods=("bootstrap", "rwor"), replications=replications,
                       nboot=nboot, alpha=alpha, thresholds=thresholds, seed=seed,
-                      workers=workers)
+                      workers=workers, backend=backend, scheduler=scheduler,
+                      chunk_size=chunk_size, checkpoint=checkpoint, resume=resume)
     t = study.thresholds
     rows = []
     for d in dists:

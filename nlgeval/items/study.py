@@ -17,13 +17,17 @@ How it is fast (the naive study is ~2e9 bootstrap statistics):
   reached) or certified (see :mod:`nlgeval.items.stopping`: the stopped decision differs from the
   full ``nboot``-draw one with probability <= ``eps`` = 1e-10 whatever the data);
 * the sampler is compiled (:mod:`nlgeval.items._kernels`) and tasks (distribution x method x size)
-  run on a pluggable backend (serial or a process pool; Dask/Ray can implement the same protocol).
-  Each task has its own random stream from ``SeedSequence(seed).spawn`` (keyed by distribution
-  position, method and size), so results are identical for any number of workers.
+  run on a pluggable backend (:mod:`nlgeval.items.backends`: serial, a local process pool or a
+  Dask cluster), sent to workers in chunks of cells. Each task has its own random stream from
+  ``SeedSequence(seed).spawn`` (keyed by distribution position, method and size), so results are
+  identical, bit for bit, for any backend, number of workers or chunking;
+* completed chunks can be appended to a checkpoint (:mod:`nlgeval.items.checkpoint`) so that an
+  interrupted study resumes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -74,9 +78,13 @@ def task_stream(seed: int, dist_index: int, method: str, size: int) -> np.random
 
 
 @dataclass(frozen=True)
-class _Task:
-    key: tuple[int, str, int]
-    counts: np.ndarray
+class _Chunk:
+    """A batch of tasks shipped to a worker together (one task = one (distribution, method,
+    size) cell with all its replications). Batching only saves per-task overhead: each cell
+    draws from its own stream, so the chunking never changes a number."""
+
+    keys: tuple[tuple[int, str, int], ...]
+    counts: dict[int, np.ndarray]  # distribution position -> full counts (those the keys use)
     seed: int
     replications: int
     nboot: int
@@ -87,22 +95,31 @@ class _Task:
     pz_min: float
 
 
-def _run_task(task: _Task) -> tuple[tuple[int, str, int], int, int, float]:
+CellResult = tuple[tuple[int, str, int], int, int, float]  # key, rejections, R, mean draws
+
+
+def _run_cell(chunk: _Chunk, key: tuple[int, str, int]) -> CellResult:
     from nlgeval.items._kernels import two_group_bootstrap
 
-    d, method, size = task.key
-    rng = np.random.default_rng(task_stream(task.seed, d, method, size))
-    full = task.counts[task.counts > 0].astype(np.int64)
-    sub = observed_subsamples(rng, full, size, method, task.replications).astype(np.int64)
-    r = task.replications
+    d, method, size = key
+    rng = np.random.default_rng(task_stream(chunk.seed, d, method, size))
+    counts = chunk.counts[d]
+    full = counts[counts > 0].astype(np.int64)
+    r = chunk.replications
+    sub = observed_subsamples(rng, full, size, method, r).astype(np.int64)
     out_p = np.empty(r)
     out_reject = np.zeros(r, dtype=np.bool_)
     out_draws = np.zeros(r, dtype=np.int64)
     nmax = int(full.sum()) + size + 1
-    two_group_bootstrap(rng, full, sub, task.nboot, task.alpha, task.step, task.accept_at,
-                        task.reject_at, task.pz_min, _logfact(nmax), _recip(nmax), out_p,
+    two_group_bootstrap(rng, full, sub, chunk.nboot, chunk.alpha, chunk.step, chunk.accept_at,
+                        chunk.reject_at, chunk.pz_min, _logfact(nmax), _recip(nmax), out_p,
                         out_reject, out_draws)
-    return task.key, int(out_reject.sum()), r, float(out_draws.mean())
+    return key, int(out_reject.sum()), r, float(out_draws.mean())
+
+
+def _run_chunk(chunk: _Chunk) -> list[CellResult]:
+    """Run every cell of a chunk (this is the function a backend sends to its workers)."""
+    return [_run_cell(chunk, key) for key in chunk.keys]
 
 
 @lru_cache(maxsize=4)
@@ -231,10 +248,24 @@ def run_study(
     eps: float = 1e-10,
     backend: str | ExecutionBackend | None = None,
     workers: int | None = None,
+    scheduler: str | None = None,
+    chunk_size: int | None = None,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
 ) -> StudyResult:
     """Run the resampling study; see the module docstring. ``sizes`` defaults to 2..N-1 per
     distribution; ``stopping`` is ``"certified"`` (default) or ``"exact"`` (only stops that
-    cannot change the decision)."""
+    cannot change the decision).
+
+    Execution (none of it changes a number): ``backend`` is ``"serial"``, ``"process"``,
+    ``"dask"`` or a backend object (:mod:`nlgeval.items.backends`); ``scheduler`` is the Dask
+    scheduler (``"local:N"`` or an address); ``chunk_size`` cells are sent to a worker at a time
+    (default: about 8 chunks per worker, at most ~20,000 replications each). ``checkpoint`` is a
+    JSON-lines file to which completed chunks are appended; with ``resume=True`` the cells
+    already there are reused (:mod:`nlgeval.items.checkpoint`).
+    """
+    from nlgeval.items.checkpoint import StudyCheckpoint
+
     if not distributions:
         raise InputError("no score distributions given")
     for m in methods:
@@ -246,8 +277,14 @@ def run_study(
         raise InputError(f"alpha must lie in (0, 1), got {alpha}")
     if stopping not in ("certified", "exact"):
         raise InputError("stopping must be 'certified' or 'exact'")
-    sched = certified_schedule(int(nboot), float(alpha), eps if stopping == "certified" else 0.0)
-    tasks = []
+    if chunk_size is not None and chunk_size < 1:
+        raise InputError(f"chunk_size must be positive, got {chunk_size}")
+    if resume and checkpoint is None:
+        raise InputError("resume needs a checkpoint (the CLI: --resume needs --out)")
+    eps_used = eps if stopping == "certified" else 0.0
+    sched = certified_schedule(int(nboot), float(alpha), eps_used)
+    keys: list[tuple[int, str, int]] = []
+    all_sizes = []
     for d, dist in enumerate(distributions):
         counts = np.asarray(dist.counts, dtype=np.int64)
         n = int(counts.sum())
@@ -255,43 +292,81 @@ def run_study(
         for s in dist_sizes:
             if s < 2 or (s > n):
                 raise InputError(f"size {s} is outside 2..{n} for distribution '{dist.name}'")
-        for m in methods:
-            for s in dist_sizes:
-                if m == "rwor" and s > n:
-                    continue
-                tasks.append(_Task((d, m, s), counts, int(seed), int(replications), int(nboot),
-                                   float(alpha), sched.step, sched.accept_at, sched.reject_at,
-                                   sched.pz_min))
-    be = get_backend(backend, workers)
+        all_sizes.append(dist_sizes)
+        keys += [(d, m, s) for m in methods for s in dist_sizes]
+    study_id = {
+        "distributions": [{"name": x.name, "counts": [int(c) for c in x.counts]}
+                          for x in distributions],
+        "methods": list(methods), "sizes": all_sizes, "replications": int(replications),
+        "nboot": int(nboot), "alpha": float(alpha), "seed": int(seed), "stopping": stopping,
+        "eps": float(eps_used),
+    }
+    be = get_backend(backend, workers, scheduler=scheduler)
     t0 = time.perf_counter()
     warm_up()
-    rows = []
-    with progress_bar(len(tasks), "items study") as bar:
-        for key, rejections, r, draws in be.imap_unordered(_run_task, tasks):
-            d, m, s = key
-            rows.append({"distribution": distributions[d].name, "method": m, "size": s,
-                         "reject_share": rejections / r, "rejections": rejections,
-                         "replications": r, "mean_draws": draws})
-            bar.advance(1)
+    results: dict[tuple[int, str, int], CellResult] = {}
+    with contextlib.ExitStack() as stack:
+        ckpt = None
+        if checkpoint is not None:
+            ckpt = stack.enter_context(StudyCheckpoint(checkpoint, study_id, resume=resume))
+            wanted = set(keys)
+            results.update({k: v for k, v in ckpt.done.items() if k in wanted})
+        resumed = len(results)
+        todo = [k for k in keys if k not in results]
+        if hasattr(be, "__enter__") and todo:
+            stack.enter_context(be)  # type: ignore[arg-type]
+        size = chunk_size or _auto_chunk_size(len(todo), be, int(replications))
+        chunks = [
+            _Chunk(tuple(part), {d: np.asarray(distributions[d].counts, dtype=np.int64)
+                                 for d in sorted({k[0] for k in part})},
+                   int(seed), int(replications), int(nboot), float(alpha), sched.step,
+                   sched.accept_at, sched.reject_at, sched.pz_min)
+            for part in (todo[i:i + size] for i in range(0, len(todo), size))
+        ]
+        label = "items study" + ("" if getattr(be, "name", "") in ("", "serial")
+                                 else f" ({be.name})")  # type: ignore[attr-defined]
+        with progress_bar(len(keys), label) as bar:
+            bar.advance(resumed)
+            for cells in be.imap_unordered(_run_chunk, chunks):
+                for cell in cells:
+                    results[cell[0]] = cell
+                if ckpt is not None:
+                    ckpt.append(cells)
+                bar.advance(len(cells))
+        execution = {"backend": getattr(be, "name", type(be).__name__), "workers": be.workers,
+                     "chunk_size": size, "chunks": len(chunks), "resumed_cells": resumed}
+        if getattr(be, "name", "") == "dask":
+            execution["scheduler"] = getattr(be, "scheduler", None) or "local"  # spec given
     seconds = time.perf_counter() - t0
+    rows = []
+    order = {m: i for i, m in enumerate(methods)}
+    for key in sorted(keys, key=lambda k: (k[0], order[k[1]], k[2])):
+        (d, m, s), rejections, r, draws = results[key]
+        rows.append({"distribution": distributions[d].name, "method": m, "size": s,
+                     "reject_share": rejections / r, "rejections": rejections,
+                     "replications": r, "mean_draws": draws})
     curves = pd.DataFrame(rows)
-    curves["_d"] = curves["distribution"].map({d.name: i for i, d in enumerate(distributions)})
-    curves["_m"] = curves["method"].map({m: i for i, m in enumerate(methods)})
-    curves = curves.sort_values(["_d", "_m", "size"]).drop(columns=["_d", "_m"])
-    curves = curves.reset_index(drop=True)
     params = {
         "methods": list(methods), "replications": int(replications), "nboot": int(nboot),
         "alpha": float(alpha), "thresholds": [float(t) for t in thresholds], "seed": int(seed),
         "sizes": "2..N-1" if sizes is None else [int(s) for s in sizes],
-        "stopping": stopping, "eps": eps if stopping == "certified" else 0.0,
-        "backend": type(be).__name__, "workers": be.workers,
+        "stopping": stopping, "eps": eps_used,
     }
     return StudyResult(
         curves=curves, thresholds=thresholds_table(curves, thresholds),
         distributions=tuple(distributions), parameters=params, seconds=seconds,
         run=run_record(seed=int(seed), method="nlgeval.items.study.run_study",
-                       numba_version=_numba_version()),
+                       numba_version=_numba_version(), execution=execution),
     )
+
+
+def _auto_chunk_size(n_cells: int, backend: ExecutionBackend, replications: int) -> int:
+    """Cells per chunk: 1 in this process; elsewhere about 8 chunks per worker (load balance)
+    and at most ~20,000 replications per chunk (progress, checkpoints, retries)."""
+    if getattr(backend, "name", "") == "serial" or n_cells == 0:
+        return 1
+    per_worker = n_cells // (8 * max(1, backend.workers))
+    return max(1, min(per_worker, 20_000 // max(1, replications)))
 
 
 def _numba_version() -> str:
