@@ -12,7 +12,7 @@ ifneq ($(wildcard ../shared/corpora),)
 export NLGEVAL_DATA ?= $(abspath ../shared/corpora)
 endif
 
-.PHONY: run test install system-deps lint bench clean
+.PHONY: run test install system-deps lint bench clean docs notebooks
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,15 +29,22 @@ system-deps:
 run: $(VENV)/.installed
 	$(VENV)/bin/nlgeval validate webnlg2020 --out $(OUT)
 
-test: $(VENV)/.installed system-deps
+test: $(VENV)/.installed system-deps docs
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q -p no:cacheprovider
 
+# The docs site (docs/ + notebooks/, API reference from the docstrings), warnings as errors.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check nlgeval tests benchmarks experiments
+
+notebooks: $(VENV)/.installed
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_notebooks.py tests/test_notebook_validate.py
 
 bench: $(VENV)/.installed
 	for f in benchmarks/bench_*.py; do $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) reports .pytest_cache
+	rm -rf $(VENV) reports .pytest_cache site

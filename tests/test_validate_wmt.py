@@ -42,8 +42,8 @@ def _files(tmp_path, seed=11, n_sys=5, n_items=12, shuffle=False):
 def _run(tmp_path, hp, sp, extra=()):
     res = runner.invoke(app, ["validate", "--human", str(hp), "--scores", str(sp),
                               "--levels", "system,segment,item", "--statistics", STATS,
-                              "--json", "--quiet", "--resamples", "50", "--permutations", "50",
-                              "--spa-permutations", "200", "--out", str(tmp_path / "rep"),
+                              "--json", "--quiet", "--resamples", "40", "--permutations", "40",
+                              "--spa-permutations", "100", "--out", str(tmp_path / "rep"),
                               *extra])
     assert res.exit_code == 0, (res.output, res.exception)
     return json.loads(res.stdout)
