@@ -164,13 +164,20 @@ def _spearman_segment_from_counts(
     """Segment-level Spearman on every resample from cell weights and weighted ranks."""
     ok = np.isfinite(X) & np.isfinite(Y)
     si, ii = np.nonzero(ok)
-    w = ws[:, si] * wi[:, ii]                                 # (B, N) cell multiplicities
-    rx = _weighted_ranks(X[si, ii], w)
-    ry = _weighted_ranks(Y[si, ii], w)
-    n = w.sum(axis=1)
-    sx, sy = (w * rx).sum(axis=1), (w * ry).sum(axis=1)
-    sxx, syy, sxy = (w * rx * rx).sum(axis=1), (w * ry * ry).sum(axis=1), (w * rx * ry).sum(1)
-    return _weighted_r(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
+    out = np.empty(ws.shape[0])
+    # chunks of resamples keep the (B, N) work arrays in cache: time stays linear in B
+    step = max(1, 250_000 // max(1, si.size))
+    for b0 in range(0, ws.shape[0], step):
+        w = ws[b0:b0 + step, si] * wi[b0:b0 + step, ii]       # (b, N) cell multiplicities
+        rx = _weighted_ranks(X[si, ii], w)
+        ry = _weighted_ranks(Y[si, ii], w)
+        n = w.sum(axis=1)
+        sx, sy = (w * rx).sum(axis=1), (w * ry).sum(axis=1)
+        sxx, syy = (w * rx * rx).sum(axis=1), (w * ry * ry).sum(axis=1)
+        sxy = (w * rx * ry).sum(1)
+        out[b0:b0 + step] = _weighted_r(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
+                                        syy / np.maximum(n, 1))
+    return out
 
 
 def bootstrap_distribution(
