@@ -45,8 +45,10 @@ def validate(
     criteria: Annotated[str | None, typer.Option(
         "--criteria", help="Comma-separated human criteria (default: all rated).")] = None,
     levels: Annotated[str, typer.Option(
-        "--levels", help="Comma-separated levels: segment, system, item (item-wise: "
-                         "within each item, then averaged).")]
+        "--levels", help="Comma-separated levels: system (system means), segment (all "
+                         "outputs pooled), item (within each item across systems, then "
+                         "averaged), system-grouped (within each system across items, then "
+                         "averaged).")]
     = "segment,system",
     statistics: Annotated[str | None, typer.Option(
         "--statistics", "--coefficients",
