@@ -16,6 +16,7 @@ from importlib.metadata import entry_points
 
 from nlgeval.errors import InputError
 from nlgeval.metrics.base import Metric, parse_spec
+from nlgeval.metrics.neural import NEURAL_METRICS, missing_extra_error, neural_available
 from nlgeval.metrics.nist import NISTMetric
 from nlgeval.metrics.rouge import Rouge1, Rouge2, RougeL, RougeLsum
 from nlgeval.metrics.sacrebleu_metrics import BLEUMetric, CHRFMetric, CHRFPlusPlusMetric, TERMetric
@@ -39,6 +40,9 @@ BUILTIN: dict[str, type[Metric]] = {
         LengthMetric,
     )
 }
+# model-based metrics (optional extra ``neural``): built in when their packages are installed,
+# otherwise unlisted, and asking for one names the extra to install
+BUILTIN.update({n: cls for n, cls in NEURAL_METRICS.items() if neural_available(n)})
 
 _registered: dict[str, type[Metric]] = {}
 
@@ -89,6 +93,8 @@ def metric_class(name: str) -> type[Metric]:
     plugins = _plugins()
     if name in plugins:
         return _load_plugin(name, plugins[name])
+    if name in NEURAL_METRICS:
+        raise missing_extra_error(name)
     known = available_metrics()
     lower = {k.lower(): k for k in known}
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
