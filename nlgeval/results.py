@@ -1,7 +1,9 @@
 """Small helpers shared by the frozen result dataclasses (scipy.stats style).
 
 Result objects are ``@dataclass(frozen=True)`` with scipy-like attribute names
-(``statistic``, ``pvalue``, ``confidence_interval``) and a :meth:`to_dict` for JSON output.
+(``statistic``, ``pvalue``, ``confidence_interval()``) and derive from :class:`Result` (any
+result) or :class:`StatResult` (a test or an estimate), which derive ``to_dict``/``to_frame``
+from the fields and give scipy's unpacking ``statistic, pvalue = result``.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -58,3 +61,95 @@ def jsonable(obj: Any) -> Any:
 def dumps(obj: Any, indent: int | None = 2) -> str:
     """JSON text for any result (see :func:`jsonable`)."""
     return json.dumps(jsonable(obj), indent=indent, ensure_ascii=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """Base of every frozen result dataclass: serialisation derived from the fields.
+
+    Subclasses are ``@dataclass(frozen=True)`` and only declare fields. :meth:`to_dict` and
+    :meth:`to_frame` are derived from them, so a new field appears in ``--json`` output,
+    tables and CSV files without further code. Two class attributes tune the output:
+
+    * ``_aliases`` maps extra output keys to attribute names; it keeps the keys of
+      published ``--json`` interfaces (``r``, ``p``) next to the canonical names.
+    * ``_omit`` names fields left out of :meth:`to_dict` (bulky arrays, raw draws).
+
+    Naming scheme (docs/api.md): ``statistic``, ``pvalue``, ``pvalue_adjusted``,
+    ``ci_low``, ``ci_high``, ``confidence_level``, ``n``, ``method``; pairs of systems are
+    ``system_a``/``system_b``.
+    """
+
+    _aliases: ClassVar[Mapping[str, str]] = {}
+    _omit: ClassVar[frozenset[str]] = frozenset()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields (minus ``_omit``) plus ``_aliases``, as JSON-ready Python objects.
+
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Mean(Result):
+        ...     statistic: float
+        ...     n: int
+        >>> Mean(2.5, 4).to_dict()
+        {'statistic': 2.5, 'n': 4}
+        """
+        out = {f.name: jsonable(getattr(self, f.name))
+               for f in dataclasses.fields(self) if f.name not in self._omit}
+        for key, attr in self._aliases.items():
+            out[key] = jsonable(getattr(self, attr))
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """A one-row DataFrame of the scalar entries of :meth:`to_dict`."""
+        row = {k: v for k, v in self.to_dict().items() if not isinstance(v, dict | list)}
+        return pd.DataFrame([row])
+
+
+@dataclasses.dataclass(frozen=True)
+class StatResult(Result):
+    """Base of results of a statistical test or estimate, shaped like scipy.stats results.
+
+    Subclasses declare at least ``statistic`` and ``pvalue`` fields (``pvalue`` may be NaN
+    when the method has none) and, when there is an interval, ``ci_low``/``ci_high``
+    (optionally ``confidence_level``). They get scipy's protocol for free:
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Test(StatResult):
+    ...     statistic: float
+    ...     pvalue: float
+    ...     ci_low: float = float("nan")
+    ...     ci_high: float = float("nan")
+    >>> stat, p = Test(0.5, 0.01, 0.2, 0.7)
+    >>> (stat, p)
+    (0.5, 0.01)
+    >>> Test(0.5, 0.01, 0.2, 0.7).confidence_interval()
+    ConfidenceInterval(low=0.2, high=0.7)
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        """Unpack as ``statistic, pvalue = result`` (as scipy.stats results do)."""
+        yield self.statistic
+        yield self.pvalue
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index: int) -> Any:
+        return (self.statistic, self.pvalue)[index]
+
+    def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
+        """The interval stored in ``ci_low``/``ci_high`` (NaN bounds when there is none).
+
+        ``confidence_level`` is checked against the level the interval was computed at
+        (when the result records one); intervals are not recomputed at another level.
+        """
+        stored = getattr(self, "confidence_level", None)
+        if (confidence_level is not None and stored is not None
+                and not math.isclose(float(confidence_level), float(stored))):
+            raise ValueError(
+                f"this interval was computed at confidence_level={stored}; "
+                f"recompute the result to get {confidence_level}")
+        return ConfidenceInterval(float(getattr(self, "ci_low", math.nan)),
+                                  float(getattr(self, "ci_high", math.nan)))
