@@ -12,6 +12,17 @@ The package is organised in small modules with one job each:
 - :mod:`nlgeval.items` -- discrete ANOVA and the number-of-items resampling study.
 - :mod:`nlgeval.experiment` -- the online human-evaluation web application.
 - :mod:`nlgeval.tables` -- paper tables (CSV, Markdown, LaTeX).
+- :mod:`nlgeval.results` -- the result protocol every statistic follows (docs/api.md).
+
+Each package exports its main functions (``__all__``); docs/api.md gives every import path.
+
+>>> import numpy as np
+>>> from nlgeval.correlation import pairwise_accuracy
+>>> metric = np.array([[0.9, 0.8], [0.5, 0.6], [0.2, 0.3]])   # 3 systems x 2 segments
+>>> human = np.array([[5.0, 4.0], [3.0, 4.0], [4.0, 2.0]])
+>>> statistic, pvalue = pairwise_accuracy(metric, human)       # scipy-style unpacking
+>>> statistic
+1.0
 """
 
 from __future__ import annotations

@@ -12,7 +12,13 @@ from pathlib import Path
 
 
 class NlgevalError(Exception):
-    """Base class for errors nlgeval raises on purpose (never a bug)."""
+    """Base class for errors nlgeval raises on purpose (never a bug).
+
+    Examples
+    --------
+    >>> issubclass(InputError, NlgevalError), issubclass(DataNotFoundError, NlgevalError)
+    (True, True)
+    """
 
 
 @dataclass(eq=False)
@@ -30,6 +36,14 @@ class InputError(NlgevalError, ValueError):
         row is row 2; for JSONL the first record is row 1).
     column:
         The column (or JSON field) at fault.
+
+    Examples
+    --------
+    >>> err = InputError("'abc' is not a number", file="ratings.csv", row=3, column="score")
+    >>> str(err)
+    "ratings.csv, row 3, column 'score': 'abc' is not a number"
+    >>> isinstance(err, ValueError)          # callers catching ValueError still work
+    True
     """
 
     message: str
@@ -53,4 +67,12 @@ class InputError(NlgevalError, ValueError):
 
 
 class DataNotFoundError(NlgevalError):
-    """A corpus or resource could not be found locally nor downloaded."""
+    """A corpus or resource could not be found locally nor downloaded.
+
+    Examples
+    --------
+    >>> raise DataNotFoundError("corpus 'e2e' is not available locally")
+    Traceback (most recent call last):
+        ...
+    nlgeval.errors.DataNotFoundError: corpus 'e2e' is not available locally
+    """

@@ -27,13 +27,29 @@ _QUIET = False
 
 
 def set_quiet(quiet: bool) -> None:
-    """Silence (or re-enable) all progress output of this process."""
+    """Silence (or re-enable) all progress output of this process.
+
+    Examples
+    --------
+    >>> set_quiet(True)
+    >>> is_quiet()
+    True
+    >>> set_quiet(False)
+    """
     global _QUIET
     _QUIET = quiet
 
 
 def is_quiet() -> bool:
-    """True under ``--quiet``, when ``CI`` or ``NLGEVAL_QUIET`` is set, or stderr is no TTY."""
+    """True under ``--quiet``, when ``CI`` or ``NLGEVAL_QUIET`` is set, or stderr is no TTY.
+
+    Examples
+    --------
+    >>> set_quiet(True)
+    >>> is_quiet()          # also True in CI, with NLGEVAL_QUIET, or when stderr is not a terminal
+    True
+    >>> set_quiet(False)
+    """
     if _QUIET or os.environ.get("NLGEVAL_QUIET") or os.environ.get("CI"):
         return True
     return not sys.stderr.isatty()
@@ -60,7 +76,14 @@ class _Bar:
 
 @contextmanager
 def progress_bar(total: float | None, description: str) -> Iterator[_Bar | _NullBar]:
-    """A context manager yielding an object with ``advance(n)``; a no-op when quiet."""
+    """A context manager yielding an object with ``advance(n)``; a no-op when quiet.
+
+    Examples
+    --------
+    >>> with progress_bar(3, "scoring") as bar:
+    ...     for _ in range(3):
+    ...         bar.advance(1)
+    """
     if is_quiet():
         yield _NullBar()
         return
@@ -77,7 +100,13 @@ def progress_bar(total: float | None, description: str) -> Iterator[_Bar | _Null
 
 
 def track(iterable: Iterable[T], description: str, total: float | None = None) -> Iterator[T]:
-    """Iterate with a progress bar (``total`` defaults to ``len(iterable)`` when defined)."""
+    """Iterate with a progress bar (``total`` defaults to ``len(iterable)`` when defined).
+
+    Examples
+    --------
+    >>> [x * x for x in track(range(4), "squaring")]
+    [0, 1, 4, 9]
+    """
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
     with progress_bar(total, description) as bar:

@@ -19,7 +19,15 @@ import pandas as pd
 
 
 class ConfidenceInterval(NamedTuple):
-    """A two-sided (or one-sided, with an infinite bound) confidence interval."""
+    """A two-sided (or one-sided, with an infinite bound) confidence interval.
+
+    Examples
+    --------
+    >>> ci = ConfidenceInterval(0.21, 0.68)
+    >>> ci.low, ci.high
+    (0.21, 0.68)
+    >>> low, high = ci
+    """
 
     low: float
     high: float
@@ -29,6 +37,12 @@ def jsonable(obj: Any) -> Any:
     """Convert results, numpy scalars, DataFrames and NaN into JSON-ready Python objects.
 
     NaN and infinities become ``None`` (JSON has no NaN); DataFrames become lists of records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> jsonable({"r": np.float64(0.5), "p": float("nan"), "n": np.int64(3), "ci": (0.1, 0.9)})
+    {'r': 0.5, 'p': None, 'n': 3, 'ci': [0.1, 0.9]}
     """
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         if hasattr(obj, "to_dict"):
@@ -59,7 +73,13 @@ def jsonable(obj: Any) -> Any:
 
 
 def dumps(obj: Any, indent: int | None = 2) -> str:
-    """JSON text for any result (see :func:`jsonable`)."""
+    """JSON text for any result (see :func:`jsonable`).
+
+    Examples
+    --------
+    >>> print(dumps({"statistic": 0.5, "pvalue": float("nan")}, indent=None))
+    {"statistic": 0.5, "pvalue": null}
+    """
     return json.dumps(jsonable(obj), indent=indent, ensure_ascii=False)
 
 
@@ -78,6 +98,20 @@ class Result:
     Naming scheme (docs/api.md): ``statistic``, ``pvalue``, ``pvalue_adjusted``,
     ``ci_low``, ``ci_high``, ``confidence_level``, ``n``, ``method``; pairs of systems are
     ``system_a``/``system_b``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Agreement(Result):
+    ...     statistic: float
+    ...     n: int
+    ...     _aliases = {"r": "statistic"}       # keep a published JSON key
+    >>> Agreement(0.8, 12).to_dict()
+    {'statistic': 0.8, 'n': 12, 'r': 0.8}
+    >>> Agreement(0.8, 12).to_frame()
+       statistic   n    r
+    0        0.8  12  0.8
     """
 
     _aliases: ClassVar[Mapping[str, str]] = {}
@@ -101,7 +135,20 @@ class Result:
         return out
 
     def to_frame(self) -> pd.DataFrame:
-        """A one-row DataFrame of the scalar entries of :meth:`to_dict`."""
+        """A one-row DataFrame of the scalar entries of :meth:`to_dict`.
+
+        Examples
+        --------
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Mean(Result):
+        ...     statistic: float
+        ...     n: int
+        ...     values: tuple = ()
+        >>> Mean(2.5, 2, (2.0, 3.0)).to_frame()          # lists and dicts are left out
+           statistic  n
+        0        2.5  2
+        """
         row = {k: v for k, v in self.to_dict().items() if not isinstance(v, dict | list)}
         return pd.DataFrame([row])
 
@@ -144,6 +191,24 @@ class StatResult(Result):
 
         ``confidence_level`` is checked against the level the interval was computed at
         (when the result records one); intervals are not recomputed at another level.
+
+        Examples
+        --------
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Estimate(StatResult):
+        ...     statistic: float
+        ...     pvalue: float
+        ...     ci_low: float
+        ...     ci_high: float
+        ...     confidence_level: float = 0.95
+        >>> Estimate(0.5, 0.01, 0.2, 0.7).confidence_interval(0.95)
+        ConfidenceInterval(low=0.2, high=0.7)
+        >>> Estimate(0.5, 0.01, 0.2, 0.7).confidence_interval(0.9)
+        Traceback (most recent call last):
+            ...
+        ValueError: this interval was computed at confidence_level=0.95;
+            recompute the result to get 0.9
         """
         stored = getattr(self, "confidence_level", None)
         if (confidence_level is not None and stored is not None

@@ -30,7 +30,13 @@ _LATEX_SPECIAL = {
 
 
 def latex_escape(text: str) -> str:
-    """Escape LaTeX special characters in plain text."""
+    """Escape LaTeX special characters in plain text.
+
+    Examples
+    --------
+    >>> print(latex_escape("50% of R&D_2"))
+    50\\% of R\\&D\\_2
+    """
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
@@ -54,6 +60,36 @@ class PaperTable:
     """A table for a paper: data, caption, LaTeX label, number formatting and notes.
 
     ``digits`` may be one number or a per-column mapping.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> data = pd.DataFrame({"system": ["tgen_v2", "A&B"], "r": [0.8123, float("nan")]})
+    >>> table = PaperTable(data, "Pearson r with quality", label="tab:r", digits=2)
+    >>> print(table.to_markdown())
+    **Pearson r with quality**
+    <BLANKLINE>
+    | system | r |
+    | :--- | ---: |
+    | tgen_v2 | 0.81 |
+    | A&B | -- |
+    <BLANKLINE>
+    >>> print(table.to_latex())
+    \\begin{table}[t]
+    \\centering
+    \\small
+    \\begin{tabular}{lr}
+    \\toprule
+    system & r \\\\
+    \\midrule
+    tgen\\_v2 & 0.81 \\\\
+    A\\&B & -- \\\\
+    \\bottomrule
+    \\end{tabular}
+    \\caption{Pearson r with quality}
+    \\label{tab:r}
+    \\end{table}
+    <BLANKLINE>
     """
 
     data: pd.DataFrame
@@ -135,7 +171,17 @@ class PaperTable:
     def write(
         self, directory: str | Path, stem: str, formats: Sequence[str] = ("csv", "md", "tex")
     ) -> list[Path]:
-        """Write ``stem.csv``, ``stem.md`` and ``stem.tex`` (as requested) into ``directory``."""
+        """Write ``stem.csv``, ``stem.md`` and ``stem.tex`` (as requested) into ``directory``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pathlib, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> table = PaperTable(pd.DataFrame({"system": ["A"], "r": [0.5]}), "Pearson r")
+        >>> [p.name for p in table.write(pathlib.Path(tmp.name), "pearson")]
+        ['pearson.csv', 'pearson.md', 'pearson.tex']
+        >>> tmp.cleanup()
+        """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         writers = {"csv": self.to_csv, "md": self.to_markdown, "tex": self.to_latex,

@@ -229,3 +229,17 @@ def test_chi2_errors() -> None:
     with pytest.raises(InputError, match="enumerate"):
         chi2_homogeneity(np.array([[400, 400], [300, 300], [200, 200], [300, 100]]),
                          method="exact", max_tables=1000)
+
+
+def test_result_follows_the_result_protocol() -> None:
+    """DiscAnovaResult is a StatResult: ``stat, p = result`` and the documented JSON keys."""
+    res = disc_anova({"A": [1, 2, 2, 3, 3, 3], "B": [3, 4, 4, 5, 5, 5]}, nboot=200, seed=3)
+    stat, p = res
+    assert (stat, p) == (res.statistic, res.pvalue)
+    assert stat == pytest.approx(disc_statistic(np.array(
+        [[1, 0], [2, 0], [3, 1], [0, 2], [0, 3]])), abs=1e-15)
+    d = res.to_dict()
+    assert list(d) == ["statistic", "pvalue", "nboot", "seed", "groups", "group_sizes",
+                       "categories", "proportions", "null_probabilities", "n_greater",
+                       "n_ties", "method"]
+    assert d["groups"] == ["A", "B"] and np.allclose(d["proportions"], res.proportions)

@@ -522,3 +522,22 @@ def test_sign_flip_plans_agree(missing: float) -> None:
         if (i, j) in ref:
             assert few[0][0, k] == float(ref[(i, j)][0])
             assert few[1][0, k] == float(ref[(i, j)][1])
+
+
+def test_results_follow_the_result_protocol() -> None:
+    """Both results are StatResults with their documented JSON keys."""
+    X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    pa = pairwise_accuracy(X, Y)
+    stat, p = pa
+    assert stat == pa.statistic == 1.0 and math.isnan(p)
+    assert set(pa.to_dict()) == {"statistic", "pvalue", "n_pairs", "n_agree", "n_systems",
+                                 "n_tied_human", "n_tied_metric", "note"}
+    spa = soft_pairwise_accuracy(X, Y, permutations=50, seed=0)
+    d = spa.to_dict()
+    assert set(d) == {"statistic", "pvalue", "n_pairs", "n_systems", "n_segments",
+                      "permutations", "seed", "orientation", "pvalues_human", "pvalues_metric",
+                      "note"}
+    assert np.array_equal(np.array(d["pvalues_human"], dtype=float), spa.pvalues_human,
+                          equal_nan=True)
+    assert spa.to_frame().shape[0] == 1 and "pvalues_human" not in spa.to_frame()

@@ -231,3 +231,12 @@ def test_leaderboard_from_real_permutation_tests() -> None:
     assert board["rank"].iloc[-1] > 1
     with pytest.raises(InputError):
         TaskResult.from_comparisons("pa", "accuracy", stats, {("good", "fair"): 0.3})
+
+
+def test_task_result_serialises_without_its_draws() -> None:
+    """TaskResult is a Result: to_dict() from the fields, the bulky draws left out."""
+    draws = (np.linspace(0.7, 0.8, 5), np.linspace(0.75, 0.85, 5))
+    task = TaskResult("spa", "accuracy", {"A": 0.8, "B": 0.7}, {("A", "B"): draws})
+    assert task.to_dict() == {"name": "spa", "statistic_range": [0.0, 1.0],
+                              "statistics": {"A": 0.8, "B": 0.7}}
+    assert list(task.to_frame().columns) == ["name"]

@@ -435,3 +435,19 @@ def test_ted_mqm_matches_mtme_sweep(data_dir):
     r = tie_calibration(X[sub], Y[sub], "none")
     eps, val = mtme_sweep(X[sub], Y[sub], "none")
     assert r.epsilon == eps and r.statistic == pytest.approx(float(val), abs=1e-12)
+
+
+def test_result_follows_the_result_protocol() -> None:
+    """TieCalibrationResult is a StatResult: unpacking, confidence_interval(), JSON keys."""
+    X = np.array([[0.9, 0.81, 0.7, 0.6], [0.5, 0.8, 0.4, 0.52], [0.2, 0.3, 0.71, 0.2]])
+    Y = np.array([[5, 4, 4, 5], [3, 4, 3, 5], [4, 2, 4, 2]], dtype=float)
+    res = acc_eq(X, Y, epsilon=0.05)
+    stat, p = res
+    assert stat == res.statistic and math.isnan(p)
+    ci = res.confidence_interval()
+    assert math.isnan(ci.low) and math.isnan(ci.high)
+    d = res.to_dict()
+    # the documented --json keys, unchanged; the per-group values stay out
+    assert set(d) == {"statistic", "epsilon", "grouping", "n_groups", "n_pairs", "calibrated",
+                      "variant", "n_skipped", "pvalue", "ci_low", "ci_high", "note"}
+    assert json.loads(dumps(res))["n_pairs"] == 12

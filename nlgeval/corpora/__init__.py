@@ -29,7 +29,16 @@ from nlgeval.errors import InputError
 
 @dataclass(frozen=True)
 class RegisteredCorpus:
-    """A published corpus: its descriptor name and the module whose ``load(folder)`` parses it."""
+    """A published corpus: its descriptor name and the module whose ``load(folder)`` parses it.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import REGISTRY
+    >>> REGISTRY["e2e"]
+    RegisteredCorpus(name='e2e', module='nlgeval.corpora.e2e')
+    >>> REGISTRY["e2e"].descriptor.citation[:31]
+    'Dusek, O., Novikova, J. and Rie'
+    """
 
     name: str
     module: str
@@ -94,6 +103,29 @@ def load_corpus(
         files and the loader code; see :mod:`nlgeval.corpora.parsed_cache`).
     options:
         Passed to the corpus loader (e.g. ``out_of_scale="clip"`` for ``e2e``).
+
+    Examples
+    --------
+    >>> corpus = load_corpus("e2e")          # Dusek et al. (2020), read from the local copy
+    >>> len(corpus.systems), len(corpus.items), corpus.criteria
+    (21, 630, ['quality', 'naturalness'])
+
+    >>> import pathlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "outputs.csv").write_text(
+    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
+    ...     .replace("|", chr(10)))
+    >>> _ = (folder / "references.csv").write_text(
+    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
+    >>> _ = (folder / "ratings.csv").write_text(
+    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
+    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
+    >>> _ = (folder / "corpus.json").write_text(
+    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> load_corpus(folder).systems          # your own folder (a Path, or "./name")
+    ['A', 'B']
+    >>> tmp.cleanup()
     """
     reg = _registered(str(name_or_path)) if not isinstance(name_or_path, Path) else None
     if reg is not None:
@@ -116,7 +148,13 @@ def load_corpus(
 
 
 def list_corpora(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
-    """The published corpora: name, title, description, task, licence, criteria, local copy."""
+    """The published corpora: name, title, description, task, licence, criteria, local copy.
+
+    Examples
+    --------
+    >>> [c["name"] for c in list_corpora()]
+    ['webnlg2020', 'e2e', 'novikova2017', 'wmt21-ted-ende', 'wmt21-ted-zhen']
+    """
     rows = []
     for name, reg in REGISTRY.items():
         d = reg.descriptor

@@ -16,11 +16,21 @@ from importlib import resources
 from typing import Any
 
 from nlgeval.corpus import CorpusInfo, Criterion, Source
+from nlgeval.results import Result
 
 
 @dataclass(frozen=True)
-class PinnedFile:
-    """One file of a published corpus, pinned to a commit of its public repository."""
+class PinnedFile(Result):
+    """One file of a published corpus, pinned to a commit of its public repository.
+
+    Examples
+    --------
+    >>> f = descriptor("e2e").files[0]
+    >>> f.path, f.repository, f.commit[:10]
+    ('dataset/testset_w_refs.csv', 'tuetschek/e2e-dataset', 'ab0d967dd5')
+    >>> f.accepted_sha256 == (f.sha256,)     # no privacy-reduced copy for this file
+    True
+    """
 
     path: str  # relative to the corpus folder
     repository: str  # "owner/name" on GitHub
@@ -40,22 +50,22 @@ class PinnedFile:
         serving the privacy-reduced copy (``NLGEVAL_DOWNLOAD_BASE``) is accepted as well."""
         return tuple(h for h in (self.sha256_original, self.sha256) if h)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "repository": self.repository,
-            "commit": self.commit,
-            "source_path": self.source_path,
-            "sha256": self.sha256,
-            "sha256_original": self.sha256_original,
-            "download": self.download,
-            "optional": self.optional,
-        }
+    # what `nlgeval corpora info --json` shows: the loader-only fields are left out
+    _omit = frozenset({"drop_columns", "note"})
 
 
 @dataclass(frozen=True)
 class Descriptor:
-    """Metadata and pinned files of one published corpus."""
+    """Metadata and pinned files of one published corpus.
+
+    Examples
+    --------
+    >>> d = descriptor("e2e")
+    >>> d.name, d.folder, len(d.files), [c.name for c in d.criteria]
+    ('e2e', 'e2e_nlg_challenge', 26, ['quality', 'naturalness'])
+    >>> d.file("dataset/testset.csv").source_path
+    'testset.csv'
+    """
 
     name: str
     folder: str
@@ -91,6 +101,14 @@ class Descriptor:
         )
 
     def info(self) -> CorpusInfo:
+        """The :class:`~nlgeval.corpus.CorpusInfo` a loaded corpus carries (with its sources).
+
+        Examples
+        --------
+        >>> info = descriptor("e2e").info()
+        >>> info.name, [s.repository for s in info.sources]
+        ('e2e', ['https://github.com/tuetschek/e2e-dataset', 'https://github.com/tuetschek/e2e-eval'])
+        """
         return CorpusInfo(
             name=self.name,
             description=self.description,
@@ -143,6 +161,12 @@ def _parse(data: dict[str, Any]) -> Descriptor:
 
 @cache
 def descriptor(name: str) -> Descriptor:
-    """The packaged descriptor of a published corpus (``webnlg2020``, ``e2e``, ...)."""
+    """The packaged descriptor of a published corpus (``webnlg2020``, ``e2e``, ...).
+
+    Examples
+    --------
+    >>> descriptor("webnlg2020").citation[:40]
+    'Castro Ferreira, T., Gardent, C., Ilinyk'
+    """
     res = resources.files("nlgeval.corpora").joinpath("descriptors", f"{name}.json")
     return _parse(json.loads(res.read_text(encoding="utf-8")))

@@ -53,6 +53,13 @@ OutOfScale = Literal["drop_screen", "drop", "clip"]
 
 
 def item_id(mr_id: int) -> str:
+    """The item id of the ``mr_id``-th MR of the test set (1-based): ``mrNNN``.
+
+    Examples
+    --------
+    >>> item_id(7)                     # the 7th MR of testset.csv
+    'mr007'
+    """
     return f"mr{mr_id:03d}"
 
 
@@ -115,6 +122,15 @@ def read_judgements(folder: str | Path, criterion: str) -> pd.DataFrame:
     file_row`` -- one row per (screen row in the file, slot 1..5); ``output`` is the ``refN``
     text the worker saw and ``file_row`` the 1-based row in the CSV (header = row 1).
     Scores are as typed (values above 100 included).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> from nlgeval.corpora.store import locate
+    >>> folder = locate(descriptor("e2e")).folder   # the local copy
+    >>> j = read_judgements(folder, "quality")
+    >>> j.shape, list(j.columns[:5])
+    ((14895, 12), ['rater', 'item', 'system', 'criterion', 'score'])
     """
     if criterion not in CRITERIA:
         raise InputError(f"unknown E2E criterion {criterion!r} (have: {', '.join(CRITERIA)})")
@@ -209,7 +225,15 @@ def load(
     criteria: tuple[str, ...] = ("quality", "naturalness"),
 ) -> Corpus:
     """Load the E2E corpus from a folder laid out like the bundled ``e2e_nlg_challenge`` corpus
-    folder."""
+    folder.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> corpus = load_corpus("e2e")     # locates the folder, calls this load(), caches the parse
+    >>> len(corpus.systems), len(corpus.items), corpus.criteria
+    (21, 630, ['quality', 'naturalness'])
+    """
     folder = Path(folder)
     desc = descriptor(NAME)
     systems = sorted(

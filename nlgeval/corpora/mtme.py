@@ -76,6 +76,7 @@ import pandas as pd
 from nlgeval.corpus import Corpus, CorpusInfo, Criterion, Source
 from nlgeval.errors import InputError
 from nlgeval.io import read_text_utf8
+from nlgeval.results import Result
 
 #: MTME's marker for a missing translation (``data.NO_TRANSLATION``).
 NO_TRANSLATION = "[No translation supplied]"
@@ -108,7 +109,7 @@ _BAD_NAME = re.compile(r"[\s/\\\x00]")
 
 # ---------------------------------------------------------------------------------- results
 @dataclass(frozen=True, eq=False)
-class MTMEData:
+class MTMEData(Result):
     """One MTME (test set, language pair) as nlgeval data.
 
     ``corpus``: outputs (``system, item, text, source``), the chosen reference (``ref_id`` =
@@ -118,6 +119,34 @@ class MTMEData:
     metric, score``; ``human_system_scores``: system-level human scores ``system, criterion,
     score``. ``sources``: ``item, text``; ``documents``: ``item, doc, domain`` (empty without
     a documents file).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "outputs.csv").write_text(
+    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
+    ...     .replace("|", chr(10)))
+    >>> _ = (folder / "references.csv").write_text(
+    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
+    >>> _ = (folder / "ratings.csv").write_text(
+    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
+    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
+    >>> _ = (folder / "corpus.json").write_text(
+    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> import pandas as pd
+    >>> from nlgeval.corpora import load_corpus
+    >>> from nlgeval.corpora.mtme import read_mtme, write_mtme
+    >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
+    ...                        "metric": "len", "score": [3, 3, 2, 2]})
+    >>> written = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de", scores=scores)
+    >>> data = read_mtme(folder / "mtme" / "toy", "en-de", human="fluency")
+    >>> data.metrics, data.reference, data.corpus.systems
+    (['len-r1'], 'r1', ['A', 'B'])
+    >>> data.to_dict()["n_segments"]
+    2
+    >>> tmp.cleanup()
     """
 
     corpus: Corpus
@@ -171,8 +200,34 @@ class MTMEData:
 
 
 @dataclass(frozen=True)
-class MTMEWritten:
-    """What :func:`write_mtme` wrote: the test-set folder, the files (relative) and notes."""
+class MTMEWritten(Result):
+    """What :func:`write_mtme` wrote: the test-set folder, the files (relative) and notes.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "outputs.csv").write_text(
+    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
+    ...     .replace("|", chr(10)))
+    >>> _ = (folder / "references.csv").write_text(
+    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
+    >>> _ = (folder / "ratings.csv").write_text(
+    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
+    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
+    >>> _ = (folder / "corpus.json").write_text(
+    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> import pandas as pd
+    >>> from nlgeval.corpora import load_corpus
+    >>> from nlgeval.corpora.mtme import read_mtme, write_mtme
+    >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
+    ...                        "metric": "len", "score": [3, 3, 2, 2]})
+    >>> written = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de", scores=scores)
+    >>> written.lp, written.files[:3]
+    ('en-de', ('sources/en-de.txt', 'documents/en-de.docs', 'references/en-de.r1.txt'))
+    >>> tmp.cleanup()
+    """
 
     path: Path
     lp: str
@@ -190,6 +245,13 @@ def parse_mtme_spec(spec: str | Path) -> Path | None:
 
     The prefix is case-insensitive and ``~`` is expanded; the folder is not checked here
     (:func:`read_mtme` does). ``"mtme:"`` with no path raises :class:`InputError`.
+
+    Examples
+    --------
+    >>> str(parse_mtme_spec("mtme:data/wmt23"))
+    'data/wmt23'
+    >>> parse_mtme_spec("e2e") is None
+    True
     """
     if not isinstance(spec, str) or not spec[:5].lower() == "mtme:":
         return None
@@ -401,6 +463,35 @@ def read_mtme(
         Missing folder or file, a text file with a different number of lines than the source,
         a score file with a wrong count per system, an unknown system, a non-numeric score --
         each naming the file and line.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "outputs.csv").write_text(
+    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
+    ...     .replace("|", chr(10)))
+    >>> _ = (folder / "references.csv").write_text(
+    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
+    >>> _ = (folder / "ratings.csv").write_text(
+    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
+    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
+    >>> _ = (folder / "corpus.json").write_text(
+    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> import pandas as pd
+    >>> from nlgeval.corpora import load_corpus
+    >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
+    ...                        "metric": "len", "score": [3, 3, 2, 2]})
+    >>> _ = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de", scores=scores)
+    >>> data = read_mtme(folder / "mtme" / "toy", "en-de", human="fluency")
+    >>> data.scores
+      system item  metric  score
+    0      A    1  len-r1    3.0
+    1      A    2  len-r1    2.0
+    2      B    1  len-r1    3.0
+    3      B    2  len-r1    2.0
+    >>> tmp.cleanup()
     """
     folder = Path(path).expanduser()
     if not folder.is_dir():
@@ -411,8 +502,69 @@ def read_mtme(
         raise InputError(f"invalid language pair {lp!r} (e.g. en-de)")
     testset = folder.name
     notes: list[str] = []
+    src_path, src = _read_source(folder, lp)
+    n = len(src)
+    items = _read_item_ids(folder, lp, n, src_path, notes)
+    documents = _read_documents(folder, lp, items, src_path, notes)
+    ref_files = _find_references(folder, lp)
+    reference, ref_text = _choose_reference(ref_files, reference, testset, lp, n, src_path,
+                                            notes)
+    outputs_by_sys = _read_system_outputs(folder, lp, n, src_path, notes)
+    systems, kept_humans = _choose_systems(set(outputs_by_sys), list(ref_files), reference,
+                                           exclude_systems, include_human_systems, notes,
+                                           folder / "system-outputs" / lp)
+    all_systems = set(outputs_by_sys)
+    outputs, n_missing_out = _outputs_frame(systems, items, outputs_by_sys, src, notes)
+    references, n_no_ref = _references_frame(items, ref_text, reference, notes)
+    wanted = [human] if isinstance(human, str) else list(human or [])
+    ratings_parts, human_sys_parts, criteria = _read_human_scores(
+        folder, lp, wanted, n, items, systems, all_systems, notes)
+    located = (_read_metric_scores(folder, lp, n, items, systems, all_systems, list(ref_files),
+                                   reference, notes) if metric_scores else [])
+    loc = _drop_missing_outputs(_concat(located, LOCATED_COLUMNS), outputs, n_missing_out,
+                                "metric", notes)
+    scores = loc.loc[loc["_level"] == "seg", list(SCORE_COLUMNS)].reset_index(
+        drop=True).astype({"score": float})
+    system_scores = loc.loc[loc["_level"] == "sys", list(SYSTEM_SCORE_COLUMNS)].reset_index(
+        drop=True).astype({"score": float})
+    human_system_scores = _concat(human_sys_parts, HUMAN_SYSTEM_COLUMNS)
+    higher_is_better = _orientation(list(dict.fromkeys(loc["metric"])), lower_is_better, notes)
+    ratings = (_drop_missing_outputs(pd.concat(ratings_parts, ignore_index=True), outputs,
+                                     n_missing_out, "human", notes) if ratings_parts else None)
+    rel = [str(src_path.relative_to(folder)), str(ref_files[reference].relative_to(folder)),
+           f"system-outputs/{lp}/"]
+    info = CorpusInfo(
+        name=f"mtme:{testset}/{lp}",
+        description=f"MTME test set {testset}, language pair {lp}",
+        criteria=tuple(criteria),
+        sources=(Source(paths=tuple(rel)),),
+        task="machine translation",
+    )
+    corpus = Corpus.build(info, outputs, references, ratings, empty_outputs="keep",
+                          require_references=n_no_ref == 0, notes=notes)
+    return MTMEData(
+        corpus=corpus, scores=scores, system_scores=system_scores,
+        human_system_scores=human_system_scores, higher_is_better=higher_is_better,
+        notes=list(corpus.notes), testset=testset, lp=lp, reference=reference,
+        human_systems=kept_humans,
+        sources=pd.DataFrame({"item": items, "text": ["" if s is None else s for s in src]}),
+        documents=documents, _located=loc.drop(columns="_level").reset_index(drop=True),
+    )
 
-    # -- source
+
+# ---------------------------------------------------------------------------------- reading stages
+# read_mtme's stages, in the order it runs them; each appends what it decided to ``notes``.
+LOCATED_COLUMNS = ("metric", "system", "item", "score", "_source", "_row", "_level")
+
+
+def _concat(parts: list[pd.DataFrame], columns: Sequence[str]) -> pd.DataFrame:
+    """The frames stacked, or an empty frame with ``columns``."""
+    if parts:
+        return pd.concat(parts, ignore_index=True)
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+
+
+def _read_source(folder: Path, lp: str) -> tuple[Path, list[str | None]]:
     src_path = _text_file(folder / "sources", lp)
     if src_path is None:
         have = sorted(p.stem for p in (folder / "sources").glob("*.*")) if (
@@ -420,49 +572,56 @@ def read_mtme(
         hint = f" (language pairs here: {', '.join(have)})" if have else ""
         raise InputError(f"no source file for {lp}{hint}", file=folder / "sources" / f"{lp}.txt")
     src = _read_segments(src_path, "source")
-    n = len(src)
-    if n == 0:
+    if not src:
         raise InputError("the source file is empty", file=src_path)
+    return src_path, src
 
-    # -- item ids (nlgeval extension) and documents
+
+def _read_item_ids(folder: Path, lp: str, n: int, src_path: Path, notes: list[str]) -> list[str]:
+    """Item ids from ``item-ids/LP.txt`` (nlgeval's extension), else ``1..n``."""
     ids_path = folder / ITEM_IDS_DIR / f"{lp}.txt"
-    if ids_path.is_file():
-        items = [s.strip() for s in _lines(ids_path)]
-        _check_length(ids_path, len(items), n, "the item-id file", src_path)
-        for i, it in enumerate(items, start=1):
-            if not it:
-                raise InputError("empty item id", file=ids_path, row=i)
-        dup = pd.Series(items).duplicated()
-        if dup.any():
-            i = int(np.flatnonzero(dup.to_numpy())[0])
-            raise InputError(f"duplicate item id '{items[i]}'", file=ids_path, row=i + 1)
-        notes.append(f"item ids from {ITEM_IDS_DIR}/{lp}.txt (nlgeval's extension of the layout)")
-    else:
-        items = [str(i) for i in range(1, n + 1)]
-    documents = pd.DataFrame({"item": pd.Series(dtype=object), "doc": pd.Series(dtype=object),
-                              "domain": pd.Series(dtype=object)})
-    docs_path = folder / "documents" / f"{lp}.docs"
-    if docs_path.is_file():
-        doc_lines = _lines(docs_path)
-        _check_length(docs_path, len(doc_lines), n, "the documents file", src_path)
-        doms, docs = [], []
-        for i, line in enumerate(doc_lines, start=1):
-            toks = line.split()
-            if len(toks) < 2:
-                raise InputError("expected 'DOMAIN DOCNAME'", file=docs_path, row=i)
-            doms.append(toks[0])
-            docs.append(toks[1])
-        seen: set[str] = set()
-        for i, d in enumerate(docs):
-            if d in seen and docs[i - 1] != d:
-                raise InputError(f"document '{d}' is not a contiguous block of lines (MTME "
-                                 "requires contiguous documents)", file=docs_path, row=i + 1)
-            seen.add(d)
-        documents = pd.DataFrame({"item": items, "doc": docs, "domain": doms})
-    else:
-        notes.append(f"no documents/{lp}.docs (MTME itself requires one): no document info")
+    if not ids_path.is_file():
+        return [str(i) for i in range(1, n + 1)]
+    items = [s.strip() for s in _lines(ids_path)]
+    _check_length(ids_path, len(items), n, "the item-id file", src_path)
+    for i, it in enumerate(items, start=1):
+        if not it:
+            raise InputError("empty item id", file=ids_path, row=i)
+    dup = pd.Series(items).duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(f"duplicate item id '{items[i]}'", file=ids_path, row=i + 1)
+    notes.append(f"item ids from {ITEM_IDS_DIR}/{lp}.txt (nlgeval's extension of the layout)")
+    return items
 
-    # -- references
+
+def _read_documents(folder: Path, lp: str, items: list[str], src_path: Path,
+                    notes: list[str]) -> pd.DataFrame:
+    """``item, doc, domain`` from ``documents/LP.docs`` (documents must be contiguous)."""
+    docs_path = folder / "documents" / f"{lp}.docs"
+    if not docs_path.is_file():
+        notes.append(f"no documents/{lp}.docs (MTME itself requires one): no document info")
+        return _concat([], ("item", "doc", "domain"))
+    doc_lines = _lines(docs_path)
+    _check_length(docs_path, len(doc_lines), len(items), "the documents file", src_path)
+    doms, docs = [], []
+    for i, line in enumerate(doc_lines, start=1):
+        toks = line.split()
+        if len(toks) < 2:
+            raise InputError("expected 'DOMAIN DOCNAME'", file=docs_path, row=i)
+        doms.append(toks[0])
+        docs.append(toks[1])
+    seen: set[str] = set()
+    for i, d in enumerate(docs):
+        if d in seen and docs[i - 1] != d:
+            raise InputError(f"document '{d}' is not a contiguous block of lines (MTME "
+                             "requires contiguous documents)", file=docs_path, row=i + 1)
+        seen.add(d)
+    return pd.DataFrame({"item": items, "doc": docs, "domain": doms})
+
+
+def _find_references(folder: Path, lp: str) -> dict[str, Path]:
+    """``{name: file}`` of ``references/LP.NAME.txt`` (names checked as MTME requires)."""
     ref_dir = folder / "references"
     ref_files: dict[str, Path] = {}
     if ref_dir.is_dir():
@@ -480,6 +639,13 @@ def read_mtme(
     if not ref_files:
         raise InputError(f"no reference file for {lp} (expected references/{lp}.NAME.txt)",
                          file=ref_dir)
+    return ref_files
+
+
+def _choose_reference(ref_files: dict[str, Path], reference: str | None, testset: str, lp: str,
+                      n: int, src_path: Path, notes: list[str]
+                      ) -> tuple[str, list[str | None]]:
+    """The reference to use and its lines; every reference file's length is checked."""
     ref_names = list(ref_files)
     if reference is None:
         reference, why = _default_reference(testset, lp, ref_names)
@@ -487,7 +653,7 @@ def read_mtme(
                      f"{', '.join(ref_names)})")
     elif reference not in ref_files:
         raise InputError(f"unknown reference '{reference}' for {lp} (references here: "
-                         f"{', '.join(ref_names)})", file=ref_dir)
+                         f"{', '.join(ref_names)})", file=src_path.parent.parent / "references")
     else:
         notes.append(f"reference: '{reference}' (chosen; references here: "
                      f"{', '.join(ref_names)})")
@@ -497,8 +663,11 @@ def read_mtme(
         if name != reference:
             got = len(_read_segments(p, "target"))
             _check_length(p, got, n, f"reference '{name}'", src_path)
+    return reference, ref_text
 
-    # -- system outputs
+
+def _read_system_outputs(folder: Path, lp: str, n: int, src_path: Path, notes: list[str]
+                         ) -> dict[str, list[str | None]]:
     sys_dir = folder / "system-outputs" / lp
     if not sys_dir.is_dir():
         raise InputError(f"no system outputs for {lp} (expected system-outputs/{lp}/SYS.txt)",
@@ -520,7 +689,13 @@ def read_mtme(
                      f"not .txt/.jsonl: {', '.join(skipped_files[:5])}")
     if not outputs_by_sys:
         raise InputError(f"system-outputs/{lp}/ holds no output files", file=sys_dir)
-    all_systems = set(outputs_by_sys)
+    return outputs_by_sys
+
+
+def _choose_systems(all_systems: set[str], ref_names: list[str], reference: str,
+                    exclude_systems: Collection[str], include_human_systems: bool,
+                    notes: list[str], sys_dir: Path) -> tuple[list[str], tuple[str, ...]]:
+    """The systems kept (sorted) and the human translations among them."""
     unknown_ex = sorted(set(exclude_systems) - all_systems)
     if unknown_ex:
         raise InputError(f"exclude_systems names unknown system(s) {', '.join(unknown_ex)} "
@@ -543,10 +718,15 @@ def read_mtme(
         notes.append(f"excluded system(s): {', '.join(sorted(exclude_systems))}")
     systems = sorted(all_systems - excluded)
     if not systems:
-        raise InputError(f"no systems left for {lp} after excluding "
+        raise InputError(f"no systems left for {sys_dir.name} after excluding "
                          f"{', '.join(sorted(excluded))}", file=sys_dir)
-    kept_humans = tuple(s for s in other_humans if s in systems)
+    return systems, tuple(s for s in other_humans if s in systems)
 
+
+def _outputs_frame(systems: list[str], items: list[str],
+                   outputs_by_sys: dict[str, list[str | None]], src: list[str | None],
+                   notes: list[str]) -> tuple[pd.DataFrame, int]:
+    """``system, item, text, source`` without the "no translation" lines, and their count."""
     out_rows: dict[str, list[Any]] = {"system": [], "item": [], "text": [], "source": []}
     n_missing_out = 0
     for s in systems:
@@ -561,191 +741,196 @@ def read_mtme(
     if n_missing_out:
         notes.append(f"{n_missing_out} output line(s) '{NO_TRANSLATION}' (no output): left "
                      "out")
-    outputs = pd.DataFrame(out_rows)
+    return pd.DataFrame(out_rows), n_missing_out
+
+
+def _references_frame(items: list[str], ref_text: list[str | None], reference: str,
+                      notes: list[str]) -> tuple[pd.DataFrame, int]:
+    """``item, ref_id, text`` of the non-empty reference lines, and the count of empty ones."""
     ref_keep = [(it, t) for it, t in zip(items, ref_text, strict=True) if t and t.strip()]
     references = pd.DataFrame({"item": [r[0] for r in ref_keep], "ref_id": reference,
                                "text": [r[1] for r in ref_keep]})
-    n_no_ref = n - len(ref_keep)
+    n_no_ref = len(items) - len(ref_keep)
     if n_no_ref:
         notes.append(f"{n_no_ref} segment(s) with an empty or missing '{reference}' line: no "
                      "reference for them")
+    return references, n_no_ref
 
-    # -- human scores
+
+def _find_human_files(hum_dir: Path, lp: str, wanted: list[str], notes: list[str]
+                      ) -> dict[str, dict[str, Path]]:
+    """``{name: {level: file}}`` of the human-score files; ``wanted`` is resolved in place
+    (a name that differs only in case is accepted with a note)."""
+    found: dict[str, dict[str, Path]] = {}
+    if hum_dir.is_dir():
+        for p in sorted(hum_dir.glob(f"{lp}.*.score")):
+            name, level = _parse_human_name(p, lp, "score")
+            found.setdefault(name, {})[level] = p
+    for k, w in enumerate(wanted):
+        folded = [f for f in found if f.lower() == w.lower()]
+        if w not in found and len(folded) == 1:
+            notes.append(f"human scores '{w}' not found; using '{folded[0]}' (same name "
+                         "but for case)")
+            wanted[k] = w = folded[0]
+        if w not in found:
+            have = ", ".join(f"{k} ({'/'.join(sorted(v))})" for k, v in found.items())
+            raise InputError(f"no human scores '{w}' for {lp} (available: "
+                             f"{have or 'none'}; pass human=None for none)",
+                             file=hum_dir / f"{lp}.{w}.seg.score")
+    return found
+
+
+def _human_seg_scores(path: Path, w: str, n: int, items: list[str], systems: list[str],
+                      all_systems: set[str], notes: list[str]
+                      ) -> tuple[pd.DataFrame | None, Criterion | None]:
+    """One criterion's segment-level human scores as ratings, and its criterion."""
+    df = _read_score_file(path, "seg", n, all_systems)
+    gone = sorted(set(df["system"]) - set(systems))
+    if gone:
+        notes.append(f"human '{w}' scores of excluded system(s) {', '.join(gone)} "
+                     "left out")
+    df = df[df["system"].isin(systems)]
+    miss = int(df["score"].isna().sum())
+    df = df[df["score"].notna()]
+    notes.append(f"human '{w}' (seg): {len(df)} scores"
+                 + (f", {miss} None (missing) left out" if miss else ""))
+    if not len(df):
+        return None, None
+    ratings = pd.DataFrame({
+        "rater": AGGREGATE_RATER,
+        "item": np.asarray(items, dtype=object)[df["pos"].to_numpy()],
+        "system": df["system"].to_numpy(), "criterion": w,
+        "score": df["score"].to_numpy()})
+    lo, hi = float(df["score"].min()), float(df["score"].max())
+    return ratings, Criterion(
+        w, lo, hi, "interval",
+        f"MTME human scores '{w}' (already aggregated; scale = observed range; "
+        "higher is better, MTME's convention)", True)
+
+
+def _read_human_scores(folder: Path, lp: str, wanted: list[str], n: int, items: list[str],
+                       systems: list[str], all_systems: set[str], notes: list[str]
+                       ) -> tuple[list[pd.DataFrame], list[pd.DataFrame], list[Criterion]]:
+    """Ratings (seg files), system-level human scores (sys files) and criteria."""
     ratings_parts: list[pd.DataFrame] = []
     human_sys_parts: list[pd.DataFrame] = []
     criteria: list[Criterion] = []
+    if not wanted:
+        return ratings_parts, human_sys_parts, criteria
     hum_dir = folder / "human-scores"
-    wanted = [human] if isinstance(human, str) else list(human or [])
-    if wanted:
-        found: dict[str, dict[str, Path]] = {}
-        if hum_dir.is_dir():
-            for p in sorted(hum_dir.glob(f"{lp}.*.score")):
-                name, level = _parse_human_name(p, lp, "score")
-                found.setdefault(name, {})[level] = p
-        for k, w in enumerate(wanted):
-            folded = [f for f in found if f.lower() == w.lower()]
-            if w not in found and len(folded) == 1:
-                notes.append(f"human scores '{w}' not found; using '{folded[0]}' (same name "
-                             "but for case)")
-                wanted[k] = w = folded[0]
-            if w not in found:
-                have = ", ".join(f"{k} ({'/'.join(sorted(v))})" for k, v in found.items())
-                raise InputError(f"no human scores '{w}' for {lp} (available: "
-                                 f"{have or 'none'}; pass human=None for none)",
-                                 file=hum_dir / f"{lp}.{w}.seg.score")
-        for w in wanted:
-            files = found[w]
-            skipped = [lvl for lvl in ("doc", "domain") if lvl in files]
-            if skipped:
-                notes.append(f"human scores '{w}' at level(s) {', '.join(skipped)} not loaded "
-                             "(nlgeval uses seg and sys)")
-            if "seg" in files:
-                df = _read_score_file(files["seg"], "seg", n, all_systems)
-                gone = sorted(set(df["system"]) - set(systems))
-                if gone:
-                    notes.append(f"human '{w}' scores of excluded system(s) {', '.join(gone)} "
-                                 "left out")
-                df = df[df["system"].isin(systems)]
-                miss = int(df["score"].isna().sum())
-                df = df[df["score"].notna()]
-                notes.append(f"human '{w}' (seg): {len(df)} scores"
-                             + (f", {miss} None (missing) left out" if miss else ""))
-                if len(df):
-                    ratings_parts.append(pd.DataFrame({
-                        "rater": AGGREGATE_RATER,
-                        "item": np.asarray(items, dtype=object)[df["pos"].to_numpy()],
-                        "system": df["system"].to_numpy(), "criterion": w,
-                        "score": df["score"].to_numpy()}))
-                    lo, hi = float(df["score"].min()), float(df["score"].max())
-                    criteria.append(Criterion(
-                        w, lo, hi, "interval",
-                        f"MTME human scores '{w}' (already aggregated; scale = observed range; "
-                        "higher is better, MTME's convention)", True))
-            else:
-                notes.append(f"human scores '{w}' have no seg-level file: no per-output "
-                             "ratings")
-            if "sys" in files:
-                df = _read_score_file(files["sys"], "sys", 1, all_systems)
-                df = df[df["system"].isin(systems)]
-                human_sys_parts.append(pd.DataFrame({
-                    "system": df["system"].to_numpy(), "criterion": w,
-                    "score": df["score"].to_numpy()}))
-        other = sorted(set(found) - set(wanted))
-        if other:
-            notes.append(f"other human scores not loaded: {', '.join(other)}")
-        ratings_files = sorted(p.name for p in hum_dir.glob(f"{lp}.*.rating")) if (
-            hum_dir.is_dir()) else []
-        if ratings_files:
-            notes.append(f"{len(ratings_files)} MQM rating file(s) (*.rating: error spans) not "
-                         "read")
-
-    # -- metric scores
-    located: list[pd.DataFrame] = []
-    met_dir = folder / "metric-scores" / lp
-    if metric_scores:
-        if not met_dir.is_dir():
-            notes.append(f"no metric-scores/{lp}/ folder: no shipped metric scores")
+    found = _find_human_files(hum_dir, lp, wanted, notes)
+    for w in wanted:
+        files = found[w]
+        skipped = [lvl for lvl in ("doc", "domain") if lvl in files]
+        if skipped:
+            notes.append(f"human scores '{w}' at level(s) {', '.join(skipped)} not loaded "
+                         "(nlgeval uses seg and sys)")
+        if "seg" in files:
+            ratings, crit = _human_seg_scores(files["seg"], w, n, items, systems, all_systems,
+                                              notes)
+            if ratings is not None and crit is not None:
+                ratings_parts.append(ratings)
+                criteria.append(crit)
         else:
-            other_ref, other_level, n_none = [], [], 0
-            dropped_sys: set[str] = set()
-            incomplete: dict[str, list[str]] = {}
-            for p in sorted(met_dir.glob("*.score")):
-                full, ref, level = _parse_metric_name(p)
-                used = _refs_used(ref, ref_names)
-                if not used <= {reference}:
-                    other_ref.append(full)
-                    continue
-                if level in ("doc", "domain"):
-                    other_level.append(f"{full}.{level}")
-                    continue
-                df = _read_score_file(p, level, n, all_systems)
-                dropped_sys.update(set(df["system"]) - set(systems))
-                df = df[df["system"].isin(systems)]
-                n_none += int(df["score"].isna().sum())
-                lacking = sorted(set(systems) - set(df["system"]) - used)
-                if lacking:
-                    incomplete[f"{full}.{level}"] = lacking
-                located.append(pd.DataFrame({
-                    "metric": full, "system": df["system"].to_numpy(),
-                    "item": (np.asarray(items, dtype=object)[df["pos"].to_numpy()] if level == "seg"
-                             else ""),
-                    "score": df["score"].to_numpy(), "_source": str(p),
-                    "_row": df["_row"].to_numpy(), "_level": level}))
-            if other_ref:
-                notes.append(f"{len(other_ref)} metric file(s) computed with another reference "
-                             f"than '{reference}' not loaded (MTME excludes them too): "
-                             f"{', '.join(other_ref[:4])}{' ...' if len(other_ref) > 4 else ''}")
-            if other_level:
-                notes.append(f"{len(other_level)} doc/domain-level metric file(s) not loaded")
-            if dropped_sys:
-                notes.append("metric scores of excluded system(s) "
-                             f"{', '.join(sorted(dropped_sys))} left out")
-            if n_none:
-                notes.append(f"{n_none} metric score(s) None/nan: kept as missing (NaN)")
-            for k, v in incomplete.items():
-                notes.append(f"metric file {k} has no scores for {', '.join(v)} (MTME would "
-                             "pad them with 0; here they are missing)")
+            notes.append(f"human scores '{w}' have no seg-level file: no per-output "
+                         "ratings")
+        if "sys" in files:
+            df = _read_score_file(files["sys"], "sys", 1, all_systems)
+            df = df[df["system"].isin(systems)]
+            human_sys_parts.append(pd.DataFrame({
+                "system": df["system"].to_numpy(), "criterion": w,
+                "score": df["score"].to_numpy()}))
+    other = sorted(set(found) - set(wanted))
+    if other:
+        notes.append(f"other human scores not loaded: {', '.join(other)}")
+    ratings_files = sorted(p.name for p in hum_dir.glob(f"{lp}.*.rating")) if (
+        hum_dir.is_dir()) else []
+    if ratings_files:
+        notes.append(f"{len(ratings_files)} MQM rating file(s) (*.rating: error spans) not "
+                     "read")
+    return ratings_parts, human_sys_parts, criteria
 
-    loc = (pd.concat(located, ignore_index=True) if located else pd.DataFrame(
-        {c: pd.Series(dtype=object) for c in
-         ("metric", "system", "item", "score", "_source", "_row", "_level")}))
-    if n_missing_out and len(loc):
-        have = pd.MultiIndex.from_frame(outputs[["system", "item"]])
-        seg_rows = (loc["_level"] == "seg").to_numpy()
-        ok = np.ones(len(loc), dtype=bool)
-        ok[seg_rows] = pd.MultiIndex.from_frame(loc.loc[seg_rows, ["system", "item"]]).isin(have)
-        if not ok.all():
-            notes.append(f"{int((~ok).sum())} metric score(s) of outputs marked "
-                         f"'{NO_TRANSLATION}' left out")
-            loc = loc[ok].reset_index(drop=True)
-    seg = loc[loc["_level"] == "seg"]
-    scores = seg[list(SCORE_COLUMNS)].reset_index(drop=True).astype({"score": float})
-    sysl = loc[loc["_level"] == "sys"]
-    system_scores = sysl[list(SYSTEM_SCORE_COLUMNS)].reset_index(drop=True).astype(
-        {"score": float})
-    human_system_scores = (pd.concat(human_sys_parts, ignore_index=True) if human_sys_parts
-                           else pd.DataFrame({c: pd.Series(dtype=object)
-                                              for c in HUMAN_SYSTEM_COLUMNS}))
-    metric_names = list(dict.fromkeys(loc["metric"]))
+
+def _read_metric_scores(folder: Path, lp: str, n: int, items: list[str], systems: list[str],
+                        all_systems: set[str], ref_names: list[str], reference: str,
+                        notes: list[str]) -> list[pd.DataFrame]:
+    """Seg- and sys-level metric scores computed with ``reference`` only, with file and line."""
+    met_dir = folder / "metric-scores" / lp
+    if not met_dir.is_dir():
+        notes.append(f"no metric-scores/{lp}/ folder: no shipped metric scores")
+        return []
+    located: list[pd.DataFrame] = []
+    other_ref, other_level, n_none = [], [], 0
+    dropped_sys: set[str] = set()
+    incomplete: dict[str, list[str]] = {}
+    for p in sorted(met_dir.glob("*.score")):
+        full, ref, level = _parse_metric_name(p)
+        used = _refs_used(ref, ref_names)
+        if not used <= {reference}:
+            other_ref.append(full)
+            continue
+        if level in ("doc", "domain"):
+            other_level.append(f"{full}.{level}")
+            continue
+        df = _read_score_file(p, level, n, all_systems)
+        dropped_sys.update(set(df["system"]) - set(systems))
+        df = df[df["system"].isin(systems)]
+        n_none += int(df["score"].isna().sum())
+        lacking = sorted(set(systems) - set(df["system"]) - used)
+        if lacking:
+            incomplete[f"{full}.{level}"] = lacking
+        located.append(pd.DataFrame({
+            "metric": full, "system": df["system"].to_numpy(),
+            "item": (np.asarray(items, dtype=object)[df["pos"].to_numpy()] if level == "seg"
+                     else ""),
+            "score": df["score"].to_numpy(), "_source": str(p),
+            "_row": df["_row"].to_numpy(), "_level": level}))
+    if other_ref:
+        notes.append(f"{len(other_ref)} metric file(s) computed with another reference "
+                     f"than '{reference}' not loaded (MTME excludes them too): "
+                     f"{', '.join(other_ref[:4])}{' ...' if len(other_ref) > 4 else ''}")
+    if other_level:
+        notes.append(f"{len(other_level)} doc/domain-level metric file(s) not loaded")
+    if dropped_sys:
+        notes.append("metric scores of excluded system(s) "
+                     f"{', '.join(sorted(dropped_sys))} left out")
+    if n_none:
+        notes.append(f"{n_none} metric score(s) None/nan: kept as missing (NaN)")
+    for k, v in incomplete.items():
+        notes.append(f"metric file {k} has no scores for {', '.join(v)} (MTME would "
+                     "pad them with 0; here they are missing)")
+    return located
+
+
+def _drop_missing_outputs(df: pd.DataFrame, outputs: pd.DataFrame, n_missing_out: int,
+                          what: str, notes: list[str]) -> pd.DataFrame:
+    """Segment-level rows of outputs marked "no translation" left out (with a note)."""
+    if not n_missing_out or not len(df):
+        return df
+    have = pd.MultiIndex.from_frame(outputs[["system", "item"]])
+    seg_rows = (df["_level"] == "seg").to_numpy() if "_level" in df else np.ones(len(df), bool)
+    ok = np.ones(len(df), dtype=bool)
+    ok[seg_rows] = pd.MultiIndex.from_frame(df.loc[seg_rows, ["system", "item"]]).isin(have)
+    if ok.all():
+        return df
+    notes.append(f"{int((~ok).sum())} {what} score(s) of outputs marked "
+                 f"'{NO_TRANSLATION}' left out")
+    return df[ok].reset_index(drop=True)
+
+
+def _orientation(metric_names: list[str], lower_is_better: Collection[str], notes: list[str]
+                 ) -> dict[str, bool]:
+    """``{metric: higher_is_better}``: MTME's scores are higher-is-better unless named."""
     lower = set(lower_is_better)
     unknown_lower = sorted(lower - set(metric_names))
     if unknown_lower:
         raise InputError(f"lower_is_better names metric(s) not loaded: {', '.join(unknown_lower)}"
                          f" (loaded: {', '.join(metric_names[:8]) or 'none'})")
-    higher_is_better = {m: m not in lower for m in metric_names}
     if metric_names:
         notes.append("orientation: MTME records none (its correlations never flip a sign; MQM "
                      "is stored negated), so all metric scores are taken as higher-is-better"
                      + (f" except {', '.join(sorted(lower))}" if lower else ""))
-
-    ratings = (pd.concat(ratings_parts, ignore_index=True) if ratings_parts else None)
-    if ratings is not None and n_missing_out:
-        have = pd.MultiIndex.from_frame(outputs[["system", "item"]])
-        ok = pd.MultiIndex.from_frame(ratings[["system", "item"]]).isin(have)
-        if not ok.all():
-            notes.append(f"{int((~ok).sum())} human score(s) of outputs marked "
-                         f"'{NO_TRANSLATION}' left out")
-            ratings = ratings[ok].reset_index(drop=True)
-    rel = [str(src_path.relative_to(folder)), str(ref_files[reference].relative_to(folder)),
-           f"system-outputs/{lp}/"]
-    info = CorpusInfo(
-        name=f"mtme:{testset}/{lp}",
-        description=f"MTME test set {testset}, language pair {lp}",
-        criteria=tuple(criteria),
-        sources=(Source(paths=tuple(rel)),),
-        task="machine translation",
-    )
-    corpus = Corpus.build(info, outputs, references, ratings, empty_outputs="keep",
-                          require_references=n_no_ref == 0, notes=notes)
-    return MTMEData(
-        corpus=corpus, scores=scores, system_scores=system_scores,
-        human_system_scores=human_system_scores, higher_is_better=higher_is_better,
-        notes=list(corpus.notes), testset=testset, lp=lp, reference=reference,
-        human_systems=kept_humans,
-        sources=pd.DataFrame({"item": items, "text": ["" if s is None else s for s in src]}),
-        documents=documents, _located=loc.drop(columns="_level").reset_index(drop=True),
-    )
-
+    return {m: m not in lower for m in metric_names}
 
 # ---------------------------------------------------------------------------------- writing
 def _check_name(name: str, what: str, *, extra: str = "") -> None:
@@ -848,14 +1033,84 @@ def write_mtme(
         regrouped stably so that documents are contiguous.
     overwrite:
         Replace the files of ``lp`` if the folder already has them (otherwise an error).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "outputs.csv").write_text(
+    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
+    ...     .replace("|", chr(10)))
+    >>> _ = (folder / "references.csv").write_text(
+    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
+    >>> _ = (folder / "ratings.csv").write_text(
+    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
+    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
+    >>> _ = (folder / "corpus.json").write_text(
+    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> import pandas as pd
+    >>> from nlgeval.corpora import load_corpus
+    >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
+    ...                        "metric": "len", "score": [3, 3, 2, 2]})
+    >>> written = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de",
+    ...                      scores=scores)
+    >>> [f for f in written.files if "scores" in f]
+    ['human-scores/en-de.fluency.seg.score', 'human-scores/en-de.fluency.sys.score',
+     'metric-scores/en-de/len-r1.seg.score']
+    >>> (folder / "mtme" / "toy" / "metric-scores/en-de/len-r1.seg.score").read_text().split()
+    ['A', '3.0', 'A', '2.0', 'B', '3.0', 'B', '2.0']
+    >>> tmp.cleanup()
     """
     folder = Path(path).expanduser()
     lp = str(lp).strip()
     _check_name(lp, "language pair", extra=".")
     notes: list[str] = []
     out = corpus.outputs
+    items = _segment_order(corpus, item_order)
+    docs = _documents_for(documents, out, items, notes)
+    items = _regroup_documents(items, docs, notes)
+    w = _Files()
+    _put_sources(w, sources, out, items, docs, lp, notes)
+    rename = dict(reference_names or {})
+    text_by = {s: dict(zip(g["item"], g["text"], strict=True))
+               for s, g in out.groupby("system", sort=False)}
+    ref_ids = _put_references(w, corpus, items, lp, rename, text_by, notes)
+    _put_outputs(w, corpus.systems, text_by, items, lp, notes)
+    _put_human_scores(w, corpus, human_criterion, items, lp, notes)
+    if scores is not None:
+        tidy = _tidy_for_writing(scores)
+        reference = _metric_reference(reference, ref_ids, rename)
+        _put_metric_scores(w, tidy, reference, ref_ids, corpus.systems, items, lp,
+                           set(lower_is_better), notes)
+    if w.n_trailing:
+        notes.append(f"{w.n_trailing} text(s) had trailing whitespace, removed (MTME strips it "
+                     "when reading)")
+    _write_files(folder, lp, w.files, overwrite)
+    return MTMEWritten(path=folder, lp=lp, files=tuple(w.files), notes=tuple(notes))
 
-    # -- segment order
+
+# ---------------------------------------------------------------------------------- writing stages
+# write_mtme's stages: each checks its input and adds files to a _Files; nothing is written
+# to disk until every stage has passed, so a bad input never leaves a half-written folder.
+class _Files:
+    """The files to write (relative path -> text) and the count of stripped trailing spaces."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}
+        self.n_trailing = 0
+
+    def put(self, rel: str, lines: Sequence[str]) -> None:
+        self.files[rel] = "".join(f"{ln}\n" for ln in lines)
+
+    def clean(self, text: str, what: str) -> str:
+        t = _line(str(text), what)
+        if t != t.rstrip():
+            self.n_trailing += 1
+        return t.rstrip()
+
+
+def _segment_order(corpus: Corpus, item_order: Sequence[str] | None) -> list[str]:
     items = list(corpus.items) if item_order is None else [str(i) for i in item_order]
     if item_order is not None:
         missing = sorted(set(corpus.items) - set(items))
@@ -864,6 +1119,12 @@ def write_mtme(
             raise InputError("item_order must list every item of the corpus once "
                              + (f"(missing: {', '.join(missing[:5])})" if missing else
                                 f"('{dup.iloc[0]}' appears twice)"))
+    return items
+
+
+def _documents_for(documents: pd.DataFrame | None, out: pd.DataFrame, items: list[str],
+                   notes: list[str]) -> pd.DataFrame:
+    """``doc, domain`` indexed by item: given, from ``outputs``, else one default document."""
     docs = _item_map(documents, ("item", "doc", "domain"), "documents")
     if docs is None and "doc" in out.columns:
         first = out.drop_duplicates("item").set_index("item")
@@ -877,6 +1138,11 @@ def write_mtme(
     lacking = [i for i in items if i not in docs.index]
     if lacking:
         raise InputError(f"documents: no row for item(s) {', '.join(lacking[:5])}")
+    return docs
+
+
+def _regroup_documents(items: list[str], docs: pd.DataFrame, notes: list[str]) -> list[str]:
+    """Items reordered stably so that every document is a contiguous block (MTME needs it)."""
     doc_of = docs["doc"].reindex(items).to_numpy()
     rank = {d: k for k, d in enumerate(dict.fromkeys(doc_of))}
     order = sorted(range(len(items)), key=lambda k: (rank[doc_of[k]], k))
@@ -886,23 +1152,12 @@ def write_mtme(
     for c in ("doc", "domain"):
         for v in dict.fromkeys(docs[c]):
             _check_name(str(v), f"document {c}")
-    pos = {it: k for k, it in enumerate(items)}
-    n = len(items)
-    files: dict[str, str] = {}
+    return items
 
-    def put(rel: str, lines: Sequence[str]) -> None:
-        files[rel] = "".join(f"{ln}\n" for ln in lines)
 
-    n_trailing = 0
-
-    def clean(text: str, what: str) -> str:
-        nonlocal n_trailing
-        t = _line(str(text), what)
-        if t != t.rstrip():
-            n_trailing += 1
-        return t.rstrip()
-
-    # -- sources, documents, item ids
+def _put_sources(w: _Files, sources: pd.DataFrame | Mapping[str, str] | None, out: pd.DataFrame,
+                 items: list[str], docs: pd.DataFrame, lp: str, notes: list[str]) -> None:
+    """``sources/LP.txt``, ``documents/LP.docs`` and, for non-default ids, ``item-ids/LP.txt``."""
     src = _item_map(sources, ("item", "text"), "sources")
     if src is None:
         for col in ("source", "input"):
@@ -916,17 +1171,20 @@ def write_mtme(
     if not set(items) <= set(src_map.index):
         miss = [i for i in items if i not in src_map.index]
         raise InputError(f"sources: no text for item(s) {', '.join(miss[:5])}")
-    put(f"sources/{lp}.txt", [clean(src_map[i], f"source of item '{i}'") for i in items])
-    put(f"documents/{lp}.docs", [f"{docs.at[i, 'domain']} {docs.at[i, 'doc']}" for i in items])
-    if items != [str(k) for k in range(1, n + 1)]:
+    w.put(f"sources/{lp}.txt", [w.clean(src_map[i], f"source of item '{i}'") for i in items])
+    w.put(f"documents/{lp}.docs", [f"{docs.at[i, 'domain']} {docs.at[i, 'doc']}" for i in items])
+    if items != [str(k) for k in range(1, len(items) + 1)]:
         for i in items:
             _line(i, f"item id {i!r}")
             if i != i.strip():
                 raise InputError(f"item id {i!r} has leading/trailing whitespace")
-        put(f"{ITEM_IDS_DIR}/{lp}.txt", items)
+        w.put(f"{ITEM_IDS_DIR}/{lp}.txt", items)
 
-    # -- references
-    rename = dict(reference_names or {})
+
+def _put_references(w: _Files, corpus: Corpus, items: list[str], lp: str,
+                    rename: Mapping[str, str], text_by: Mapping[str, Mapping[str, str]],
+                    notes: list[str]) -> list[str]:
+    """``references/LP.NAME.txt`` per ref_id; returns the MTME names of the references."""
     corpus_refs = list(dict.fromkeys(corpus.references["ref_id"]))
     ref_ids = [rename.get(r, r) for r in corpus_refs]
     for r in ref_ids:
@@ -936,21 +1194,23 @@ def write_mtme(
                              "reference_names")
     if len(set(ref_ids)) < len(ref_ids):
         raise InputError(f"two ref_ids get the same MTME name: {', '.join(ref_ids)}")
-    systems = corpus.systems
-    text_by = {s: dict(zip(g["item"], g["text"], strict=True))
-               for s, g in out.groupby("system", sort=False)}
     for orig, r in zip(corpus_refs, ref_ids, strict=True):
         sub = corpus.references[corpus.references["ref_id"] == orig]
         m = dict(zip(sub["item"], sub["text"], strict=True))
-        lines = [clean(m[i], f"reference '{r}' of item '{i}'") if i in m else NO_TRANSLATION
-                 for i in items]
-        put(f"references/{lp}.{r}.txt", lines)
+        w.put(f"references/{lp}.{r}.txt",
+              [w.clean(m[i], f"reference '{r}' of item '{i}'") if i in m else NO_TRANSLATION
+               for i in items])
         if r in text_by:
             notes.append(f"system '{r}' has the name of a reference: MTME treats it as that "
                          "human translation")
     if not ref_ids:
         notes.append("the corpus has no references: MTME needs at least one to read the folder")
-    # -- system outputs
+    return ref_ids
+
+
+def _put_outputs(w: _Files, systems: Sequence[str], text_by: Mapping[str, Mapping[str, str]],
+                 items: list[str], lp: str, notes: list[str]) -> None:
+    """``system-outputs/LP/SYS.txt``; a missing output is MTME's "no translation" line."""
     n_missing_out = 0
     for s in systems:
         _check_name(s, "system name")
@@ -958,15 +1218,26 @@ def write_mtme(
         lines = []
         for i in items:
             if i in m:
-                lines.append(clean(m[i], f"output of system '{s}' for item '{i}'"))
+                lines.append(w.clean(m[i], f"output of system '{s}' for item '{i}'"))
             else:
                 lines.append(NO_TRANSLATION)
                 n_missing_out += 1
-        put(f"system-outputs/{lp}/{s}.txt", lines)
+        w.put(f"system-outputs/{lp}/{s}.txt", lines)
     if n_missing_out:
         notes.append(f"{n_missing_out} missing output(s) written as '{NO_TRANSLATION}'")
 
-    # -- human scores
+
+def _score_lines(system: str, items: Sequence[str], pos: Mapping[str, int], n: int,
+                 scores: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """One system's block of a seg-level score file (``None`` where there is no score)."""
+    vals = np.full(n, np.nan)
+    vals[[pos[i] for i in items]] = scores
+    return [f"{system}\t{_fmt(v)}" for v in vals], vals
+
+
+def _put_human_scores(w: _Files, corpus: Corpus, human_criterion: str | Sequence[str] | None,
+                      items: list[str], lp: str, notes: list[str]) -> None:
+    """``human-scores/LP.C.{seg,sys}.score``: mean over raters; sys = mean of seg scores."""
     rated = corpus.criteria
     crits = rated if human_criterion is None else (
         [human_criterion] if isinstance(human_criterion, str) else list(human_criterion))
@@ -975,100 +1246,112 @@ def write_mtme(
             raise InputError(f"criterion '{c}' has no ratings in the corpus (rated: "
                              f"{', '.join(rated) or 'none'})")
         _check_name(c, "criterion name")
-    if crits:
-        hs = corpus.human_scores(criteria=crits)
-        if (hs["n_raters"] > 1).any():
-            notes.append("human segment scores are the mean over raters")
-        for c in crits:
-            sub = hs[hs["criterion"] == c]
-            sign = 1.0 if corpus.info.criterion(c).higher_is_better else -1.0
-            if sign < 0:
-                notes.append(f"criterion '{c}' is lower-is-better: written negated (MTME: "
-                             "higher is better)")
-            seg_lines, sys_lines = [], []
-            for s, g in sub.groupby("system", sort=False):
-                vals = np.full(n, np.nan)
-                vals[[pos[i] for i in g["item"]]] = sign * g["score"].to_numpy(float)
-                seg_lines += [f"{s}\t{_fmt(v)}" for v in vals]
-                sys_lines.append(f"{s}\t{_fmt(float(np.nanmean(vals)))}")
-            put(f"human-scores/{lp}.{c}.seg.score", seg_lines)
-            put(f"human-scores/{lp}.{c}.sys.score", sys_lines)
-        notes.append("human system scores = mean of the system's segment scores")
+    if not crits:
+        return
+    pos = {it: k for k, it in enumerate(items)}
+    hs = corpus.human_scores(criteria=crits)
+    if (hs["n_raters"] > 1).any():
+        notes.append("human segment scores are the mean over raters")
+    for c in crits:
+        sub = hs[hs["criterion"] == c]
+        sign = 1.0 if corpus.info.criterion(c).higher_is_better else -1.0
+        if sign < 0:
+            notes.append(f"criterion '{c}' is lower-is-better: written negated (MTME: "
+                         "higher is better)")
+        seg_lines, sys_lines = [], []
+        for s, g in sub.groupby("system", sort=False):
+            lines, vals = _score_lines(str(s), list(g["item"]), pos, len(items),
+                                       sign * g["score"].to_numpy(float))
+            seg_lines += lines
+            sys_lines.append(f"{s}\t{_fmt(float(np.nanmean(vals)))}")
+        w.put(f"human-scores/{lp}.{c}.seg.score", seg_lines)
+        w.put(f"human-scores/{lp}.{c}.sys.score", sys_lines)
+    notes.append("human system scores = mean of the system's segment scores")
 
-    # -- metric scores
-    if scores is not None:
-        from nlgeval.scores import tidy_scores
 
-        pre = scores.copy() if isinstance(scores, pd.DataFrame) else scores
-        if isinstance(pre, pd.DataFrame):
-            # missing values as empty cells: tidy_scores reads those as missing whatever the
-            # pandas version (pandas 3 keeps NaN as NaN in astype(str))
-            for c in pre.columns:
-                if c not in ("system", "item", "metric") and pre[c].isna().any():
-                    pre[c] = pre[c].astype(object).where(pre[c].notna(), "")
-        tidy = tidy_scores(pre)
-        if reference is None:
-            reference = ref_ids[0] if len(ref_ids) == 1 else ("all" if ref_ids else "src")
-        elif reference not in ("all", "src"):  # ref_ids may be given by their corpus names
-            reference = ".".join(rename.get(r, r) for r in reference.split("."))
-        used = _refs_used(reference, ref_ids)
-        if not used <= set(ref_ids):
-            raise InputError(f"reference {reference!r} is not a ref_id of the corpus, names "
-                             "joined by '.', 'src' or 'all' (ref_ids: "
-                             f"{', '.join(ref_ids) or 'none'})")
-        unknown_sys = sorted(set(tidy["system"]) - set(systems))
-        if unknown_sys:
-            raise InputError(f"scores name system(s) not in the corpus: "
-                             f"{', '.join(unknown_sys[:5])}")
-        seg_rows = tidy[tidy["item"] != ""]
-        unknown_items = sorted(set(seg_rows["item"]) - set(pos))
-        if unknown_items:
-            raise InputError(f"scores name item(s) not in the corpus: "
-                             f"{', '.join(unknown_items[:5])}")
-        lower = set(lower_is_better)
-        n_none = 0
-        written_names: dict[str, str] = {}
-        for met, g in tidy.groupby("metric", sort=False):
-            met = str(met)
-            _check_name(met, "metric name")
-            tail = met.rsplit("-", 1)
-            has_ref = len(tail) == 2 and tail[0] and (
-                tail[1] in ("src", "all") or set(tail[1].split(".")) <= set(ref_ids))
-            full = met if has_ref else f"{met}-{reference}"
-            if full in written_names:
-                raise InputError(f"metrics '{written_names[full]}' and '{met}' would both be "
-                                 f"written as '{full}'; rename one of them")
-            written_names[full] = met
-            sign = -1.0 if met in lower else 1.0
-            gs = g[g["item"] != ""]
-            if len(gs):
-                lines = []
-                for s in [s for s in systems if (gs["system"] == s).any()]:
-                    vals = np.full(n, np.nan)
-                    h = gs[gs["system"] == s]
-                    vals[[pos[i] for i in h["item"]]] = sign * h["score"].to_numpy(float)
-                    n_none += int(np.isnan(vals).sum())
-                    lines += [f"{s}\t{_fmt(v)}" for v in vals]
-                put(f"metric-scores/{lp}/{full}.seg.score", lines)
-            gy = g[g["item"] == ""]
-            if len(gy):
-                put(f"metric-scores/{lp}/{full}.sys.score",
-                    [f"{s}\t{_fmt(sign * float(v))}" for s, v in
-                     zip(gy["system"], gy["score"], strict=True)])
-            if full != met:
-                notes.append(f"metric '{met}' written as '{full}' (REF = the reference(s) "
-                             "it used)")
-        if lower & set(tidy["metric"]):
-            notes.append(f"lower-is-better metric(s) {', '.join(sorted(lower))} written "
-                         "negated (MTME: higher is better)")
-        if n_none:
-            notes.append(f"{n_none} missing metric score(s) written as None: MTME's reader "
-                         "refuses None in metric files, ours reads it as missing")
-    if n_trailing:
-        notes.append(f"{n_trailing} text(s) had trailing whitespace, removed (MTME strips it "
-                     "when reading)")
+def _tidy_for_writing(scores: pd.DataFrame) -> pd.DataFrame:
+    """:func:`nlgeval.scores.tidy_scores` of the caller's scores, missing values kept."""
+    from nlgeval.scores import tidy_scores
 
-    # -- write (everything was checked above: nothing is half-written by a bad input)
+    pre = scores.copy() if isinstance(scores, pd.DataFrame) else scores
+    if isinstance(pre, pd.DataFrame):
+        # missing values as empty cells: tidy_scores reads those as missing whatever the
+        # pandas version (pandas 3 keeps NaN as NaN in astype(str))
+        for c in pre.columns:
+            if c not in ("system", "item", "metric") and pre[c].isna().any():
+                pre[c] = pre[c].astype(object).where(pre[c].notna(), "")
+    return tidy_scores(pre)
+
+
+def _metric_reference(reference: str | None, ref_ids: list[str], rename: Mapping[str, str]
+                      ) -> str:
+    """``REF`` of ``METRIC-REF``: given (ref_ids may be the corpus's names), else the default."""
+    if reference is None:
+        reference = ref_ids[0] if len(ref_ids) == 1 else ("all" if ref_ids else "src")
+    elif reference not in ("all", "src"):  # ref_ids may be given by their corpus names
+        reference = ".".join(rename.get(r, r) for r in reference.split("."))
+    if not _refs_used(reference, ref_ids) <= set(ref_ids):
+        raise InputError(f"reference {reference!r} is not a ref_id of the corpus, names "
+                         "joined by '.', 'src' or 'all' (ref_ids: "
+                         f"{', '.join(ref_ids) or 'none'})")
+    return reference
+
+
+def _put_metric_scores(w: _Files, tidy: pd.DataFrame, reference: str, ref_ids: list[str],
+                       systems: Sequence[str], items: list[str], lp: str, lower: set[str],
+                       notes: list[str]) -> None:
+    """``metric-scores/LP/METRIC-REF.{seg,sys}.score`` (lower-is-better metrics negated)."""
+    pos = {it: k for k, it in enumerate(items)}
+    unknown_sys = sorted(set(tidy["system"]) - set(systems))
+    if unknown_sys:
+        raise InputError(f"scores name system(s) not in the corpus: "
+                         f"{', '.join(unknown_sys[:5])}")
+    unknown_items = sorted(set(tidy.loc[tidy["item"] != "", "item"]) - set(pos))
+    if unknown_items:
+        raise InputError(f"scores name item(s) not in the corpus: "
+                         f"{', '.join(unknown_items[:5])}")
+    n_none = 0
+    written_names: dict[str, str] = {}
+    for met, g in tidy.groupby("metric", sort=False):
+        met = str(met)
+        _check_name(met, "metric name")
+        tail = met.rsplit("-", 1)
+        has_ref = len(tail) == 2 and tail[0] and (
+            tail[1] in ("src", "all") or set(tail[1].split(".")) <= set(ref_ids))
+        full = met if has_ref else f"{met}-{reference}"
+        if full in written_names:
+            raise InputError(f"metrics '{written_names[full]}' and '{met}' would both be "
+                             f"written as '{full}'; rename one of them")
+        written_names[full] = met
+        sign = -1.0 if met in lower else 1.0
+        gs = g[g["item"] != ""]
+        if len(gs):
+            lines = []
+            for s in [s for s in systems if (gs["system"] == s).any()]:
+                h = gs[gs["system"] == s]
+                block, vals = _score_lines(s, list(h["item"]), pos, len(items),
+                                           sign * h["score"].to_numpy(float))
+                n_none += int(np.isnan(vals).sum())
+                lines += block
+            w.put(f"metric-scores/{lp}/{full}.seg.score", lines)
+        gy = g[g["item"] == ""]
+        if len(gy):
+            w.put(f"metric-scores/{lp}/{full}.sys.score",
+                  [f"{s}\t{_fmt(sign * float(v))}" for s, v in
+                   zip(gy["system"], gy["score"], strict=True)])
+        if full != met:
+            notes.append(f"metric '{met}' written as '{full}' (REF = the reference(s) "
+                         "it used)")
+    if lower & set(tidy["metric"]):
+        notes.append(f"lower-is-better metric(s) {', '.join(sorted(lower))} written "
+                     "negated (MTME: higher is better)")
+    if n_none:
+        notes.append(f"{n_none} missing metric score(s) written as None: MTME's reader "
+                     "refuses None in metric files, ours reads it as missing")
+
+
+def _write_files(folder: Path, lp: str, files: Mapping[str, str], overwrite: bool) -> None:
+    """Write everything (checked above); with ``overwrite``, remove stale files of ``lp``."""
     existing = [rel for rel in files if (folder / rel).exists()]
     if existing and not overwrite:
         raise InputError(f"the folder already has {lp} files ({existing[0]} ...); pass "
@@ -1086,4 +1369,3 @@ def write_mtme(
         p = folder / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8", newline="\n")
-    return MTMEWritten(path=folder, lp=lp, files=tuple(files), notes=tuple(notes))

@@ -57,6 +57,13 @@ HIGHER_IS_BETTER = {c: c not in {"TER", "lev.dist", "n.misspel"} for c in METRIC
 
 
 def item_id(dataset: str, row: int) -> str:
+    """The item id of row ``row`` of a data set's file: ``DATASET-NNNN``.
+
+    Examples
+    --------
+    >>> item_id("bagel", 3)
+    'bagel-0003'
+    """
     return f"{dataset}-{row:04d}"
 
 
@@ -89,7 +96,15 @@ def _read_refs(folder: Path, items: pd.Series, outputs: pd.DataFrame) -> pd.Data
 
 def load(folder: str | Path) -> Corpus:
     """Load the corpus from a folder laid out like the bundled ``novikova2017_emnlp`` corpus
-    folder."""
+    folder.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> corpus = load_corpus("novikova2017")   # calls this load() on the located folder
+    >>> len(corpus.systems), len(corpus.items), corpus.criteria
+    (3, 2460, ['informativeness', 'naturalness', 'quality'])
+    """
     folder = Path(folder)
     desc = descriptor(NAME)
     path = folder / CSV
@@ -182,7 +197,15 @@ def load(folder: str | Path) -> Corpus:
 
 
 def precomputed_metrics(corpus: Corpus, columns: tuple[str, ...] = METRIC_COLUMNS) -> pd.DataFrame:
-    """The precomputed metric columns as a tidy ``metric, system, item, score`` frame."""
+    """The precomputed metric columns as a tidy ``metric, system, item, score`` frame.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> scores = precomputed_metrics(load_corpus("novikova2017"))
+    >>> list(scores.columns), len(scores)
+    (['metric', 'system', 'item', 'score'], 56580)
+    """
     missing = [c for c in columns if c not in corpus.outputs.columns]
     if missing:
         raise InputError(

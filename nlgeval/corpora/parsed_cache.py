@@ -35,6 +35,19 @@ FRAMES = ("outputs", "references", "ratings")
 
 
 def enabled() -> bool:
+    """Whether the parsed cache is on (``$NLGEVAL_PARSED_CACHE`` not ``0``/``false``/``no``).
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"NLGEVAL_PARSED_CACHE": "no"}):
+    ...     enabled()
+    False
+    >>> with mock.patch.dict(os.environ, {"NLGEVAL_PARSED_CACHE": "1"}):
+    ...     enabled()
+    True
+    """
     return os.environ.get("NLGEVAL_PARSED_CACHE", "1").strip().lower() not in {"0", "false", "no"}
 
 
@@ -66,7 +79,17 @@ def _key(desc: Descriptor, folder: Path, loader: Callable[..., Corpus], options:
 def load_cached(
     desc: Descriptor, folder: Path, loader: Callable[..., Corpus], options: dict[str, Any]
 ) -> Corpus:
-    """``loader(folder, **options)``, served from / stored in the parsed cache when possible."""
+    """``loader(folder, **options)``, served from / stored in the parsed cache when possible.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import REGISTRY
+    >>> from nlgeval.corpora.store import locate
+    >>> reg = REGISTRY["e2e"]
+    >>> corpus = load_cached(reg.descriptor, locate(reg.descriptor).folder, reg.loader, {})
+    >>> len(corpus.systems)
+    21
+    """
     if not enabled():
         return loader(folder, **options)
     try:

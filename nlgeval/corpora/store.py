@@ -38,38 +38,99 @@ _CHUNK = 1 << 16
 
 
 class ChecksumError(NlgevalError):
-    """A downloaded (or local) file does not have the pinned SHA-256."""
+    """A downloaded (or local) file does not have the pinned SHA-256.
+
+    Examples
+    --------
+    >>> from nlgeval.errors import NlgevalError
+    >>> issubclass(ChecksumError, NlgevalError)
+    True
+    """
 
 
 @dataclass(frozen=True)
 class Location:
-    """A resolved corpus folder and how it was found (``data_dir``, ``NLGEVAL_DATA``, ``cache``)."""
+    """A resolved corpus folder and how it was found (``data_dir``, ``NLGEVAL_DATA``, ``cache``).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> loc = locate(descriptor("e2e"))
+    >>> loc.origin in ("data_dir", "NLGEVAL_DATA", "cache"), loc.folder.name
+    (True, 'e2e_nlg_challenge')
+    """
 
     folder: Path
     origin: str
 
 
 def cache_root() -> Path:
-    """``$NLGEVAL_CACHE`` or ``~/.cache/nlgeval``."""
+    """``$NLGEVAL_CACHE`` or ``~/.cache/nlgeval``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> cache_folder(descriptor("e2e")) == cache_root() / "corpora" / "e2e_nlg_challenge"
+    True
+    """
     env = os.environ.get("NLGEVAL_CACHE")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "nlgeval"
 
 
 def cache_folder(desc: Descriptor) -> Path:
+    """The cache folder of a published corpus: ``cache_root()/corpora/<folder>``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> cache_folder(descriptor("e2e")).relative_to(cache_root()).as_posix()
+    'corpora/e2e_nlg_challenge'
+    """
     return cache_root() / "corpora" / desc.folder
 
 
 def download_base() -> str:
+    """``$NLGEVAL_DOWNLOAD_BASE`` (a mirror) or :data:`DEFAULT_DOWNLOAD_BASE`, no trailing slash.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> DEFAULT_DOWNLOAD_BASE
+    'https://raw.githubusercontent.com'
+    >>> with mock.patch.dict(os.environ, {"NLGEVAL_DOWNLOAD_BASE": "https://mirror.example.org/"}):
+    ...     download_base()
+    'https://mirror.example.org'
+    """
     return os.environ.get("NLGEVAL_DOWNLOAD_BASE", DEFAULT_DOWNLOAD_BASE).rstrip("/")
 
 
 def url_for(f: PinnedFile, base: str | None = None) -> str:
-    """Raw-file URL of a pinned file: ``<base>/<owner>/<repo>/<commit>/<path>``."""
+    """Raw-file URL of a pinned file: ``<base>/<owner>/<repo>/<commit>/<path>``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> url_for(descriptor("e2e").files[0], base="https://mirror.example.org/")
+    'https://mirror.example.org/tuetschek/e2e-dataset/ab0d967dd5729ce455ef14ba9ffafc456a335264/testset_w_refs.csv'
+    """
     base = download_base() if base is None else base.rstrip("/")
     return f"{base}/{f.repository}/{f.commit}/{quote(f.source_path)}"
 
 
 def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in chunks (hex digest).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "x.txt"
+    >>> _ = path.write_bytes(b"abc")
+    >>> sha256_of(path)                    # the FIPS 180-2 test vector for "abc"
+    'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
+    >>> tmp.cleanup()
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
@@ -78,6 +139,15 @@ def sha256_of(path: Path) -> str:
 
 
 def missing_files(desc: Descriptor, folder: Path, *, include_optional: bool = False) -> list[str]:
+    """Required files of ``desc`` absent from ``folder`` (optional ones too if asked).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> d = descriptor("e2e")
+    >>> missing_files(d, locate(d).folder)
+    []
+    """
     return [
         f.path
         for f in desc.files
@@ -107,7 +177,15 @@ def _what_to_do(desc: Descriptor) -> str:
 def locate(
     desc: Descriptor, data_dir: str | Path | None = None, *, download: bool = True
 ) -> Location:
-    """Find (or download into the cache) the folder holding ``desc``'s files."""
+    """Find (or download into the cache) the folder holding ``desc``'s files.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> loc = locate(descriptor("e2e"))      # data_dir, else $NLGEVAL_DATA, else the cache
+    >>> loc.folder.name
+    'e2e_nlg_challenge'
+    """
     for origin, root in (("data_dir", data_dir), ("NLGEVAL_DATA", os.environ.get("NLGEVAL_DATA"))):
         if root is None or str(root) == "":
             continue
@@ -151,6 +229,11 @@ def fetch(desc: Descriptor, *, force: bool = False) -> Path:
     Files are written to a temporary name and moved into place only after their checksum
     matches, so an interrupted or corrupted download never leaves a bad file in the cache.
     Returns the cache folder.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> folder = fetch(descriptor("e2e"))  # doctest: +SKIP
     """
     folder = cache_folder(desc)
     todo = [
@@ -201,6 +284,13 @@ def verify(desc: Descriptor, folder: Path) -> list[dict[str, str]]:
 
     Returns one dict per file with ``path`` and ``status`` (``ok``, ``missing`` or
     ``mismatch``); used by ``nlgeval corpora fetch --verify``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> d = descriptor("e2e")
+    >>> verify(d, locate(d).folder)[0]
+    {'path': 'dataset/testset_w_refs.csv', 'status': 'ok'}
     """
     report = []
     for f in desc.files:
@@ -215,7 +305,14 @@ def verify(desc: Descriptor, folder: Path) -> list[dict[str, str]]:
 
 
 def available_locally(desc: Descriptor, data_dir: str | Path | None = None) -> str | None:
-    """Where the corpus would be read from without downloading, or ``None``."""
+    """Where the corpus would be read from without downloading, or ``None``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> available_locally(descriptor("e2e")) is not None   # a local copy is configured
+    True
+    """
     try:
         return str(locate(desc, data_dir, download=False).folder)
     except DataNotFoundError:

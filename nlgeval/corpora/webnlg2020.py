@@ -54,7 +54,17 @@ def _teams() -> list[str]:
 
 
 def read_test_set(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Parse the test XML: (entries ``item, category, size, input``; references)."""
+    """Parse the test XML: (entries ``item, category, size, input``; references).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> from nlgeval.corpora.store import locate
+    >>> folder = locate(descriptor("webnlg2020")).folder   # the local copy
+    >>> entries, references = read_test_set(folder)
+    >>> len(entries), list(references.columns)
+    (1779, ['item', 'ref_id', 'text'])
+    """
     path = folder / TEST_XML
     try:
         root = ET.fromstring(read_text_utf8(path).encode("utf-8"))
@@ -95,7 +105,17 @@ def _read_lines(path: Path, n: int) -> list[str]:
 
 
 def read_ratings(folder: Path, teams: list[str] | None = None) -> pd.DataFrame:
-    """Per-rater judgements: ``rater, item, system, criterion, score, comment``."""
+    """Per-rater judgements: ``rater, item, system, criterion, score, comment``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> from nlgeval.corpora.store import locate
+    >>> folder = locate(descriptor("webnlg2020")).folder   # the local copy
+    >>> ratings = read_ratings(folder)
+    >>> len(ratings), sorted(ratings["criterion"].unique())[:2]
+    (42265, ['Correctness', 'DataCoverage'])
+    """
     rows = []
     for team in teams or _teams():
         path = folder / "human_eval" / "per_rater" / team / "primary.json"
@@ -124,6 +144,17 @@ def read_published_means(folder: str | Path) -> pd.DataFrame:
     """The organisers' per-output means (``english_humeval_data_all_teams.json``), tidy.
 
     Columns ``system, item, criterion, score, size, domain, category``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> from nlgeval.corpora.store import locate
+    >>> folder = locate(descriptor("webnlg2020")).folder   # the local copy
+    >>> means = read_published_means(folder)
+    >>> means.loc[0, ["system", "item", "criterion"]].tolist()
+    ['Amazon_AI_(Shanghai)', 'Id3', 'Correctness']
+    >>> round(float(means.loc[0, "score"]), 2)      # mean of the item's ratings
+    98.5
     """
     path = Path(folder) / "human_eval" / "english_humeval_data_all_teams.json"
     df = pd.DataFrame(json.loads(read_text_utf8(path)))
@@ -138,7 +169,15 @@ def read_published_means(folder: str | Path) -> pd.DataFrame:
 
 
 def load(folder: str | Path) -> Corpus:
-    """Load WebNLG+ 2020 (English) from a folder laid out like ``webnlg2020_en_humeval``."""
+    """Load WebNLG+ 2020 (English) from a folder laid out like ``webnlg2020_en_humeval``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> corpus = load_corpus("webnlg2020")     # calls this load() on the located folder
+    >>> len(corpus.systems), len(corpus.items), corpus.criteria[:2]
+    (17, 1779, ['Correctness', 'DataCoverage'])
+    """
     folder = Path(folder)
     desc = descriptor(NAME)
     entries, refs = read_test_set(folder)

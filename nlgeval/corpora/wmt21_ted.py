@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,6 +77,7 @@ from nlgeval.corpora.descriptor import descriptor
 from nlgeval.corpus import Corpus, CorpusInfo
 from nlgeval.errors import InputError
 from nlgeval.io import ROW, check_columns, read_text_utf8
+from nlgeval.results import Result
 
 LanguagePair = Literal["en-de", "zh-en"]
 Reference = Literal["A", "B", "both"]
@@ -113,13 +114,20 @@ _SOURCE_ERROR = ("source error", "source issue")
 
 
 @dataclass(frozen=True)
-class MQMWeights:
+class MQMWeights(Result):
     """Error weights of the MQM score (Freitag et al. 2021; the repository's README).
 
     ``minor_punctuation`` applies to Minor ``Fluency/Punctuation`` errors (Major ones weigh
     ``major``); ``non_translation`` to the ``Non-translation`` category whatever its severity;
     ``source_error=None`` weighs ``Source error`` rows by their severity (what the repository's
     averaged TED scores do), a number gives them that weight (``0.0`` leaves them out).
+
+    Examples
+    --------
+    >>> MQMWeights().floor                  # five Major errors or one Non-translation
+    -25.0
+    >>> MQMWeights.coerce({"minor_punctuation": 0}).to_dict()["minor_punctuation"]
+    0.0
     """
 
     major: float = 5.0
@@ -142,7 +150,14 @@ class MQMWeights:
 
     @classmethod
     def coerce(cls, weights: MQMWeights | Mapping[str, float] | None) -> MQMWeights:
-        """``None`` -> the defaults; a mapping -> those fields changed from the defaults."""
+        """``None`` -> the defaults; a mapping -> those fields changed from the defaults.
+
+        Examples
+        --------
+        >>> MQMWeights.coerce({"source_error": 0})       # leave Source error rows out
+        MQMWeights(major=5.0, minor=1.0, neutral=0.0, minor_punctuation=0.1, non_translation=25.0,
+                   source_error=0.0)
+        """
         if weights is None:
             return cls()
         if isinstance(weights, cls):
@@ -176,9 +191,6 @@ class MQMWeights:
                         self.source_error or 0.0)
         return -max(MAX_ERRORS_PER_SEGMENT * per_error, self.non_translation)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def _lp(lp: str) -> tuple[str, str, str]:
     """Canonical language pair, corpus name and folder code (accepts ``en-de`` or ``ende``)."""
@@ -190,6 +202,13 @@ def _lp(lp: str) -> tuple[str, str, str]:
 
 
 def errors_path(folder: str | Path, lp: str) -> Path:
+    """The MQM error file of language pair ``lp`` in a ``wmt21_ted_mqm`` folder.
+
+    Examples
+    --------
+    >>> errors_path("corpora/wmt21_ted_mqm", "en-de").as_posix()
+    'corpora/wmt21_ted_mqm/ende/mqm_ted_ende.tsv'
+    """
     _, _, code = _lp(lp)
     return Path(folder) / code / f"mqm_ted_{code}.tsv"
 
@@ -259,6 +278,15 @@ def error_weights(severity: pd.Series, category: pd.Series,
 
     Computed once per distinct (severity, category) pair (a few dozen) and mapped back, so the
     cost is one factorisation of the column pair.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> severity = pd.Series(["Major", "Minor", "Minor", "Major"])
+    >>> category = pd.Series(["Accuracy/Mistranslation", "Fluency/Punctuation",
+    ...                       "Fluency/Grammar", "Non-translation!"])
+    >>> error_weights(severity, category)
+    array([ 5. ,  0.1,  1. , 25. ])
     """
     w = MQMWeights.coerce(weights)
     pairs = pd.MultiIndex.from_arrays([severity.astype(str), category.astype(str)])
@@ -281,7 +309,15 @@ def error_weights(severity: pd.Series, category: pd.Series,
 
 
 def breakdown_criterion(category: pd.Series) -> np.ndarray:
-    """The breakdown criterion of each error's category (``None`` for ``No-error``)."""
+    """The breakdown criterion of each error's category (``None`` for ``No-error``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> breakdown_criterion(pd.Series(["Accuracy/Mistranslation", "Fluency/Punctuation",
+    ...                                "No-error", "Style/Awkward"]))
+    array(['MQM-Accuracy', 'MQM-Fluency', None, 'MQM-Style'], dtype=object)
+    """
     codes, uniq = pd.factorize(category.astype(str))
     top = pd.Index(uniq).str.strip().str.lower().str.split("/").str[0].str.strip().to_numpy()
     out = np.full(len(top), OTHER, dtype=object)
@@ -305,6 +341,15 @@ def read_errors(
     ``target_marked`` (as in the file), ``category``, ``severity``, ``weight``, ``criterion``
     (the breakdown criterion of the error, ``None`` for ``No-error``) and ``file_row`` (1-based
     line in the file; header = row 1).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> from nlgeval.corpora.store import locate
+    >>> folder = locate(descriptor("wmt21-ted-ende")).folder   # the local copy
+    >>> errors = read_errors(folder, "en-de")
+    >>> len(errors), errors.loc[0, ["rater", "severity"]].notna().all()
+    (8435, np.True_)
     """
     path = errors_path(folder, lp)
     df = _read_tsv_unquoted(path)
@@ -384,6 +429,23 @@ def mqm_ratings(errors: pd.DataFrame, *, breakdown: bool = True) -> pd.DataFrame
     weight in ``errors`` (0 where it has none of that category); the others, constant 0, are
     not returned. Sums are
     :func:`numpy.bincount` over the group codes (in file order, as a row-by-row sum would be).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> errors = pd.DataFrame({"system": "S1", "item": ["1", "1", "2"], "rater": "r1",
+    ...                        "severity": ["Major", "Minor", "No-error"],
+    ...                        "weight": [5.0, 1.0, 0.0],
+    ...                        "criterion": ["MQM-Accuracy", "MQM-Fluency", None],
+    ...                        "file_row": [2, 3, 4]})
+    >>> mqm_ratings(errors)[["item", "criterion", "score", "n_major"]]
+      item     criterion  score  n_major
+    0    1           MQM   -6.0        1
+    1    2           MQM    0.0        0
+    2    1  MQM-Accuracy   -5.0        1
+    3    2  MQM-Accuracy    0.0        0
+    4    1   MQM-Fluency   -1.0        0
+    5    2   MQM-Fluency    0.0        0
     """
     keys = ["system", "item", "rater"]
     grouped = errors.groupby(keys, sort=False)
@@ -419,6 +481,15 @@ def read_published_scores(folder: str | Path, lp: str = "en-de") -> pd.DataFrame
     segment was not rated for that system); ``ref-A``/``ref-B`` are renamed ``refA``/``refB``.
     The header line is separated by spaces and the data lines by tabs and spaces, so fields are
     split on any whitespace.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora.descriptor import descriptor
+    >>> from nlgeval.corpora.store import locate
+    >>> folder = locate(descriptor("wmt21-ted-ende")).folder   # the local copy
+    >>> published = read_published_scores(folder, "en-de")
+    >>> list(published.columns), len(published)
+    (['system', 'item', 'score'], 8484)
     """
     _, _, code = _lp(lp)
     path = Path(folder) / code / f"mqm_ted_{code}.avg_seg_scores.tsv"
@@ -493,6 +564,13 @@ def load(
         :class:`MQMWeights` (or a dict of its fields); ``None`` = Freitag et al. (2021).
     breakdown:
         Add the per-category criteria ``MQM-Accuracy`` ... ``MQM-Other``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> corpus = load_corpus("wmt21-ted-ende")   # load_ende -> load(folder, lp="en-de")
+    >>> len(corpus.systems), len(corpus.items), corpus.criteria[:2]
+    (13, 529, ['MQM', 'MQM-Accuracy'])
     """
     canon, name, _ = _lp(lp)
     w = MQMWeights.coerce(weights)
@@ -595,14 +673,28 @@ def load(
 
 
 def load_ende(folder: str | Path, **options: Any) -> Corpus:
-    """``wmt21-ted-ende``: :func:`load` with ``lp="en-de"``."""
+    """``wmt21-ted-ende``: :func:`load` with ``lp="en-de"``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import REGISTRY
+    >>> REGISTRY["wmt21-ted-ende"].loader is load_ende   # load_corpus("wmt21-ted-ende") calls it
+    True
+    """
     if "lp" in options:
         raise InputError("wmt21-ted-ende is the en-de corpus; use wmt21-ted-zhen for zh-en")
     return load(folder, lp="en-de", **options)
 
 
 def load_zhen(folder: str | Path, **options: Any) -> Corpus:
-    """``wmt21-ted-zhen``: :func:`load` with ``lp="zh-en"``."""
+    """``wmt21-ted-zhen``: :func:`load` with ``lp="zh-en"``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import REGISTRY
+    >>> REGISTRY["wmt21-ted-zhen"].loader is load_zhen   # load_corpus("wmt21-ted-zhen") calls it
+    True
+    """
     if "lp" in options:
         raise InputError("wmt21-ted-zhen is the zh-en corpus; use wmt21-ted-ende for en-de")
     return load(folder, lp="zh-en", **options)

@@ -1,7 +1,8 @@
 """Human-human reference points for reading a metric's correlation.
 
-* :func:`criterion_correlations` -- how the human criteria correlate with each other (the 2009
-  paper reports r = 0.58 between its Accuracy and Clarity ratings), at system or segment level.
+* :func:`criterion_correlations` -- how the human criteria correlate with each other (the
+  data of Reiter & Belz 2009 give r = 0.58 between their Accuracy and Clarity ratings), at
+  system or segment level.
 * :func:`rater_agreement_bound` -- how well *one* rater's scores predict the mean of the *other*
   raters of the same output (leave-one-rater-out). A metric is compared with the mean over all
   of an output's raters, so this is a reference, not a strict ceiling: if a single human
@@ -16,7 +17,6 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from nlgeval.correlation.coefficients import (
 )
 from nlgeval.correlation.levels import check_level, level_correlation, score_matrices
 from nlgeval.errors import InputError
+from nlgeval.results import Result
 
 
 def criterion_correlations(
@@ -41,6 +42,17 @@ def criterion_correlations(
 
     ``human``: ``system, item, criterion, score`` (e.g. ``Corpus.human_scores()``). Returns
     ``criterion_a, criterion_b, level, coefficient, r, p, n``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> human = pd.DataFrame({"system": list("AABBCC") * 2, "item": [1, 2] * 6,
+    ...                       "criterion": ["fluency"] * 6 + ["adequacy"] * 6,
+    ...                       "score": [5, 4, 3, 3, 1, 2, 4, 5, 3, 2, 2, 1]})
+    >>> criterion_correlations(human).round(3)
+      criterion_a criterion_b    level coefficient      r      p  n
+    0     fluency    adequacy  segment     pearson  0.769  0.074  6
+    1     fluency    adequacy   system     pearson  0.982  0.121  3
     """
     miss = [c for c in ("system", "item", "criterion", "score") if c not in human.columns]
     if miss:
@@ -65,8 +77,24 @@ def criterion_correlations(
 
 
 @dataclass(frozen=True)
-class RaterAgreement:
-    """Leave-one-rater-out correlation for one criterion."""
+class RaterAgreement(Result):
+    """Leave-one-rater-out correlation for one criterion (see :func:`rater_agreement_bound`).
+
+    ``pooled_r``/``pooled_p``: the coefficient over all ``n_pairs`` (rating, mean of the other
+    raters) pairs; ``mean_rater_r``: the mean of the per-rater coefficients of ``n_raters``
+    raters.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.DataFrame({"rater": ["r1", "r2", "r3"] * 4, "item": [1] * 3 + [2] * 3
+    ...                         + [3] * 3 + [4] * 3, "system": "A", "criterion": "fluency",
+    ...                         "score": [5, 4, 5, 2, 1, 2, 3, 3, 4, 4, 5, 4]})
+    >>> res = rater_agreement_bound(ratings, "fluency")
+    >>> res.to_dict()                                   # doctest: +NUMBER
+    {'criterion': 'fluency', 'coefficient': 'pearson', 'pooled_r': 0.835,
+     'pooled_p': 0.0007, 'n_pairs': 12, 'mean_rater_r': 0.884, 'n_raters': 3}
+    """
 
     criterion: str
     coefficient: str
@@ -76,11 +104,6 @@ class RaterAgreement:
     mean_rater_r: float
     n_raters: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"criterion": self.criterion, "coefficient": self.coefficient,
-                "pooled_r": self.pooled_r, "pooled_p": self.pooled_p, "n_pairs": self.n_pairs,
-                "mean_rater_r": self.mean_rater_r, "n_raters": self.n_raters}
-
 
 def rater_agreement_bound(
     ratings: pd.DataFrame, criterion: str, coefficient: str = "pearson"
@@ -89,6 +112,16 @@ def rater_agreement_bound(
 
     ``ratings``: ``rater, item, system, criterion, score``, one row per judgement. Outputs with
     a single rater cannot contribute and are skipped.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.DataFrame({"rater": ["r1", "r2", "r3"] * 4, "item": [1] * 3 + [2] * 3
+    ...                         + [3] * 3 + [4] * 3, "system": "A", "criterion": "fluency",
+    ...                         "score": [5, 4, 5, 2, 1, 2, 3, 3, 4, 4, 5, 4]})
+    >>> res = rater_agreement_bound(ratings, "fluency")
+    >>> round(res.pooled_r, 3), res.n_pairs, round(res.mean_rater_r, 3)
+    (0.835, 12, 0.884)
     """
     coefficient = check_coefficient(coefficient)
     r = ratings.loc[ratings["criterion"] == criterion, ["rater", "item", "system", "score"]]

@@ -37,6 +37,7 @@ from nlgeval.correlation.compare import (
 )
 from nlgeval.correlation.levels import system_means
 from nlgeval.errors import InputError
+from nlgeval.results import StatResult
 
 Orientation = Literal["both", "given"]
 
@@ -99,7 +100,7 @@ def _agreement(metric: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 @dataclass(frozen=True)
-class PairwiseAccuracyResult:
+class PairwiseAccuracyResult(StatResult):
     """System-level pairwise accuracy (Kocmi et al. 2021).
 
     ``statistic = n_agree / n_pairs``; pairs count when both systems have a metric and a human
@@ -107,6 +108,13 @@ class PairwiseAccuracyResult:
     There is no single-metric test (``pvalue`` NaN); compare metrics with
     :func:`pairwise_accuracy_test`. Pool several data sets (language pairs, as WMT23 does) by
     summing ``n_agree`` and ``n_pairs``.
+
+    Examples
+    --------
+    >>> res = pairwise_accuracy_from_scores([0.3, 0.5, 0.1], [3.0, 2.0, 1.0])
+    >>> acc, p = res                     # scipy-style unpacking; no single-metric p-value
+    >>> round(acc, 3), res.n_agree, res.n_pairs
+    (0.667, 2, 3)
     """
 
     statistic: float
@@ -118,12 +126,6 @@ class PairwiseAccuracyResult:
     pvalue: float = math.nan
     note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "pvalue": self.pvalue, "n_pairs": self.n_pairs,
-                "n_agree": self.n_agree, "n_systems": self.n_systems,
-                "n_tied_human": self.n_tied_human, "n_tied_metric": self.n_tied_metric,
-                "note": self.note}
-
 
 def pairwise_accuracy_from_scores(metric: Any, human: Any) -> PairwiseAccuracyResult:
     """Pairwise accuracy of two system-score vectors (one entry per system, NaN = missing).
@@ -131,6 +133,12 @@ def pairwise_accuracy_from_scores(metric: Any, human: Any) -> PairwiseAccuracyRe
     ``sign(m_i - m_j) == sign(h_i - h_j)`` over pairs ``i < j`` where all four scores are
     present (MTME ``stats.Agreement`` skips pairs with a missing human score). Scores within
     :data:`TIE_RTOL` of each other (relative) are tied; a tie agrees only with a tie.
+
+    Examples
+    --------
+    >>> res = pairwise_accuracy_from_scores([0.3, 0.5, 0.1], [2.0, 3.0, 1.0])
+    >>> res.statistic, res.n_pairs
+    (1.0, 3)
     """
     m, h = _vector(metric, "metric"), _vector(human, "human")
     if m.shape != h.shape:
@@ -157,6 +165,15 @@ def pairwise_accuracy(X: Any, Y: Any) -> PairwiseAccuracyResult:
     :func:`~nlgeval.correlation.levels.system_means`), so metric and human system scores rest
     on the same outputs. MTME instead takes whatever system-level scores the data set provides
     (the metric usually over all segments, the human score over the rated ones).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    >>> res = pairwise_accuracy(X, Y)    # 3 systems x 4 segments
+    >>> res.statistic, res.n_agree, res.n_pairs
+    (1.0, 3, 3)
     """
     X, Y = _matrices(metric=X, human=Y)
     mx, my = system_means(X, Y)
@@ -171,6 +188,13 @@ def sign_flip_masks(n_segments: int, permutations: int = 1000, seed: int | None 
     Drawn exactly as MTME's ``pce.compute_pairwise_p_values`` draws them
     (``default_rng(seed).random(..., dtype=float32)`` rounded to 0/1, then ``2m - 1``), so
     ``seed=4`` (MTME's fixed seed) gives MTME's masks.
+
+    Examples
+    --------
+    >>> sign_flip_masks(4, permutations=3, seed=4)
+    array([[ 1.,  1.,  1.,  1.],
+           [ 1.,  1.,  1., -1.],
+           [-1.,  1., -1., -1.]])
     """
     if permutations < 1:
         raise InputError(f"permutations must be >= 1, got {permutations}")
@@ -373,7 +397,7 @@ def _check_orientation(orientation: str) -> str:
 
 
 @dataclass(frozen=True)
-class SoftPairwiseAccuracyResult:
+class SoftPairwiseAccuracyResult(StatResult):
     """Soft pairwise accuracy (Thompson et al. 2024).
 
     ``pvalues_human[i, j]`` / ``pvalues_metric[i, j]``: share of the sign-flip permutations
@@ -382,6 +406,19 @@ class SoftPairwiseAccuracyResult:
     the same test in the other direction; NaN on the diagonal and for pairs without a common
     segment. ``n_pairs``: pairs averaged over; ``n_segments``: segments with at least one
     complete cell (the columns of the sign masks). No single-metric test (``pvalue`` NaN).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    >>> res = soft_pairwise_accuracy(X, Y, permutations=200, seed=0)
+    >>> round(res.statistic, 2), res.n_pairs
+    (0.95, 3)
+    >>> res.pvalues_human.round(2)       # p(row system beats column system) from humans
+    array([[ nan, 0.18, 0.06],
+           [1.  ,  nan, 0.19],
+           [1.  , 0.94,  nan]])
     """
 
     statistic: float
@@ -395,14 +432,6 @@ class SoftPairwiseAccuracyResult:
     pvalues_metric: np.ndarray = field(repr=False, compare=False)
     pvalue: float = math.nan
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "pvalue": self.pvalue, "n_pairs": self.n_pairs,
-                "n_systems": self.n_systems, "n_segments": self.n_segments,
-                "permutations": self.permutations, "seed": self.seed,
-                "orientation": self.orientation,
-                "pvalues_human": self.pvalues_human.tolist(),
-                "pvalues_metric": self.pvalues_metric.tolist(), "note": self.note}
 
 
 def soft_pairwise_accuracy(
@@ -440,6 +469,14 @@ def soft_pairwise_accuracy(
     absolute scores involved) of the observed one counts as equal; MTME sums in float32, where
     exact ties can fall either way. ``masks`` (K, n_segments) may be given explicitly (e.g.
     every sign pattern of a tiny case).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    >>> round(soft_pairwise_accuracy(X, Y, permutations=200, seed=0).statistic, 2)
+    0.95
     """
     orientation = _check_orientation(orientation)
     X, Y = _matrices(metric=X, human=Y)
@@ -518,6 +555,18 @@ def pairwise_accuracy_test(
     ``#{d* >= d} / K``, and for its system-level accuracy task swaps the metrics' system-level
     scores rather than the segment cells. Vectorised: system means of a swapped matrix are one
     contraction of the (K, S, I) mask with ``B - A``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    >>> XB = X[[1, 0, 2]]                 # metric B swaps the two best systems
+    >>> res = pairwise_accuracy_test(X, XB, Y, permutations=200, seed=1)
+    >>> round(res.statistic_a, 3), round(res.statistic_b, 3)
+    (1.0, 0.667)
+    >>> 0 < res.pvalue <= 1
+    True
     """
     A, B, H, ok = _perm_inputs(XA, XB, Y)
     S, n = ok.shape
@@ -572,6 +621,16 @@ def soft_pairwise_accuracy_test(
     ``seed=4`` makes them. ``p = (1 + #{d* >= d}) / (1 + K)``, one-sided (MTME: ``#/K``).
     Vectorised over draws: one (draws x systems x segments) @ (segments x sign masks) product
     per chunk and missingness pattern.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    >>> res = soft_pairwise_accuracy_test(X, X[[1, 0, 2]], Y, permutations=50,
+    ...                                   spa_permutations=100, seed=1)
+    >>> round(res.statistic, 2), round(res.pvalue, 3)
+    (0.26, 0.078)
     """
     orientation = _check_orientation(orientation)
     A, B, H, ok = _perm_inputs(XA, XB, Y)

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.results import Result
 
 Range = tuple[float, float]
 
@@ -73,6 +74,15 @@ def assign_ranks(
     counts as "not significant". Metrics with a NaN statistic get rank NA and come last.
 
     Returns a frame ``metric, statistic, rank`` (rank as pandas ``Int64``), best first.
+
+    Examples
+    --------
+    >>> pvalues = {("A", "B"): 0.30, ("A", "C"): 0.01, ("B", "C"): 0.02}
+    >>> assign_ranks({"A": 0.90, "B": 0.85, "C": 0.60}, pvalues)
+      metric  statistic  rank
+    0      A       0.90     1
+    1      B       0.85     1
+    2      C       0.60     2
     """
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
@@ -110,7 +120,7 @@ def _as_range(value: Range | str) -> Range:
 
 
 @dataclass(frozen=True)
-class TaskResult:
+class TaskResult(Result):
     """One task of a leaderboard: one statistic on one data set for every metric.
 
     ``statistic_range`` is ``(low, high)`` or ``"accuracy"`` (0, 1) / ``"correlation"``
@@ -120,7 +130,20 @@ class TaskResult:
     :class:`~nlgeval.correlation.compare.PermutationComparison` and
     :class:`~nlgeval.correlation.compare.PermutationResult`. One entry per unordered pair is
     enough (``(b, a)`` is read as ``(a, b)`` with the slots exchanged).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)        # stand-in PERM-BOTH draws around 0.78
+    >>> draws = (0.78 + rng.normal(0, 0.02, 200), 0.78 + rng.normal(0, 0.02, 200))
+    >>> task = TaskResult("sys_spa", "accuracy", {"A": 0.82, "B": 0.75}, {("A", "B"): draws})
+    >>> task.statistic_range, task.rescale(0.82)
+    ((0.0, 1.0), 0.82)
+    >>> task.to_dict()                        # the draws are left out
+    {'name': 'sys_spa', 'statistic_range': [0.0, 1.0], 'statistics': {'A': 0.82, 'B': 0.75}}
     """
+
+    _omit = frozenset({"draws"})
 
     name: str
     statistic_range: Range
@@ -171,7 +194,21 @@ class TaskResult:
         statistics: Mapping[str, float],
         comparisons: Mapping[tuple[str, str], Any],
     ) -> TaskResult:
-        """Build from metric-pair test results that carry ``draws_a`` and ``draws_b``."""
+        """Build from metric-pair test results that carry ``draws_a`` and ``draws_b``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from nlgeval.correlation.pairwise import pairwise_accuracy_test
+        >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+        >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+        >>> test = pairwise_accuracy_test(X, X[[1, 0, 2]], Y, permutations=200, seed=1)
+        >>> task = TaskResult.from_comparisons(
+        ...     "sys_acc", "accuracy", {"A": test.statistic_a, "B": test.statistic_b},
+        ...     {("A", "B"): test})
+        >>> task_ranking(task)["rank"].tolist()          # 3 systems: too few to separate A and B
+        [1, 1]
+        """
         draws = {}
         for key, res in comparisons.items():
             if not (hasattr(res, "draws_a") and hasattr(res, "draws_b")):
@@ -181,7 +218,13 @@ class TaskResult:
         return cls(name, statistic_range, statistics, draws)  # type: ignore[arg-type]
 
     def rescale(self, value: float | np.ndarray) -> float | np.ndarray:
-        """``(value - low) / (high - low)`` (MTME ``TaskSetResults.AverageCorrs``)."""
+        """``(value - low) / (high - low)`` (MTME ``TaskSetResults.AverageCorrs``).
+
+        Examples
+        --------
+        >>> TaskResult("kendall", "correlation", {"A": 0.3}).rescale(0.3)   # (0.3 + 1) / 2
+        0.65
+        """
         b, e = self.statistic_range
         return (value - b) / (e - b)
 
@@ -202,7 +245,22 @@ def _p_greater(observed: float, null: np.ndarray) -> float:
 
 
 def task_ranking(task: TaskResult, alpha: float = 0.05) -> pd.DataFrame:
-    """Rank clusters of one task from its draws (:func:`assign_ranks`, one-sided p-values)."""
+    """Rank clusters of one task from its draws (:func:`assign_ranks`, one-sided p-values).
+
+    The p-value of "a beats b" is ``(1 + #{d* >= d}) / (1 + K)`` over the ``K`` draws of the
+    difference (Phipson & Smyth 2010); the clusters follow the WMT rule (Freitag et al. 2021).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> draws = (0.78 + rng.normal(0, 0.02, 200), 0.78 + rng.normal(0, 0.02, 200))
+    >>> task = TaskResult("sys_spa", "accuracy", {"A": 0.82, "B": 0.75}, {("A", "B"): draws})
+    >>> task_ranking(task)
+      metric  statistic  rank
+    0      A       0.82     1
+    1      B       0.75     2
+    """
     ranked = [m for m in task.statistics if np.isfinite(task.statistics[m])]
     pv: dict[tuple[str, str], float] = {}
     for i, a in enumerate(ranked):
@@ -297,6 +355,21 @@ def overall_pvalues(
     smallest number of draws among the tasks (the first ``K`` draws of each are summed).
     Returns ``metric_a, metric_b, statistic, pvalue, permutations`` for both orders of every
     pair of metrics that have a statistic in every task.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> def draws(centre):                    # stand-in PERM-BOTH draws of one metric pair
+    ...     return (centre + rng.normal(0, 0.02, 200), centre + rng.normal(0, 0.02, 200))
+    >>> tasks = [TaskResult("sys_spa", "accuracy", {"A": 0.82, "B": 0.75},
+    ...                     {("A", "B"): draws(0.78)}),
+    ...          TaskResult("seg_acc_eq", "accuracy", {"A": 0.55, "B": 0.56},
+    ...                     {("A", "B"): draws(0.555)})]
+    >>> overall_pvalues(tasks).round(3)
+      metric_a metric_b  statistic  pvalue  permutations
+    0        A        B       0.03   0.080           200
+    1        B        A      -0.03   0.925           200
     """
     tasks, w = _tasks_and_weights(task_results, weights)
     overall = _overall(tasks, w)
@@ -329,6 +402,21 @@ def overall_score(
     last with overall and rank NA.
 
     Returns ``metric, <one column per task: its raw statistic>, overall, rank``, best first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> def draws(centre):                    # stand-in PERM-BOTH draws of one metric pair
+    ...     return (centre + rng.normal(0, 0.02, 200), centre + rng.normal(0, 0.02, 200))
+    >>> tasks = [TaskResult("sys_spa", "accuracy", {"A": 0.82, "B": 0.75},
+    ...                     {("A", "B"): draws(0.78)}),
+    ...          TaskResult("seg_acc_eq", "accuracy", {"A": 0.55, "B": 0.56},
+    ...                     {("A", "B"): draws(0.555)})]
+    >>> overall_score(tasks)
+      metric  sys_spa  seg_acc_eq  overall  rank
+    0      A     0.82        0.55    0.685     1
+    1      B     0.75        0.56    0.655     1
     """
     tasks, w = _tasks_and_weights(task_results, weights)
     overall = _overall(tasks, w)

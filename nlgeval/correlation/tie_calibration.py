@@ -68,7 +68,7 @@ from nlgeval.correlation.kendall import (
     check_variant,
 )
 from nlgeval.errors import InputError
-from nlgeval.results import ConfidenceInterval
+from nlgeval.results import StatResult
 
 #: buckets per histogram pass
 MAX_BUCKETS = 65_536
@@ -253,7 +253,14 @@ def _bucket_prefix(net: np.ndarray, base: np.ndarray, nsub: np.ndarray,
 
 def group_weights(n_pairs: np.ndarray) -> tuple[np.ndarray, float, bool]:
     """Per-group weights of one pair: ``(L / N_g, L, True)`` when integer arithmetic is exact
-    (``G * L < 2^53`` for ``L = lcm(N_g)``), else ``(1 / N_g, 1.0, False)``."""
+    (``G * L < 2^53`` for ``L = lcm(N_g)``), else ``(1 / N_g, 1.0, False)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> group_weights(np.array([3, 6, 1]))     # L = lcm(3, 6, 1) = 6
+    (array([2., 1., 6.]), 6.0, True)
+    """
     G = int(n_pairs.size)
     L = 1
     limit = (1 << 53) // max(G, 1)
@@ -319,6 +326,15 @@ def calibrate_groups(
 
     ``max_buckets``, ``budget`` and ``max_levels`` tune the search (see the module docstring);
     ``integer_weights=False`` forces the floating-point weights (for tests).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.81, 0.7, 0.6], [0.5, 0.8, 0.4, 0.52], [0.2, 0.3, 0.71, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 5], [4, 2, 4, 2]], dtype=float)  # 3 systems x 4 items
+    >>> from nlgeval.correlation.kendall import build_groups
+    >>> round(calibrate_groups(build_groups(X, Y, "item")).epsilon, 6)
+    0.08
     """
     G = int(groups.sizes.size)
     if G == 0:
@@ -407,7 +423,7 @@ def calibrate_groups(
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class TieCalibrationResult:
+class TieCalibrationResult(StatResult):
     """acc_eq (or tau_eq): the grouped acc_23 (tau_23) of a metric at threshold ``epsilon``.
 
     ``calibrated`` is True when ``epsilon`` was chosen on these same data -- then the statistic
@@ -415,6 +431,18 @@ class TieCalibrationResult:
     recommend calibrating on held-out data when there is any) and ``note`` says so.
     ``n_groups`` groups (items, systems, or 1 for no grouping) with ``n_pairs`` pairs in all
     entered the mean; ``n_skipped`` groups had fewer than 2 complete cells.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.81, 0.7, 0.6], [0.5, 0.8, 0.4, 0.52], [0.2, 0.3, 0.71, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 5], [4, 2, 4, 2]], dtype=float)  # 3 systems x 4 items
+    >>> res = acc_eq(X, Y, epsilon=0.05)
+    >>> acc, p = res                            # no single-metric p-value: p is NaN
+    >>> round(acc, 4), res.n_groups, res.n_pairs, res.calibrated
+    (0.8333, 4, 12, False)
+    >>> sorted(res.to_dict())[:4]
+    ['calibrated', 'ci_high', 'ci_low', 'epsilon']
     """
 
     statistic: float
@@ -428,15 +456,10 @@ class TieCalibrationResult:
     pvalue: float = math.nan
     note: str = ""
     group_values: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
-    confidence_interval: ConfidenceInterval = ConfidenceInterval(math.nan, math.nan)
+    ci_low: float = math.nan
+    ci_high: float = math.nan
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "epsilon": self.epsilon, "grouping": self.grouping,
-                "n_groups": self.n_groups, "n_pairs": self.n_pairs,
-                "calibrated": self.calibrated, "variant": self.variant,
-                "n_skipped": self.n_skipped, "pvalue": self.pvalue,
-                "ci_low": self.confidence_interval.low, "ci_high": self.confidence_interval.high,
-                "note": self.note}
+    _omit = frozenset({"group_values"})
 
 
 _OPTIMISTIC = ("epsilon was calibrated on these same data, so the statistic is optimistic "
@@ -481,6 +504,15 @@ def tie_calibration(X: Any, Y: Any, grouping: str = "item", *,
     smallest such epsilon with the statistic there -- MTME's
     ``KendallWithTiesOpt(..., sample_rate=1.0)``. The result is flagged ``calibrated``: it is
     optimistic (see :class:`TieCalibrationResult`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.81, 0.7, 0.6], [0.5, 0.8, 0.4, 0.52], [0.2, 0.3, 0.71, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 5], [4, 2, 4, 2]], dtype=float)  # 3 systems x 4 items
+    >>> res = tie_calibration(X, Y)             # item grouping, as WMT23/24
+    >>> round(res.statistic, 4), round(res.epsilon, 6), res.calibrated
+    (0.9167, 0.08, True)
     """
     variant = _check_tc_variant(variant)
     grouping = check_grouping(grouping)
@@ -502,6 +534,16 @@ def acc_eq(X: Any, Y: Any, grouping: str = "item", epsilon: float | None = None,
     :func:`tie_calibration`) this is simply the grouped acc_23 with metric differences
     ``<= epsilon`` counted as ties, and ``calibrated`` is False. Without it, see
     :func:`tie_calibration`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.81, 0.7, 0.6], [0.5, 0.8, 0.4, 0.52], [0.2, 0.3, 0.71, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 5], [4, 2, 4, 2]], dtype=float)  # 3 systems x 4 items
+    >>> round(acc_eq(X, Y, epsilon=0.05).statistic, 4)   # a threshold fixed beforehand
+    0.8333
+    >>> round(acc_eq(X, Y).statistic, 4)                # calibrated on X, Y (optimistic)
+    0.9167
     """
     if epsilon is None:
         return tie_calibration(X, Y, grouping, variant=variant)
@@ -613,6 +655,15 @@ def acc_eq_permutation_test(
     Differences from MTME: p = (1 + #{d* >= d}) / (1 + K) (MTME: #/K, see ``pvalue_mtme``); no
     early stopping (MTME's check sits inside the large-delta branch); tau_23 is supported as
     2 acc_23 - 1 (same p-value).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.81, 0.7, 0.6], [0.5, 0.8, 0.4, 0.52], [0.2, 0.3, 0.71, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 5], [4, 2, 4, 2]], dtype=float)  # 3 systems x 4 items
+    >>> res = acc_eq_permutation_test(X, X[[1, 0, 2]], Y, permutations=200, seed=1)
+    >>> round(res.statistic_a, 4), round(res.statistic_b, 4), round(res.pvalue, 3)
+    (0.9167, 0.5833, 0.09)
     """
     variant = _check_tc_variant(variant)
     grouping = check_grouping(grouping)

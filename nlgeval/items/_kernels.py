@@ -15,6 +15,8 @@ output with scipy.stats.binom by chi-square goodness of fit.
 
 Uniforms come from the caller's ``numpy.random.Generator`` (numba supports passing Generators),
 so every stream is seeded from a ``SeedSequence`` and results do not depend on the worker count.
+
+(Longer than 400 lines only through the runnable examples in the kernels' docstrings.)
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ _BTRS_MIN_NPQ = 10.0
 
 
 def log_factorial_table(nmax: int) -> np.ndarray:
-    """``log(k!)`` for ``k = 0..nmax`` (float64)."""
+    """``log(k!)`` for ``k = 0..nmax`` (float64).
+
+    Examples
+    --------
+    >>> import math
+    >>> table = log_factorial_table(5)
+    >>> round(float(table[5]), 6) == round(math.log(120), 6)
+    True
+    """
     from scipy.special import gammaln
 
     return gammaln(np.arange(nmax + 1, dtype=np.float64) + 1.0)
@@ -83,7 +93,16 @@ def _binom_btrs(rng, n, p, logfact):
 
 @njit(cache=True)
 def binomial(rng, n, p, logfact):
-    """One exact Binomial(n, p) draw."""
+    """One exact Binomial(n, p) draw.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> 0 <= binomial(rng, 40, 0.3, logfact) <= 40    # BTRS (n p >= 10) or inversion
+    True
+    """
     if n <= 0 or p <= 0.0:
         return 0
     if p >= 1.0:
@@ -106,6 +125,16 @@ def binomial_mode_search(rng, n, p, lp, lq, logfact, recip):
     log-factorial table; neighbours follow from the pmf ratio with a reciprocal table, so the
     expected cost is one ``exp`` plus ~1.6 standard deviations of multiply-adds.
     ``lp = log p``, ``lq = log(1 - p)`` are passed in because the study reuses each p many times.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> import math
+    >>> k = binomial_mode_search(rng, 40, 0.3, math.log(0.3), math.log(0.7), logfact, recip)
+    >>> 0 <= k <= 40
+    True
     """
     if n <= 0 or p <= 0.0:
         return 0
@@ -146,6 +175,16 @@ def multinomial_into(rng, n, cond, out, logfact):
     """Multinomial(n, h) counts into ``out`` by the conditional-binomial chain.
 
     ``cond[k] = h[k] / (h[k] + ... + h[K-1])`` (the last entry is 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> out = np.empty(3, dtype=np.int64)
+    >>> multinomial_into(rng, 20, conditional_probs(np.array([0.2, 0.5, 0.3])), out, logfact)
+    >>> int(out.sum())
+    20
     """
     K = out.shape[0]
     rem = n
@@ -161,7 +200,20 @@ def multinomial_into(rng, n, cond, out, logfact):
 
 @njit(cache=True)
 def multinomial_fast(rng, n, cond, lp, lq, out, logfact, recip):
-    """Like :func:`multinomial_into` with the mode-search binomial and cached logs."""
+    """Like :func:`multinomial_into` with the mode-search binomial and cached logs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> cond = conditional_probs(np.array([0.2, 0.5, 0.3]))
+    >>> lp, lq = chain_logs(cond)
+    >>> out = np.empty(3, dtype=np.int64)
+    >>> multinomial_fast(rng, 20, cond, lp, lq, out, logfact, recip)
+    >>> int(out.sum())
+    20
+    """
     K = out.shape[0]
     rem = n
     for k in range(K - 1):
@@ -176,7 +228,14 @@ def multinomial_fast(rng, n, cond, lp, lq, out, logfact, recip):
 
 @njit(cache=True)
 def conditional_probs(h):
-    """``h[k] / sum(h[k:])`` for the conditional-binomial chain (last entry 1)."""
+    """``h[k] / sum(h[k:])`` for the conditional-binomial chain (last entry 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> conditional_probs(np.array([0.2, 0.5, 0.3])).round(4)    # 0.2/1, 0.5/0.8, 1
+    array([0.2  , 0.625, 1.   ])
+    """
     K = h.shape[0]
     cond = np.empty(K)
     tail = 0.0
@@ -189,7 +248,15 @@ def conditional_probs(h):
 
 @njit(cache=True)
 def chain_logs(cond):
-    """``log p`` and ``log(1 - p)`` of the chain's conditional probabilities (-inf allowed)."""
+    """``log p`` and ``log(1 - p)`` of the chain's conditional probabilities (-inf allowed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lp, lq = chain_logs(np.array([0.5, 1.0]))
+    >>> lp.round(4), lq
+    (array([-0.6931,  0.    ]), array([-0.69314718,        -inf]))
+    """
     K = cond.shape[0]
     lp = np.empty(K)
     lq = np.empty(K)
@@ -200,7 +267,13 @@ def chain_logs(cond):
 
 
 def reciprocal_table(nmax: int) -> np.ndarray:
-    """``1 / k`` for ``k = 0..nmax`` (entry 0 unused)."""
+    """``1 / k`` for ``k = 0..nmax`` (entry 0 unused).
+
+    Examples
+    --------
+    >>> reciprocal_table(4)
+    array([0.  , 1.  , 0.5 , 0.33333333, 0.25 ])
+    """
     out = np.zeros(nmax + 1)
     out[1:] = 1.0 / np.arange(1, nmax + 1)
     return out
@@ -208,7 +281,18 @@ def reciprocal_table(nmax: int) -> np.ndarray:
 
 @njit(cache=True)
 def multinomial_draws_fast(rng, n, h, size, logfact, recip):
-    """``size`` Multinomial(n, h) draws with the mode-search sampler (for testing)."""
+    """``size`` Multinomial(n, h) draws with the mode-search sampler (for testing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> h = np.array([0.2, 0.5, 0.3])
+    >>> draws = multinomial_draws_fast(rng, 20, h, 1000, logfact, recip)
+    >>> draws.shape, bool((draws.sum(axis=1) == 20).all()), draws.mean(axis=0).round(0)
+    ((1000, 3), True, array([ 4., 10.,  6.]))
+    """
     K = h.shape[0]
     cond = conditional_probs(h)
     lp, lq = chain_logs(cond)
@@ -223,7 +307,17 @@ def multinomial_draws_fast(rng, n, h, size, logfact, recip):
 
 @njit(cache=True)
 def binomial_draws_fast(rng, n, p, size, logfact, recip):
-    """``size`` Binomial(n, p) draws with the mode-search sampler (for testing)."""
+    """``size`` Binomial(n, p) draws with the mode-search sampler (for testing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> draws = binomial_draws_fast(rng, 40, 0.3, 2000, logfact, recip)
+    >>> bool(abs(draws.mean() - 12) < 0.5)               # E = n p = 12
+    True
+    """
     lp = math.log(p) if p > 0.0 else -np.inf
     lq = math.log1p(-p) if p < 1.0 else -np.inf
     out = np.empty(size, dtype=np.int64)
@@ -234,7 +328,17 @@ def binomial_draws_fast(rng, n, p, size, logfact, recip):
 
 @njit(cache=True)
 def multinomial_draws(rng, n, h, size, logfact):
-    """``size`` independent Multinomial(n, h) count vectors (for testing the sampler)."""
+    """``size`` independent Multinomial(n, h) count vectors (for testing the sampler).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> draws = multinomial_draws(rng, 20, np.array([0.2, 0.5, 0.3]), 1000, logfact)
+    >>> bool((draws.sum(axis=1) == 20).all()), draws.mean(axis=0).round(0)
+    (True, array([ 4., 10.,  6.]))
+    """
     K = h.shape[0]
     cond = conditional_probs(h)
     out = np.empty((size, K), dtype=np.int64)
@@ -248,7 +352,17 @@ def multinomial_draws(rng, n, h, size, logfact):
 
 @njit(cache=True)
 def binomial_draws(rng, n, p, size, logfact):
-    """``size`` independent Binomial(n, p) draws (for testing the sampler)."""
+    """``size`` independent Binomial(n, p) draws (for testing the sampler).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> logfact, recip = log_factorial_table(50), reciprocal_table(50)
+    >>> draws = binomial_draws(rng, 40, 0.3, 2000, logfact)
+    >>> bool(abs(draws.mean() - 12) < 0.5)               # E = n p = 12
+    True
+    """
     out = np.empty(size, dtype=np.int64)
     for i in range(size):
         out[i] = binomial(rng, n, p, logfact)
@@ -265,6 +379,13 @@ def null_moments(h, N, s):
     - 2 tr S_a^2) + (sum_a tr S_a)^2 + 2 tr (sum_a S_a)^2`` with ``S_a = Cov V_a``. For one
     categorical draw ``e - h``: ``E||.||^2 = mu = 1 - sum h^2``, ``E||.||^4 = sum_c h_c
     (1 - 2 h_c + sum h^2)^2`` and ``tr S^2 = sum h^2 - 2 sum h^3 + (sum h^2)^2``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> eq, eq2 = null_moments(np.array([0.5, 0.5]), 4, 2)
+    >>> eq, eq2      # enumerating the 5 x 3 outcomes of Bin(4, 1/2), Bin(2, 1/2) gives the same
+    (24.0, 1440.0)
     """
     K = h.shape[0]
     s2 = 0.0
@@ -307,6 +428,17 @@ def two_group_bootstrap(
     ``out_p`` is the
     mid-p value when all ``nboot`` draws ran and NaN otherwise; ``out_reject`` the decision
     ``p < alpha``; ``out_draws`` the number of draws used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> full = np.array([10, 20, 10]); sub = np.array([[2, 4, 2], [8, 0, 0]])
+    >>> p = np.empty(2); reject = np.empty(2, dtype=np.bool_); draws = np.empty(2, dtype=np.int64)
+    >>> none = np.empty(0, dtype=np.int64)
+    >>> two_group_bootstrap(np.random.default_rng(1), full, sub, 200, 0.05, 10, none, none, 2.0,
+    ...                     log_factorial_table(50), reciprocal_table(50), p, reject, draws)
+    >>> reject.tolist()              # the subset (2, 4, 2) matches; (8, 0, 0) does not
+    [False, True]
     """
     K = full.shape[0]
     R = sub.shape[0]

@@ -20,11 +20,24 @@ from nlgeval.io import read_table
 from nlgeval.items.backends import ExecutionBackend
 from nlgeval.items.profiles import distributions_from_ratings
 from nlgeval.items.study import StudyResult, run_study
+from nlgeval.results import Result
 
 
 @dataclass(frozen=True)
-class PlanResult:
-    """Per-evaluator minimum numbers of items and a recommendation."""
+class PlanResult(Result):
+    """Per-evaluator minimum numbers of items and a recommendation (see :func:`plan_items`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pilot = pd.DataFrame({"rater": ["a"] * 12 + ["b"] * 12,
+    ...                       "score": [1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5] * 2})
+    >>> plan = plan_items(pilot, replications=50, nboot=100, seed=1, workers=1)
+    >>> plan.recommended_items, plan.method, plan.threshold
+    (3, 'bootstrap', 0.1)
+    >>> sorted(plan.to_dict())[:4]
+    ['curves', 'method', 'parameters', 'per_evaluator']
+    """
 
     study: StudyResult
     per_evaluator: pd.DataFrame  # evaluator, n_items, method, threshold, min_items
@@ -34,6 +47,8 @@ class PlanResult:
     recommendation: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The recommendation, the per-evaluator table and the study's curves (not derived
+        from the fields: the nested study is reduced to what the report shows)."""
         return {
             "recommended_items": self.recommended_items,
             "method": self.method,
@@ -50,7 +65,21 @@ class PlanResult:
 def load_pilot(
     path: str | Path, *, score: str = "score", by: str = "rater", criterion: str | None = None
 ) -> pd.DataFrame:
-    """Read a pilot ratings file (CSV/TSV/JSONL; one row per rating) and select one criterion."""
+    """Read a pilot ratings file (CSV/TSV/JSONL; one row per rating) and select one criterion.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = pathlib.Path(tmp.name)
+    >>> _ = (folder / "pilot.csv").write_text(
+    ...     "rater,criterion,score\\na,fluency,4\\na,adequacy,2\\nb,fluency,5\\n")
+    >>> load_pilot(folder / "pilot.csv", criterion="fluency")[["rater", "score"]]
+      rater  score
+    0     a      4
+    2     b      5
+    >>> tmp.cleanup()
+    """
     df = read_table(path, [score, by])
     if "criterion" in df.columns:
         crits = sorted(df["criterion"].astype(str).unique())
@@ -95,6 +124,23 @@ def plan_items(
     conservative choice the paper takes as reference, or ``rwor``) at ``threshold``.
     ``backend``, ``scheduler``, ``chunk_size``, ``checkpoint`` and ``resume`` are passed to
     :func:`nlgeval.items.study.run_study` (where to run; they never change a number).
+    The criterion (share of subsets told apart below ``threshold``) is Table 3 of
+    González-Corbelle et al. (2023).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pilot = pd.DataFrame({"rater": ["a"] * 12 + ["b"] * 12,
+    ...                       "score": [1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5] * 2})
+    >>> plan = plan_items(pilot, replications=50, nboot=100, seed=1, workers=1)
+    >>> plan.per_evaluator
+      evaluator  n_items     method  threshold  min_items
+    0         a       12  bootstrap        0.1          2
+    1         a       12       rwor        0.1          2
+    2         b       12  bootstrap        0.1          3
+    3         b       12       rwor        0.1          3
+    >>> plan.recommendation[:43]
+    'Ask each evaluator to rate at least 3 items'
     """
     if method not in ("bootstrap", "rwor"):
         raise InputError(f"method must be 'bootstrap' or 'rwor', got {method!r}")

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.results import Result
 
 LIKERT5 = ("Very Bad", "Bad", "Fair", "Good", "Very Good")
 PAPER_AGGREGATE = {"negative": 89, "fair": 35, "positive": 122}
@@ -50,20 +51,28 @@ PAPER_SHARES: dict[str, tuple[float, float]] = {
 
 
 @dataclass(frozen=True)
-class ScoreDistribution:
-    """Counts per scale point of one evaluator (or profile) over the full item set."""
+class ScoreDistribution(Result):
+    """Counts per scale point of one evaluator (or profile) over the full item set.
+
+    Examples
+    --------
+    >>> d = ScoreDistribution("r1", (1, 2, 3, 4, 0), ("1", "2", "3", "4", "5"))
+    >>> d.n
+    10
+    >>> d.to_dict()
+    {'name': 'r1', 'counts': [1, 2, 3, 4, 0], 'labels': ['1', '2', '3', '4', '5'], 'n': 10}
+    """
 
     name: str
     counts: tuple[int, ...]
     labels: tuple[str, ...]
 
+    _aliases = {"n": "n"}  # the total, a property, is part of the JSON output
+
     @property
     def n(self) -> int:
+        """Number of ratings (the sum of ``counts``)."""
         return int(sum(self.counts))
-
-    def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "counts": list(self.counts), "labels": list(self.labels),
-                "n": self.n}
 
 
 def _half_up(x: float) -> int:
@@ -76,7 +85,17 @@ def profile_distribution(
     very_good_share: float,
     aggregate: Mapping[str, int] = PAPER_AGGREGATE,
 ) -> ScoreDistribution:
-    """One profile: negatives split Very Bad / Bad, positives split Good / Very Good."""
+    """One profile: negatives split Very Bad / Bad, positives split Good / Very Good.
+
+    González-Corbelle et al. (2023), section 4.3: the 89 negative / 35 fair / 122 positive
+    curated cases, with ``very_bad_share`` of the negatives and ``very_good_share`` of the
+    positives at the ends of the scale (rounded half up).
+
+    Examples
+    --------
+    >>> profile_distribution("positive", 0.05, 0.50).counts   # the paper's Positive profile
+    (4, 85, 35, 61, 61)
+    """
     for share in (very_bad_share, very_good_share):
         if not 0.0 <= share <= 1.0:
             raise InputError(f"profile '{name}': shares must lie in [0, 1], got {share}")
@@ -92,7 +111,15 @@ def paper_profiles(
     *,
     include_aggregate: bool = True,
 ) -> list[ScoreDistribution]:
-    """The paper's five prototypical profiles (plus the 3-category aggregate, Figure 2d)."""
+    """The five prototypical profiles of González-Corbelle et al. (2023) (plus the 3-category
+    aggregate, Figure 2d); shares other than the Positive profile's are documented readings of
+    the paper (module docstring).
+
+    Examples
+    --------
+    >>> [(d.name, d.counts) for d in paper_profiles()][-2:]
+    [('random', (45, 44, 35, 61, 61)), ('aggregate', (89, 35, 122))]
+    """
     shares = dict(PAPER_SHARES if shares is None else shares)
     out = [profile_distribution(n, vb, vg, aggregate) for n, (vb, vg) in shares.items()]
     if include_aggregate:
@@ -105,7 +132,13 @@ def paper_profiles(
 
 def distribution_from_counts(name: str, counts: Sequence[int],
                              labels: Sequence[str] | None = None) -> ScoreDistribution:
-    """A distribution from counts per scale point (zeros allowed; at least 2 ratings)."""
+    """A distribution from counts per scale point (zeros allowed; at least 3 ratings).
+
+    Examples
+    --------
+    >>> distribution_from_counts("r1", [1, 2, 3, 4, 0])
+    ScoreDistribution(name='r1', counts=(1, 2, 3, 4, 0), labels=('1', '2', '3', '4', '5'))
+    """
     arr = np.asarray(counts)
     if arr.ndim != 1 or len(arr) == 0:
         raise InputError(f"distribution '{name}': expected a list of counts")
@@ -127,6 +160,14 @@ def distributions_from_ratings(
     """One distribution per ``by`` group (e.g. per rater) from raw ratings (one row each).
 
     The scale points are the distinct scores observed anywhere in the file (sorted).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ratings = pd.DataFrame({"rater": ["a"] * 4 + ["b"] * 4,
+    ...                         "score": [1, 2, 2, 3, 3, 3, 2, 1]})
+    >>> [(d.name, d.counts) for d in distributions_from_ratings(ratings)]
+    [('a', (1, 2, 1)), ('b', (1, 1, 2))]
     """
     if score not in ratings.columns:
         raise InputError(f"missing column '{score}'", file=file, column=score)

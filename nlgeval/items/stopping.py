@@ -37,10 +37,19 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
+from nlgeval.results import Result
+
 
 @dataclass(frozen=True)
-class StoppingSchedule:
-    """Checkpoints ``step, 2*step, ...`` with accept / reject thresholds (see module docs)."""
+class StoppingSchedule(Result):
+    """Checkpoints ``step, 2*step, ...`` with accept / reject thresholds (see module docs).
+
+    Examples
+    --------
+    >>> s = certified_schedule(500, 0.05, step=100)
+    >>> s.to_dict()["checkpoints"], s.reject_at.tolist()
+    ([100, 200, 300, 400], [-1, -1, -1, 4])
+    """
 
     nboot: int
     alpha: float
@@ -51,6 +60,7 @@ class StoppingSchedule:
     pz_min: float = 2.0  # accept without drawing when the Cantelli bound reaches it (>1 = never)
 
     def to_dict(self) -> dict[str, object]:
+        """The fields plus the list of checkpoints (derived, so written by hand)."""
         return {
             "nboot": self.nboot, "alpha": self.alpha, "eps": self.eps, "step": self.step,
             "checkpoints": list(range(self.step, self.step * (len(self.accept_at) + 1), self.step)),
@@ -79,6 +89,15 @@ def certified_schedule(
     """The certified stopping thresholds for ``nboot`` draws and level ``alpha``.
 
     ``eps = 0`` gives a schedule that never stops early (only the exact stop remains).
+    Sequential Monte Carlo p-values in the spirit of Besag & Clifford (1991).
+
+    Examples
+    --------
+    >>> s = certified_schedule(500, 0.05, step=100)
+    >>> s.reject_at.tolist()       # at 400 draws, <= 4 exceedances-or-ties certify p < 0.05
+    [-1, -1, -1, 4]
+    >>> certified_schedule(500, 0.05, eps=0, step=100).reject_at.tolist()   # never early
+    [-1, -1, -1, -1]
     """
     checkpoints = np.arange(step, nboot, step)
     acc = np.full(len(checkpoints), NEVER_ACCEPT, dtype=np.int64)
