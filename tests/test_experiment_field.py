@@ -19,7 +19,7 @@ from nlgeval.cli import app as cli_app
 from nlgeval.errors import InputError
 from nlgeval.experiment import create_experiment
 from nlgeval.experiment.app import create_app
-from nlgeval.experiment.build import degrade_text
+from nlgeval.experiment.checks import degrade_text
 from nlgeval.experiment.export import export_ratings, quality_flags
 from nlgeval.experiment.storage import Evaluator, Judgement, Output, Store, Trial
 

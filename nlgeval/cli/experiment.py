@@ -37,7 +37,27 @@ def _store(directory: Path, database: str | None):  # noqa: ANN202 - internal
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``experiment`` (sub-commands) and ``serve`` to the top-level app."""
+    """Add ``experiment`` (sub-commands) and ``serve`` to the top-level app.
+
+    Long on purpose: its body is the sub-commands (typer's decorator style), each a thin
+    parse -> call -> render function.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from typer.testing import CliRunner
+    >>> from nlgeval.cli import app
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> d = tmp.name + "/study"
+    >>> CliRunner().invoke(app, ["experiment", "init", d]).exit_code
+    0
+    >>> CliRunner().invoke(app, ["experiment", "create", d, "--evaluators", "3"]).exit_code
+    0
+    >>> r = CliRunner().invoke(app, ["experiment", "status", d, "--json"])
+    >>> len(json.loads(r.stdout)["evaluators"])
+    3
+    >>> tmp.cleanup()
+    """
     exp = typer.Typer(
         help="Online human-evaluation experiments (LG-Eval style): create, monitor, export.",
         no_args_is_help=True,

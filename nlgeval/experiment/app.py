@@ -61,14 +61,33 @@ FAVICON = (
 
 def render_markdown(text: str) -> Markup:
     """Researcher-written Markdown to HTML. Raw HTML is not passed through (``<`` is escaped
-    first), so even the introduction cannot inject markup."""
+    first), so even the introduction cannot inject markup.
+
+    Examples
+    --------
+    >>> str(render_markdown("Please **judge** <script>"))
+    '<p>Please <strong>judge</strong> &lt;script&gt;</p>'
+    """
     return Markup(md.markdown(text.replace("<", "&lt;"), extensions=["extra", "sane_lists"]))
 
 
 @dataclass
 class Experiment:
     """What every request needs, loaded once when the app is made (the texts are copied into
-    the database at ``create`` and never change afterwards)."""
+    the database at ``create`` and never change afterwards).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> x = load_experiment(made.directory)
+    >>> x._("Next"), len(x.texts) > 0
+    ('Next', True)
+    >>> x.store.dispose(); tmp.cleanup()
+    """
 
     cfg: ExperimentConfig
     store: Store
@@ -106,7 +125,20 @@ class Experiment:
 def load_experiment(
     directory: str | Path, *, database: str | None = None, threads: int = 8
 ) -> Experiment:
-    """Validate the experiment directory and its database (at start-up, not mid-session)."""
+    """Validate the experiment directory and its database (at start-up, not mid-session).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> x = load_experiment(made.directory)
+    >>> x.cfg.title, x.consent_html is None
+    ('Weather forecast quality', True)
+    >>> x.store.dispose(); tmp.cleanup()
+    """
     from nlgeval.experiment.config import load_config
 
     cfg = load_config(directory)
@@ -185,6 +217,23 @@ def create_app(
     session cookie ``Secure`` (sent over HTTPS only): set it when evaluators reach the app
     through an HTTPS reverse proxy; leave it off for plain-HTTP use on localhost, where
     browsers would otherwise drop the cookie and every form would fail CSRF.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> app = create_app(made.directory)
+    >>> c = app.test_client()
+    >>> token = made.evaluators["token"].iloc[0]
+    >>> r = c.get(f"/e/{token}")
+    >>> r.status_code, "Start" in r.get_data(as_text=True)
+    (200, True)
+    >>> c.get("/e/not-a-token").status_code
+    404
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     from nlgeval.experiment.evaluator import evaluator_blueprint
     from nlgeval.experiment.researcher import researcher_blueprint

@@ -124,7 +124,20 @@ def write_example(
     *,
     overwrite: bool = False,
 ) -> Path:
-    """Write an example experiment directory and return its path."""
+    """Write an example experiment directory and return its path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.config import load_config
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> d = write_example(tmp.name + "/study", "relative")
+    >>> sorted(p.name for p in d.iterdir())
+    ['context.csv', 'experiment.toml', 'outputs.csv']
+    >>> load_config(d).mode
+    'relative'
+    >>> tmp.cleanup()
+    """
     directory = Path(directory)
     if (directory / "experiment.toml").exists() and not overwrite:
         raise InputError("already holds an experiment.toml (use --force to overwrite)",

@@ -26,6 +26,7 @@ sample's source.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -49,6 +50,13 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
 
     Use it for files people open in Excel; analyse the unmodified export (the apostrophe would
     become part of the text).
+
+    Examples
+    --------
+    >>> spreadsheet_safe(pd.DataFrame({"comment": ["=1+1", "fine"], "score": [3, 4]}))
+      comment  score
+    0   '=1+1      3
+    1    fine      4
     """
     out = df.copy()
     for col in out.columns:
@@ -65,6 +73,53 @@ def _ms(later: datetime | None, earlier: datetime | None) -> int | None:
     return max(0, int(round((later - earlier).total_seconds() * 1000)))
 
 
+def _scored(r: Any, mode: str, rank: dict[str, int],
+            scale: dict[str, tuple[float, float]]) -> dict[str, Any]:
+    """The mode-specific columns of one judgement: the score (relative: oriented towards the
+    system listed first in the design, so pairs read as ``system`` vs ``system_b``)."""
+    rec: dict[str, Any] = {}
+    if mode == "relative" and r.qc_kind == "degraded":
+        # the same output against its degraded copy: the raw response, as shown
+        rec.update(score=float(r.response), system_b=r.system_b, left=r.system)
+    elif mode == "relative":
+        left, right = r.system, r.system_b
+        first_left = rank.get(left, 0) <= rank.get(right, 0)
+        a, b = (left, right) if first_left else (right, left)
+        lo, hi = scale.get(r.criterion, (None, None))
+        if first_left:  # the response scale's top means "right (B) much better"
+            if lo is None:
+                score = -r.response
+            else:
+                score = lo + hi - r.response
+        else:
+            score = r.response
+        rec.update(system=a, score=float(score), system_b=b, left=left)
+    elif mode == "triangle":
+        d = r.details or {}
+        chosen = int(r.response)
+        correct = int(chosen == int(d.get("odd_position", 0)))
+        rec.update(score=float(correct), correct=correct, chosen_position=chosen,
+                   odd_position=d.get("odd_position"), order=d.get("order"),
+                   test=d.get("test"))
+        for k, src in enumerate(d.get("sources", []), 1):
+            rec[f"source_{k}"] = src
+    else:
+        rec["score"] = float(r.response)
+    return rec
+
+
+def _rating_columns(mode: str) -> list[str]:
+    cols = list(RATING_COLUMNS)
+    if mode == "relative":
+        cols += ["system_b", "left"]
+    if mode == "triangle":
+        cols += ["correct", "chosen_position", "odd_position", "order", "test",
+                 "source_1", "source_2", "source_3"]
+    cols += ["time_ms", "comment", "practice", "position", "submitted_utc"]
+    cols += QC_COLUMNS
+    return cols
+
+
 def export_ratings(
     store: Store,
     cfg: ExperimentConfig | None = None,
@@ -72,7 +127,23 @@ def export_ratings(
     include_practice: bool = False,
     include_checks: bool = False,
 ) -> pd.DataFrame:
-    """All judgements as a tidy ratings DataFrame (see the module docstring)."""
+    """All judgements as a tidy ratings DataFrame (see the module docstring), with the
+    time-on-task and quality-check columns.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.config import load_config
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> store, cfg = Store(made.database), load_config(made.directory)
+    >>> r = export_ratings(store, cfg)  # nothing judged yet
+    >>> len(r), [c for c in r.columns if c.startswith(("qc_", "time_on", "speeder"))]
+    (0, ['time_on_task_ms', 'speeder', 'qc_check', 'qc_flags', 'qc_passed'])
+    >>> store.dispose(); tmp.cleanup()
+    """
     meta = store.meta()
     mode = meta.get("mode", "absolute")
     systems = json.loads(meta.get("systems", "[]"))
@@ -102,33 +173,7 @@ def export_ratings(
         rec: dict[str, Any] = {
             "rater": r.name, "item": r.item, "system": r.system, "criterion": r.criterion,
         }
-        if mode == "relative" and r.qc_kind == "degraded":
-            # the same output against its degraded copy: the raw response, as shown
-            rec.update(score=float(r.response), system_b=r.system_b, left=r.system)
-        elif mode == "relative":
-            left, right = r.system, r.system_b
-            first_left = rank.get(left, 0) <= rank.get(right, 0)
-            a, b = (left, right) if first_left else (right, left)
-            lo, hi = scale.get(r.criterion, (None, None))
-            if first_left:  # the response scale's top means "right (B) much better"
-                if lo is None:
-                    score = -r.response
-                else:
-                    score = lo + hi - r.response
-            else:
-                score = r.response
-            rec.update(system=a, score=float(score), system_b=b, left=left)
-        elif mode == "triangle":
-            d = r.details or {}
-            chosen = int(r.response)
-            correct = int(chosen == int(d.get("odd_position", 0)))
-            rec.update(score=float(correct), correct=correct, chosen_position=chosen,
-                       odd_position=d.get("odd_position"), order=d.get("order"),
-                       test=d.get("test"))
-            for k, src in enumerate(d.get("sources", []), 1):
-                rec[f"source_{k}"] = src
-        else:
-            rec["score"] = float(r.response)
+        rec.update(_scored(r, mode, rank, scale))
         rec.update(
             time_ms=r.time_ms, comment=r.comment or "", practice=bool(r.practice),
             position=int(r.position),
@@ -144,14 +189,7 @@ def export_ratings(
             participant=r.participant or "",
         )
         recs.append(rec)
-    cols = list(RATING_COLUMNS)
-    if mode == "relative":
-        cols += ["system_b", "left"]
-    if mode == "triangle":
-        cols += ["correct", "chosen_position", "odd_position", "order", "test",
-                 "source_1", "source_2", "source_3"]
-    cols += ["time_ms", "comment", "practice", "position", "submitted_utc"]
-    cols += QC_COLUMNS
+    cols = _rating_columns(mode)
     df = pd.DataFrame.from_records(recs, columns=cols)
     if mode == "triangle":
         df["criterion"] = df["criterion"].fillna(TRIANGLE_CRITERION)
@@ -167,6 +205,29 @@ FLAG_COLUMNS = ["evaluator", "participant", "n_trials", "n_checks", "n_checks_an
                 "n_failed", "failed", "median_time_on_task_ms", "speeder", "flags", "passed"]
 
 
+def _check_passed(kind: str, d: dict[str, Any], mine: dict[str, float],
+                  o: dict[str, float], norm: Callable[[str, float], float],
+                  tol: float) -> bool:
+    """Whether one answered attention check passed (the rules in :func:`quality_flags`);
+    ``mine`` are its answers per criterion, ``o`` those of the trial it copies."""
+    if kind == "known_answer":
+        chosen = mine.get(TRIANGLE_CRITERION)
+        return chosen is not None and int(chosen) == int(d.get("odd_position", 0))
+    if kind == "repeat":
+        return all(abs(norm(c, mine[c]) - norm(c, o[c])) <= tol + 1e-12
+                   for c in mine if c in o)
+    if "degraded_slot" in d:  # relative: original vs degraded copy
+        prefs = []
+        for c, v in mine.items():
+            x = 2 * norm(c, v) - 1  # -1: A (left) much better, +1: B much better
+            prefs.append(x if d["degraded_slot"] == 1 else -x)
+        return float(np.mean(prefs)) > 0
+    common = [c for c in mine if c in o]
+    deg = float(np.mean([norm(c, mine[c]) for c in common]))
+    org = float(np.mean([norm(c, o[c]) for c in common]))
+    return deg < org or (deg == org == 0.0)
+
+
 def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataFrame:
     """Per evaluator: attention checks answered and failed, median time on task, flags.
 
@@ -179,6 +240,22 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
     answered main trials is below ``speeder_ms``. Checks not answered yet are not scored.
     Columns: ``evaluator, participant, n_trials, n_checks, n_checks_answered, n_failed, failed
     (;-separated kinds), median_time_on_task_ms, speeder, flags (;-separated), passed``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.config import load_config
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> store, cfg = Store(made.database), load_config(made.directory)
+    >>> quality_flags(store, cfg)[["evaluator", "n_checks", "passed"]]
+      evaluator  n_checks  passed
+    0         1         0    True
+    1         2         0    True
+    2         3         0    True
+    >>> store.dispose(); tmp.cleanup()
     """
     checks = cfg.checks if cfg is not None else None
     scale = {}
@@ -228,26 +305,8 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
                                                              or not resp.get(orig.id))):
                 continue
             n_ans += 1
-            if t.qc_kind == "known_answer":
-                chosen = mine.get(TRIANGLE_CRITERION)
-                ok = chosen is not None and int(chosen) == int(d.get("odd_position", 0))
-            elif t.qc_kind == "repeat":
-                o = resp[orig.id]
-                ok = all(abs(norm(c, mine[c]) - norm(c, o[c])) <= tol + 1e-12
-                         for c in mine if c in o)
-            elif "degraded_slot" in d:  # relative: original vs degraded copy
-                prefs = []
-                for c, v in mine.items():
-                    x = 2 * norm(c, v) - 1  # -1: A (left) much better, +1: B much better
-                    prefs.append(x if d["degraded_slot"] == 1 else -x)
-                ok = float(np.mean(prefs)) > 0
-            else:
-                o = resp[orig.id]
-                common = [c for c in mine if c in o]
-                deg = float(np.mean([norm(c, mine[c]) for c in common]))
-                org = float(np.mean([norm(c, o[c]) for c in common]))
-                ok = deg < org or (deg == org == 0.0)
-            if not ok:
+            o = resp.get(orig.id, {}) if orig is not None else {}
+            if not _check_passed(t.qc_kind, d, mine, o, norm, tol):
                 failed.append(t.qc_kind)
         med = int(np.median(main_times)) if main_times else None
         speeder = bool(speeder_ms and med is not None and med < speeder_ms)
@@ -266,7 +325,24 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
 
 def progress(store: Store) -> pd.DataFrame:
     """Per evaluator: ``evaluator, token, done, total, practice_done, practice_total, started,
-    finished, questionnaire`` (one row each, in creation order)."""
+    finished, questionnaire`` (one row each, in creation order).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.config import load_config
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> store, cfg = Store(made.database), load_config(made.directory)
+    >>> progress(store)[["evaluator", "done", "total", "practice_total"]]
+      evaluator  done  total  practice_total
+    0         1     0      6               1
+    1         2     0      6               1
+    2         3     0      6               1
+    >>> store.dispose(); tmp.cleanup()
+    """
     with store.read() as s:
         evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()
         counts = s.execute(
@@ -299,7 +375,21 @@ def progress(store: Store) -> pd.DataFrame:
 
 
 def export_questionnaire(store: Store) -> pd.DataFrame:
-    """Exit-questionnaire answers, tidy: ``rater, question, answer``."""
+    """Exit-questionnaire answers, tidy: ``rater, question, answer``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.config import load_config
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> store, cfg = Store(made.database), load_config(made.directory)
+    >>> export_questionnaire(store).columns.tolist()
+    ['rater', 'question', 'answer']
+    >>> store.dispose(); tmp.cleanup()
+    """
     with store.read() as s:
         evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()
     recs = [

@@ -7,14 +7,25 @@ gettext-style: the English text is the message id and a catalogue maps it to the
 languages set ``dir="rtl"`` on the page, and every text being judged carries ``dir="auto"`` so
 Arabic or Hebrew outputs read right-to-left in any interface language.
 
-Adding a language: copy the German catalogue below, translate the values, add its code to
-:data:`LANGUAGES` (and to :data:`RTL` if written right to left). ``python -m
-nlgeval.experiment.i18n`` lists the message ids a catalogue lacks.
+Shipped: English, German (``de``) and Arabic (``ar``, right to left; in
+:mod:`nlgeval.experiment.i18n_ar`). Adding a language: copy the German catalogue below,
+translate the values and add it to :data:`CATALOGUES` (and its code to :data:`RTL` if written
+right to left); :func:`missing` lists the message ids a catalogue lacks (the test suite checks
+every catalogue against the ids used in the templates and views).
+
+Examples
+--------
+>>> translate("de", "Practice trial %(i)s of %(n)s", i=1, n=3)
+'Übungsaufgabe 1 von 3'
+>>> text_direction("ar"), text_direction("de")
+('rtl', 'ltr')
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from nlgeval.experiment.i18n_ar import AR
 
 RTL = frozenset({"ar", "he", "fa", "ur"})
 
@@ -108,13 +119,20 @@ DE: dict[str, str] = {
     "Skip to the form": "Zum Formular springen",
 }
 
-CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": DE}
+CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": DE, "ar": AR}
 LANGUAGES = tuple(CATALOGUES)
 
 
 def gettext_for(language: str) -> tuple[Callable[[str], str], Callable[[str, str, int], str]]:
     """``(gettext, ngettext)`` for a language: look-ups only; the caller fills ``%(name)s``
-    placeholders (Jinja's new-style gettext does, and :func:`translate` below)."""
+    placeholders (Jinja's new-style gettext does, and :func:`translate` below).
+
+    Examples
+    --------
+    >>> gettext, ngettext = gettext_for("de")
+    >>> gettext("Next"), ngettext("%(num)s trial", "%(num)s trials", 2)
+    ('Weiter', '%(num)s Aufgaben')
+    """
     cat = CATALOGUES.get(language, {})
 
     def gettext(msg: str) -> str:
@@ -128,17 +146,37 @@ def gettext_for(language: str) -> tuple[Callable[[str], str], Callable[[str, str
 
 
 def translate(language: str, msg: str, **kw: object) -> str:
-    """``msg`` in ``language`` with its ``%(name)s`` placeholders filled."""
+    """``msg`` in ``language`` with its ``%(name)s`` placeholders filled (English when the
+    catalogue lacks it).
+
+    Examples
+    --------
+    >>> translate("ar", "Start"), translate("en", "Text %(k)s", k=2)
+    ('ابدأ', 'Text 2')
+    """
     out = CATALOGUES.get(language, {}).get(msg, msg)
     return out % kw if kw else out
 
 
 def text_direction(language: str) -> str:
+    """``"rtl"`` for a right-to-left language (the page's ``dir``), else ``"ltr"``.
+
+    Examples
+    --------
+    >>> text_direction("he"), text_direction("en")
+    ('rtl', 'ltr')
+    """
     return "rtl" if language.split("-")[0] in RTL else "ltr"
 
 
 def missing(language: str, msgids: list[str]) -> list[str]:
-    """Message ids a catalogue lacks (English needs none)."""
+    """Message ids a catalogue lacks (English needs none).
+
+    Examples
+    --------
+    >>> missing("ar", ["Next", "a message nobody translated"])
+    ['a message nobody translated']
+    """
     if language == "en":
         return []
     cat = CATALOGUES.get(language, {})

@@ -39,6 +39,28 @@ FAIL_WINDOW_S = 300
 
 
 def researcher_blueprint(x: Experiment) -> Blueprint:
+    """The researcher's routes: the token view ``/r/<token>``, and the dashboard behind a
+    password (``/login``, ``/dashboard``, downloads, reset of an evaluator).
+
+    A long factory on purpose: its body is the routes, closures over the experiment loaded
+    once (Flask's application-factory pattern); each route stays short.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.app import create_app
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> app = create_app(made.directory)
+    >>> c = app.test_client()
+    >>> c.get(f"/r/{made.researcher_token}").status_code, c.get("/r/wrong").status_code
+    (200, 404)
+    >>> c.get("/dashboard").status_code  # not logged in: sent to the log-in page
+    303
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
     bp = Blueprint("researcher", __name__)
     cfg, store = x.cfg, x.store
     fails: dict[str, list[float]] = {}

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ScalePreset:
-    """Labels, descriptions and numeric values of a verbal descriptor scale."""
+    """Labels, descriptions and numeric values of a verbal descriptor scale.
+
+    Examples
+    --------
+    >>> p = PRESETS["text5"]
+    >>> len(p.labels), p.relative, any("image" in d for d in p.descriptions)
+    (5, False, False)
+    """
 
     labels: tuple[str, ...]
     values: tuple[float, ...]

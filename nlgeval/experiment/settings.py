@@ -5,40 +5,67 @@ a database URL can hold a password), so later commands find the same database an
 links under the same public address without the options being repeated. An option given
 again on the command line still wins. The default SQLite database (``DIR/experiment.db``) is
 not written down, so the experiment directory can be moved.
+
+Examples
+--------
+>>> import tempfile
+>>> tmp = tempfile.TemporaryDirectory()
+>>> _ = save_settings(tmp.name, database=None, base_url="https://eval.example.org/study/")
+>>> load_settings(tmp.name)
+ServerSettings(database=None, base_url='https://eval.example.org/study')
+>>> base_url_for(tmp.name), base_url_for(tmp.name, "http://10.0.0.5:9000")
+('https://eval.example.org/study', 'http://10.0.0.5:9000')
+>>> tmp.cleanup()
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from nlgeval.errors import InputError
+from nlgeval.results import Result
 
 SETTINGS_NAME = ".nlgeval-server.json"
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 
 
 @dataclass(frozen=True)
-class ServerSettings:
+class ServerSettings(Result):
     """Remembered ``database`` URL (``None``: the config's, else SQLite in the directory) and
-    public ``base_url`` of the server (``None``: ``http://127.0.0.1:8000``)."""
+    public ``base_url`` of the server (``None``: ``http://127.0.0.1:8000``).
+
+    Examples
+    --------
+    >>> ServerSettings(base_url="https://eval.example.org").to_dict()
+    {'database': None, 'base_url': 'https://eval.example.org'}
+    """
 
     database: str | None = None
     base_url: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def settings_path(directory: str | Path) -> Path:
+    """Where the settings are kept.
+
+    Examples
+    --------
+    >>> settings_path("study").name
+    '.nlgeval-server.json'
+    """
     return Path(directory) / SETTINGS_NAME
 
 
 def load_settings(directory: str | Path) -> ServerSettings:
-    """The remembered settings (empty when ``create`` remembered nothing)."""
+    """The remembered settings (empty when ``create`` remembered nothing).
+
+    Examples
+    --------
+    >>> load_settings("a directory without settings")
+    ServerSettings(database=None, base_url=None)
+    """
     path = settings_path(directory)
     if not path.is_file():
         return ServerSettings()
@@ -58,7 +85,17 @@ def load_settings(directory: str | Path) -> ServerSettings:
 
 
 def check_base_url(url: str) -> str:
-    """``http(s)://host[:port][/prefix]`` without a trailing slash."""
+    """``http(s)://host[:port][/prefix]`` without a trailing slash.
+
+    Examples
+    --------
+    >>> check_base_url("https://eval.example.org/study/")
+    'https://eval.example.org/study'
+    >>> check_base_url("eval.example.org")
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: --base-url must look like https://host[:port][/path], got ...
+    """
     from urllib.parse import urlsplit
 
     u = url.strip().rstrip("/")
@@ -71,7 +108,17 @@ def check_base_url(url: str) -> str:
 def save_settings(
     directory: str | Path, *, database: str | None, base_url: str | None
 ) -> Path:
-    """Write the settings (readable by the owner only); ``None`` keeps nothing for that key."""
+    """Write the settings (readable by the owner only); ``None`` keeps nothing for that key.
+
+    Examples
+    --------
+    >>> import stat, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = save_settings(tmp.name, database="postgresql+psycopg://me:pw@db/x", base_url=None)
+    >>> stat.filemode(path.stat().st_mode), load_settings(tmp.name).database
+    ('-rw-------', 'postgresql+psycopg://me:pw@db/x')
+    >>> tmp.cleanup()
+    """
     path = settings_path(directory)
     data = ServerSettings(database=database or None,
                           base_url=check_base_url(base_url) if base_url else None)
@@ -85,7 +132,13 @@ def save_settings(
 
 
 def base_url_for(directory: str | Path, override: str | None = None) -> str:
-    """The base URL for printed links: ``override``, else the remembered one, else the default."""
+    """The base URL for printed links: ``override``, else the remembered one, else the default.
+
+    Examples
+    --------
+    >>> base_url_for("a directory without settings")
+    'http://127.0.0.1:8000'
+    """
     if override:
         return check_base_url(override)
     return load_settings(directory).base_url or DEFAULT_BASE_URL

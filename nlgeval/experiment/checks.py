@@ -1,0 +1,170 @@
+"""Attention checks inserted into every evaluator's trial set (``[checks]`` in the config).
+
+Three kinds: a *repeat* of an earlier main trial (the two answers must agree), a *degraded*
+copy of an output (words shuffled or cut short, which must be rated lower -- Appraise's "bad
+reference" idea, Kocmi et al. 2021; Graham et al. 2013) and, for triangle experiments, a
+*known-answer* triangle (two copies of one text and an unrelated one, which must be picked).
+They are scored by :func:`nlgeval.experiment.export.quality_flags`.
+
+Examples
+--------
+>>> import numpy as np
+>>> degrade_text("the cat sat on the mat", np.random.default_rng(1)) != "the cat sat on the mat"
+True
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.errors import InputError
+from nlgeval.experiment.config import ExperimentConfig
+
+if TYPE_CHECKING:
+    from nlgeval.experiment.trials import Materials
+
+Row = dict[str, Any]
+
+
+def degrade_text(text: str, rng: np.random.Generator) -> str:
+    """A clearly worse copy of ``text`` for a "degraded output" attention check: its words in
+    a random order (at least 3 words), else cut to its first half. Never returns ``text``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> degrade_text("Hi", np.random.default_rng(0))
+    'H …'
+    """
+    words = text.split()
+    if len(words) >= 3:
+        for _ in range(20):
+            perm = rng.permutation(len(words))
+            out = " ".join(words[i] for i in perm)
+            if out != " ".join(words):
+                return out
+    half = max(1, len(text) // 2)
+    out = text[:half].rstrip() + " …"
+    return out if out != text else "…"
+
+
+def _pick(n: int, pool: int, rng: np.random.Generator) -> list[int]:
+    return [int(x) for x in rng.choice(pool, size=min(n, pool), replace=False)]
+
+
+def _degraded(o: Row, i: int, text: pd.Series, cfg: ExperimentConfig,
+              rng: np.random.Generator) -> Row:
+    orig = str(text.loc[(o["system"], o["item"])])
+    deg = degrade_text(orig, rng)
+    if cfg.mode == "relative":
+        slot = int(rng.integers(1, 3))
+        texts = [deg, orig] if slot == 1 else [orig, deg]
+        details: dict[str, Any] = {"texts": texts, "degraded_slot": slot}
+        c = dict(o, system_b=o["system"])
+    else:
+        details = {"texts": [deg]}
+        c = dict(o)
+    c.update(qc_kind="degraded", _of=i, details=details)
+    return c
+
+
+def _known_answer(o: Row, i: int, items_of: pd.Series, cfg: ExperimentConfig,
+                  rng: np.random.Generator) -> Row:
+    d = o["details"] or {}
+    src, it = d["sources"][0], d["items"][0]
+    others = [x for x in items_of.get(src, []) if x != it]
+    if not others:
+        raise InputError(f"a known-answer triangle trial needs a second item with an "
+                         f"output of '{src}'", file=cfg.path, column="checks.known_answer")
+    it2 = others[int(rng.integers(len(others)))]
+    odd = int(rng.integers(1, 4))
+    items = [it2 if j == odd else it for j in (1, 2, 3)]
+    c = dict(o, item=it, system=src, details={
+        "order": "known", "sources": [src, src, src], "items": items,
+        "odd_position": odd, "test": "known_answer"})
+    c.update(qc_kind="known_answer", _of=i)
+    return c
+
+
+def _place(main: list[Row], checks: list[Row], start: int,
+           rng: np.random.Generator) -> list[Row]:
+    """Insert each check after the trial it copies (at least one trial in between when the
+    set allows), renumber positions from ``start`` and record ``details["of_position"]``."""
+    seq = list(main)
+    for c in checks:
+        at = next(j for j, r in enumerate(seq) if r.get("_key") == c["_of"])
+        lo = min(at + 2, len(seq))
+        seq.insert(int(rng.integers(lo, len(seq) + 1)), c)
+    pos_of: dict[int, int] = {}
+    for j, r in enumerate(seq):
+        r["position"] = start + j
+        if r.get("qc_kind") is None:
+            pos_of[r["_key"]] = r["position"]
+    for r in seq:
+        if r.get("qc_kind") in ("repeat", "degraded", "known_answer"):
+            r["details"] = dict(r["details"] or {}, of_position=pos_of[r["_of"]])
+        r.pop("_key", None)
+        r.pop("_of", None)
+    return seq
+
+
+def add_checks(
+    trials: pd.DataFrame, cfg: ExperimentConfig, mat: Materials, *, seed: int
+) -> pd.DataFrame:
+    """Attention-check trials (``cfg.checks``) inserted into every evaluator's trial set.
+
+    Each check copies one of the evaluator's main trials (``details["of_position"]`` is the
+    copied trial's position) and is put at a seeded random place after it (with at least one
+    trial in between when the set allows); the main trials, and so the Latin square's
+    balance, are untouched. Check trials carry ``qc_kind``; the export leaves them out unless
+    asked for, and :func:`nlgeval.experiment.export.quality_flags` scores them.
+
+    Examples
+    --------
+    >>> import dataclasses, tempfile
+    >>> from nlgeval.experiment.config import ChecksConfig, load_config
+    >>> from nlgeval.experiment.example import write_example
+    >>> from nlgeval.experiment.trials import latin_square_trials, load_materials
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> cfg = load_config(write_example(tmp.name + "/study"))
+    >>> cfg = dataclasses.replace(cfg, checks=ChecksConfig(repeats=1, degraded=1))
+    >>> mat = load_materials(cfg)
+    >>> trials, _ = latin_square_trials(cfg, mat, evaluators=3, seed=1)
+    >>> t = add_checks(trials, cfg, mat, seed=1)
+    >>> len(t) - len(trials), t.groupby("evaluator")["qc_kind"].count().tolist()
+    (6, [2, 2, 2])
+    >>> tmp.cleanup()
+    """
+    t = trials.copy()
+    t["qc_kind"] = None
+    ck = cfg.checks
+    if not ck.any:
+        return t
+    text = mat.corpus.outputs.set_index(["system", "item"])["text"]
+    items_of = mat.corpus.outputs.groupby("system")["item"].agg(list)
+    out: list[Row] = []
+    for k, (_ev, sub) in enumerate(t.groupby("evaluator", sort=False)):
+        rng = np.random.default_rng([seed, k, 1501])
+        sub = sub.sort_values("position", kind="stable")
+        prac = [dict(r) for r in sub[sub["practice"]].to_dict("records")]
+        main = [dict(r) for r in sub[~sub["practice"]].to_dict("records")]
+        if not main:
+            out += prac
+            continue
+        for i, r in enumerate(main):
+            r["_key"] = i
+        checks: list[Row] = []
+        for i in _pick(ck.repeats, max(1, (len(main) + 1) // 2), rng):
+            c = dict(main[i])
+            c.update(qc_kind="repeat", _of=i, details=dict(main[i]["details"] or {}) or None)
+            checks.append(c)
+        checks += [_degraded(main[i], i, text, cfg, rng)
+                   for i in _pick(ck.degraded, len(main), rng)]
+        checks += [_known_answer(main[i], i, items_of, cfg, rng)
+                   for i in _pick(ck.known_answer, len(main), rng)]
+        start = max((int(r["position"]) for r in prac), default=0) + 1
+        out += prac + _place(main, checks, start, rng)
+    return pd.DataFrame(out, columns=list(t.columns)).reset_index(drop=True)
