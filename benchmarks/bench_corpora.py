@@ -12,9 +12,9 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import pandas as pd
+from _common import corpora_dir
 
 from nlgeval.corpora import load_corpus
 
@@ -29,9 +29,7 @@ def _median_time(fn, repeat: int = 3) -> float:
 
 
 def main() -> int:
-    data_dir = os.environ.get("NLGEVAL_DATA") or str(
-        Path(__file__).resolve().parents[2] / "shared" / "corpora"
-    )
+    data_dir = corpora_dir()
     with tempfile.TemporaryDirectory() as cache:
         os.environ["NLGEVAL_CACHE"] = cache
         for name in ("webnlg2020", "e2e", "novikova2017"):

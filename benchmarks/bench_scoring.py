@@ -26,10 +26,10 @@ import os
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import sacrebleu
+from _common import corpora_dir
 from rouge_score import rouge_scorer
 
 from nlgeval.corpora import load_corpus
@@ -57,10 +57,8 @@ LAST_CPU = 0.0
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_data = os.environ.get("NLGEVAL_DATA") or str(
-        Path(__file__).resolve().parents[2] / "shared" / "corpora"
-    )
-    ap.add_argument("--data-dir", default=default_data)
+    ap.add_argument("--data-dir", default=corpora_dir(),
+                    help="folder laid out like the bundled corpora (default: $NLGEVAL_DATA)")
     ap.add_argument("--limit", type=int, default=None, help="only the first N MRs")
     args = ap.parse_args()
 

@@ -28,10 +28,10 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 import numba
 import numpy as np
+from _common import corpora_dir
 from sacrebleu.metrics import TER
 from sacrebleu.metrics.lib_ter import translation_edit_rate
 
@@ -49,10 +49,8 @@ def timed(fn):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_data = os.environ.get("NLGEVAL_DATA") or str(
-        Path(__file__).resolve().parents[2] / "shared" / "corpora"
-    )
-    ap.add_argument("--data-dir", default=default_data)
+    ap.add_argument("--data-dir", default=corpora_dir(),
+                    help="folder laid out like the bundled corpora (default: $NLGEVAL_DATA)")
     ap.add_argument("--limit", type=int, default=None, help="only the first N items")
     args = ap.parse_args()
 

@@ -34,6 +34,7 @@ import pandas as pd
 
 from nlgeval.errors import InputError
 from nlgeval.io import ROW, check_columns, check_nonempty_text, check_unique, row_of, to_numeric
+from nlgeval.results import Result
 
 OUTPUT_COLUMNS = ("system", "item", "text")
 REFERENCE_COLUMNS = ("item", "ref_id", "text")
@@ -43,11 +44,15 @@ ScaleType = Literal["interval", "ordinal", "nominal", "ratio"]
 
 
 @dataclass(frozen=True)
-class Criterion:
+class Criterion(Result):
     """A human rating criterion and its scale.
 
     ``type`` follows Stevens' levels of measurement; it decides which agreement coefficient
     and which tests are appropriate (e.g. Krippendorff's alpha ``level_of_measurement``).
+
+    Examples:
+        >>> Criterion("fluency", 1, 5, "ordinal").to_dict()["type"]
+        'ordinal'
     """
 
     name: str
@@ -57,20 +62,15 @@ class Criterion:
     description: str = ""
     higher_is_better: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "min": self.min,
-            "max": self.max,
-            "type": self.type,
-            "description": self.description,
-            "higher_is_better": self.higher_is_better,
-        }
-
 
 @dataclass(frozen=True)
-class Source:
-    """Where a corpus came from: repository, pinned commit, files and licence."""
+class Source(Result):
+    """Where a corpus came from: repository, pinned commit, files and licence.
+
+    Examples:
+        >>> Source("https://github.com/tuetschek/e2e-metrics", paths=("a.csv",)).to_dict()["paths"]
+        ['a.csv']
+    """
 
     repository: str = ""
     commit: str = ""
@@ -78,19 +78,16 @@ class Source:
     licence: str = ""
     citation: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "repository": self.repository,
-            "commit": self.commit,
-            "paths": list(self.paths),
-            "licence": self.licence,
-            "citation": self.citation,
-        }
-
 
 @dataclass(frozen=True)
-class CorpusInfo:
-    """Corpus metadata: name, description, rating scales, licence and provenance."""
+class CorpusInfo(Result):
+    """Corpus metadata: name, description, rating scales, licence and provenance.
+
+    Examples:
+        >>> info = CorpusInfo("toy", criteria=(Criterion("fluency", 1, 5),))
+        >>> info.criterion("fluency").max
+        5
+    """
 
     name: str
     description: str = ""
@@ -107,6 +104,8 @@ class CorpusInfo:
         raise InputError(f"unknown criterion '{name}' (this corpus has: {known})")
 
     def to_dict(self) -> dict[str, Any]:
+        """The metadata as JSON-ready objects (``task`` after ``description``, the order
+        ``corpora info --json`` has always printed, hence not the derived field order)."""
         return {
             "name": self.name,
             "description": self.description,
@@ -143,12 +142,129 @@ def _strip_ids(df: pd.DataFrame, cols: Iterable[str], file: str | Path | None) -
     return df
 
 
+def _valid_outputs(outputs: pd.DataFrame, file: str | Path | None,
+                   empty_outputs: Literal["error", "keep"], notes: list[str]) -> pd.DataFrame:
+    """Outputs with stripped ids, unique (system, item), and empty texts refused or kept
+    (``empty_outputs="keep"`` appends a note to ``notes``)."""
+    out = _as_frame(outputs, OUTPUT_COLUMNS, "outputs", file)
+    out = _strip_ids(out, ("system", "item"), file)
+    out["text"] = out["text"].fillna("").astype(str)
+    check_unique(out, ("system", "item"), file=file, what="output")
+    empty = out["text"].str.strip() == ""
+    if empty.any():
+        if empty_outputs == "error":
+            check_nonempty_text(out, "text", file=file, what="system output")
+        notes.append(f"{int(empty.sum())} empty system output(s) kept as ''")
+        out.loc[empty, "text"] = ""
+    return out
+
+
+def _valid_references(references: pd.DataFrame | None, file: str | Path | None) -> pd.DataFrame:
+    """References with stripped ids, non-empty texts and unique (item, ref_id)."""
+    ref = _as_frame(references, REFERENCE_COLUMNS, "references", file)
+    ref = _strip_ids(ref, ("item", "ref_id"), file)
+    ref["text"] = ref["text"].fillna("").astype(str)
+    if len(ref):
+        check_nonempty_text(ref, "text", file=file, what="reference")
+        check_unique(ref, ("item", "ref_id"), file=file, what="reference")
+    return ref
+
+
+def _check_every_item_has_references(out: pd.DataFrame, ref: pd.DataFrame,
+                                     file: str | Path | None) -> None:
+    """Raise at the first output whose item has no reference."""
+    missing = ~out["item"].isin(set(ref["item"]))
+    if missing.any():
+        pos = int(np.flatnonzero(missing.to_numpy())[0])
+        raise InputError(
+            f"output for item '{out['item'].iloc[pos]}' has no reference "
+            f"({int(missing.sum())} output(s) in all; every item needs at least one "
+            "reference, or build the corpus with require_references=False)",
+            file=file,
+            row=row_of(out, pos),
+            column="item",
+        )
+
+
+def _valid_ratings(ratings: pd.DataFrame | None, info: CorpusInfo, out: pd.DataFrame,
+                   file: str | Path | None) -> pd.DataFrame:
+    """Ratings with stripped ids, numeric scores inside their criterion's declared scale,
+    one judgement per (rater, item, system, criterion), each of an existing output."""
+    rat = _as_frame(ratings, RATING_COLUMNS, "ratings", file)
+    rat = _strip_ids(rat, ("rater", "item", "system", "criterion"), file)
+    rat["score"] = to_numeric(rat, "score", file=file, what="a numeric score")
+    if len(rat):
+        check_unique(rat, ("rater", "item", "system", "criterion"), file=file, what="judgement")
+        _check_scales(rat, info, file)
+        _check_rated_outputs_exist(rat, out, file)
+    return rat
+
+
+def _check_scales(rat: pd.DataFrame, info: CorpusInfo, file: str | Path | None) -> None:
+    """Every criterion is declared in ``info`` and every score lies on its scale."""
+    known_criteria = {c.name: c for c in info.criteria}
+    for crit_name, sub in rat.groupby("criterion", sort=False):
+        crit = known_criteria.get(str(crit_name))
+        if crit is None:
+            pos = int(np.flatnonzero((rat["criterion"] == crit_name).to_numpy())[0])
+            known = ", ".join(known_criteria) or "none declared"
+            raise InputError(
+                f"criterion '{crit_name}' has no declared scale (declared: {known})",
+                file=file,
+                row=row_of(rat, pos),
+                column="criterion",
+            )
+        bad = (sub["score"] < crit.min) | (sub["score"] > crit.max)
+        if bad.any():
+            i = sub.index[np.flatnonzero(bad.to_numpy())[0]]
+            pos = rat.index.get_loc(i)
+            raise InputError(
+                f"score {sub['score'].loc[i]:g} is outside the scale of "
+                f"'{crit.name}' [{crit.min:g}, {crit.max:g}]",
+                file=file,
+                row=row_of(rat, pos),
+                column="score",
+            )
+
+
+def _check_rated_outputs_exist(rat: pd.DataFrame, out: pd.DataFrame,
+                               file: str | Path | None) -> None:
+    """Raise at the first rating whose (system, item) is not an output."""
+    keys = pd.MultiIndex.from_frame(out[["system", "item"]])
+    rkeys = pd.MultiIndex.from_frame(rat[["system", "item"]])
+    unknown = ~rkeys.isin(keys)
+    if unknown.any():
+        pos = int(np.flatnonzero(unknown)[0])
+        raise InputError(
+            f"rating for system '{rat['system'].iloc[pos]}', item "
+            f"'{rat['item'].iloc[pos]}' has no matching output",
+            file=file,
+            row=row_of(rat, pos),
+            column="system",
+        )
+
+
+def _canonical(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    """The canonical columns first, extra columns after, without the ``_row`` bookkeeping."""
+    extra = [c for c in df.columns if c not in cols and c != ROW]
+    return df[list(cols) + extra].reset_index(drop=True)
+
+
 @dataclass(frozen=True, eq=False)
 class Corpus:
     """A human-evaluation corpus in nlgeval's canonical tidy format.
 
     Build one with :meth:`Corpus.build` (which validates) or with a loader from
     :mod:`nlgeval.corpora`. The frames are stored without the bookkeeping ``_row`` column.
+
+    Examples:
+        >>> c = toy_corpus()
+        >>> c.systems, c.items, c.criteria
+        (['A', 'B'], ['1', '2'], ['fluency'])
+        >>> c.reference_lists()
+        [['a cat sits'], ['a dog runs', 'the dog runs']]
+        >>> c.subset(systems=["A"]).summary()["n_ratings"]
+        2
     """
 
     info: CorpusInfo
@@ -177,94 +293,34 @@ class Corpus:
         read from, so errors can name it (rows come from the frames' ``_row`` column).
         ``require_references=False`` allows a corpus without references (reference-free
         metrics and human-only analyses); otherwise every output's item needs a reference.
+
+        Examples:
+            >>> info = CorpusInfo("toy", criteria=(Criterion("fluency", 1, 5),))
+            >>> outputs = pd.DataFrame({"system": ["A"], "item": ["1"], "text": ["a cat"]})
+            >>> refs = pd.DataFrame({"item": ["1"], "ref_id": ["0"], "text": ["the cat"]})
+            >>> Corpus.build(info, outputs, refs).outputs.to_dict("records")
+            [{'system': 'A', 'item': '1', 'text': 'a cat'}]
+            >>> ratings = pd.DataFrame({"rater": ["r1"], "item": ["1"], "system": ["A"],
+            ...                         "criterion": ["fluency"], "score": ["7"]})
+            >>> try:
+            ...     Corpus.build(info, outputs, refs, ratings)
+            ... except InputError as err:
+            ...     print(err)
+            row 2, column 'score': score 7 is outside the scale of 'fluency' [1, 5]
         """
         files = dict(files or {})
         f_out, f_ref, f_rat = files.get("outputs"), files.get("references"), files.get("ratings")
         notes = list(notes)
-
-        out = _as_frame(outputs, OUTPUT_COLUMNS, "outputs", f_out)
-        out = _strip_ids(out, ("system", "item"), f_out)
-        out["text"] = out["text"].fillna("").astype(str)
-        check_unique(out, ("system", "item"), file=f_out, what="output")
-        empty = out["text"].str.strip() == ""
-        if empty.any():
-            if empty_outputs == "error":
-                check_nonempty_text(out, "text", file=f_out, what="system output")
-            notes.append(f"{int(empty.sum())} empty system output(s) kept as ''")
-            out.loc[empty, "text"] = ""
-
-        ref = _as_frame(references, REFERENCE_COLUMNS, "references", f_ref)
-        ref = _strip_ids(ref, ("item", "ref_id"), f_ref)
-        ref["text"] = ref["text"].fillna("").astype(str)
-        if len(ref):
-            check_nonempty_text(ref, "text", file=f_ref, what="reference")
-            check_unique(ref, ("item", "ref_id"), file=f_ref, what="reference")
+        out = _valid_outputs(outputs, f_out, empty_outputs, notes)
+        ref = _valid_references(references, f_ref)
         if require_references:
-            have = set(ref["item"])
-            missing = ~out["item"].isin(have)
-            if missing.any():
-                pos = int(np.flatnonzero(missing.to_numpy())[0])
-                raise InputError(
-                    f"output for item '{out['item'].iloc[pos]}' has no reference "
-                    f"({int(missing.sum())} output(s) in all; every item needs at least one "
-                    "reference, or build the corpus with require_references=False)",
-                    file=f_out,
-                    row=row_of(out, pos),
-                    column="item",
-                )
-
-        rat = _as_frame(ratings, RATING_COLUMNS, "ratings", f_rat)
-        rat = _strip_ids(rat, ("rater", "item", "system", "criterion"), f_rat)
-        rat["score"] = to_numeric(rat, "score", file=f_rat, what="a numeric score")
-        if len(rat):
-            check_unique(
-                rat, ("rater", "item", "system", "criterion"), file=f_rat, what="judgement"
-            )
-            known_criteria = {c.name: c for c in info.criteria}
-            for crit_name, sub in rat.groupby("criterion", sort=False):
-                crit = known_criteria.get(str(crit_name))
-                if crit is None:
-                    pos = int(np.flatnonzero((rat["criterion"] == crit_name).to_numpy())[0])
-                    known = ", ".join(known_criteria) or "none declared"
-                    raise InputError(
-                        f"criterion '{crit_name}' has no declared scale (declared: {known})",
-                        file=f_rat,
-                        row=row_of(rat, pos),
-                        column="criterion",
-                    )
-                bad = (sub["score"] < crit.min) | (sub["score"] > crit.max)
-                if bad.any():
-                    i = sub.index[np.flatnonzero(bad.to_numpy())[0]]
-                    pos = rat.index.get_loc(i)
-                    raise InputError(
-                        f"score {sub['score'].loc[i]:g} is outside the scale of "
-                        f"'{crit.name}' [{crit.min:g}, {crit.max:g}]",
-                        file=f_rat,
-                        row=row_of(rat, pos),
-                        column="score",
-                    )
-            keys = pd.MultiIndex.from_frame(out[["system", "item"]])
-            rkeys = pd.MultiIndex.from_frame(rat[["system", "item"]])
-            unknown = ~rkeys.isin(keys)
-            if unknown.any():
-                pos = int(np.flatnonzero(unknown)[0])
-                raise InputError(
-                    f"rating for system '{rat['system'].iloc[pos]}', item "
-                    f"'{rat['item'].iloc[pos]}' has no matching output",
-                    file=f_rat,
-                    row=row_of(rat, pos),
-                    column="system",
-                )
-
-        def clean(df: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
-            extra = [c for c in df.columns if c not in cols and c != ROW]
-            return df[list(cols) + extra].reset_index(drop=True)
-
+            _check_every_item_has_references(out, ref, f_out)
+        rat = _valid_ratings(ratings, info, out, f_rat)
         return cls(
             info=info,
-            outputs=clean(out, OUTPUT_COLUMNS),
-            references=clean(ref, REFERENCE_COLUMNS),
-            ratings=clean(rat, RATING_COLUMNS),
+            outputs=_canonical(out, OUTPUT_COLUMNS),
+            references=_canonical(ref, REFERENCE_COLUMNS),
+            ratings=_canonical(rat, RATING_COLUMNS),
             notes=tuple(notes),
         )
 
@@ -310,6 +366,10 @@ class Corpus:
         Assessment: z = (x - rater mean) / rater SD with ddof=1; a rater with a single judgement
         or zero spread on a criterion cannot be standardised and is dropped with a note in the
         ``n_raters`` count). The per-output score is then the mean over its raters.
+
+        Examples:
+            >>> toy_corpus().human_scores()[["system", "item", "score", "n_raters"]].values.tolist()
+            [['A', '1', 4.0, 2], ['B', '1', 2.0, 1]]
         """
         r = self.ratings
         if criteria is not None:
@@ -374,3 +434,21 @@ class Corpus:
             "n_rated_outputs": int(len(self.rated_outputs())),
             "notes": list(self.notes),
         }
+
+
+def toy_corpus() -> Corpus:
+    """A two-system, two-item corpus with three fluency ratings, for examples and tests.
+
+    Examples:
+        >>> len(toy_corpus().ratings)
+        3
+    """
+    info = CorpusInfo("toy", "A two-system example.", (Criterion("fluency", 1, 5),))
+    outputs = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2", "1", "2"],
+                            "text": ["a cat sat", "a dog ran", "cat", "dogs run"]})
+    refs = pd.DataFrame({"item": ["1", "2", "2"], "ref_id": ["0", "0", "1"],
+                         "text": ["a cat sits", "a dog runs", "the dog runs"]})
+    ratings = pd.DataFrame({"rater": ["r1", "r2", "r1"], "item": ["1", "1", "1"],
+                            "system": ["A", "A", "B"], "criterion": ["fluency"] * 3,
+                            "score": [4, 4, 2]})
+    return Corpus.build(info, outputs, refs, ratings)

@@ -42,7 +42,18 @@ _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # legacy .xls
 
 def read_bytes_decompressed(path: str | Path) -> bytes:
     """A file's bytes, decompressed when it is gzip, bz2 or xz (recognised by magic bytes, not
-    by name); a zip archive or an Excel workbook raises :class:`InputError` saying what to do."""
+    by name); a zip archive or an Excel workbook raises :class:`InputError` saying what to do.
+
+    Examples:
+        A gzip file is recognised by its magic bytes, whatever its name:
+
+        >>> import gzip, tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     f = Path(tmp) / "scores.csv"
+        ...     _ = f.write_bytes(gzip.compress(b"a,b\\n"))
+        ...     print(read_bytes_decompressed(f))
+        b'a,b\\n'
+    """
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -76,7 +87,19 @@ def read_text_utf8(path: str | Path) -> str:
     """Read a whole file as UTF-8, naming the row and byte offset of the first bad byte.
 
     Compressed files (gzip, bz2, xz) are decompressed first; a UTF-16 byte-order mark
-    (Excel's "Unicode text") makes it decode as UTF-16."""
+    (Excel's "Unicode text") makes it decode as UTF-16.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     f = Path(tmp) / "bad.csv"
+        ...     _ = f.write_bytes(b"system\\nA\\xff\\n")
+        ...     try:
+        ...         read_text_utf8(f)
+        ...     except InputError as err:
+        ...         print(err.row, "not valid UTF-8" in str(err))
+        2 True
+    """
     path = Path(path)
     data = read_bytes_decompressed(path)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -124,76 +147,25 @@ def read_table(
     All cells are read as strings (``""`` for an empty cell) so that nothing is silently
     converted; use :func:`to_numeric` for numeric columns. Columns are matched exactly after
     stripping surrounding whitespace. A missing required column raises an error that suggests
-    the closest present column name (for misspellings).
+    the closest present column name (for misspellings). Missing ``optional`` columns are added
+    empty.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     f = Path(tmp) / "ratings.csv"
+        ...     _ = f.write_text("system,score\\nA,4\\nB,5\\n", encoding="utf-8")
+        ...     read_table(f, ["system", "score"]).to_dict("list")
+        {'system': ['A', 'B'], 'score': ['4', '5'], '_row': [2, 3]}
     """
     path = Path(path)
     fmt = _sniff_format(path)
     if fmt == "parquet":
-        try:
-            df = pd.read_parquet(path)
-        except FileNotFoundError:
-            raise InputError("file not found", file=path) from None
-        except Exception as exc:  # pyarrow raises many types
-            raise InputError(f"cannot read as Parquet: {exc}", file=path) from None
-        df = df.astype(object).where(df.notna(), "").astype(str)
-        df[ROW] = np.arange(1, len(df) + 1)
+        df = _read_parquet(path)
     elif fmt == "jsonl":
-        text = read_text_utf8(path)
-        records = []
-        rows = []
-        for i, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", file=path, row=i) from None
-            if not isinstance(rec, dict):
-                raise InputError("expected a JSON object per line", file=path, row=i)
-            records.append({k: "" if v is None else str(v) for k, v in rec.items()})
-            rows.append(i)
-        df = pd.DataFrame.from_records(records)
-        df[ROW] = rows
+        df = _read_jsonl(path)
     else:
-        text = read_text_utf8(path)
-        delimiter = _sniff_delimiter(text, "\t" if fmt == "tsv" else ",")
-        fmt = {"\t": "tsv", ";": "semicolon-separated csv", ",": "csv"}[delimiter]
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-        try:
-            all_rows = list(reader)
-        except csv.Error as exc:
-            raise InputError(
-                f"malformed {fmt.upper() if fmt in ('csv', 'tsv') else fmt}: {exc}", file=path,
-                row=reader.line_num,
-            ) from None
-        if not all_rows:
-            raise InputError("the file is empty; expected a header row", file=path)
-        header = [h.strip() for h in all_rows[0]]
-        body, rows = [], []
-        line_no = 1
-        # csv.reader does not give line numbers per record directly; re-derive them by
-        # counting physical lines consumed (quoted fields may span lines).
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-        next(reader)
-        line_no = reader.line_num
-        for rec in reader:
-            start = line_no + 1
-            line_no = reader.line_num
-            if not rec or all(not c.strip() for c in rec):
-                continue  # blank line (e.g. CRLF artefacts)
-            if len(rec) != len(header):
-                raise InputError(
-                    f"has {len(rec)} fields but the header has {len(header)} "
-                    f"({', '.join(header)})",
-                    file=path,
-                    row=start,
-                )
-            body.append(rec)
-            rows.append(start)
-        df = pd.DataFrame(body, columns=header, dtype=object) if body else pd.DataFrame(
-            columns=header, dtype=object
-        )
-        df[ROW] = rows
+        df = _read_delimited(path, "\t" if fmt == "tsv" else ",")
     check_columns(df, required, file=path)
     for col in optional:
         if col not in df.columns:
@@ -202,6 +174,90 @@ def read_table(
         if col in df.columns:
             df[col] = df[col].astype(str)
     return df
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file as strings (empty for missing values), rows numbered from 1."""
+    try:
+        df = pd.read_parquet(path)
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except Exception as exc:  # pyarrow raises many types
+        raise InputError(f"cannot read as Parquet: {exc}", file=path) from None
+    df = df.astype(object).where(df.notna(), "").astype(str)
+    df[ROW] = np.arange(1, len(df) + 1)
+    return df
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    """One JSON object per line (blank lines skipped), values as strings, ``_row`` = line."""
+    records = []
+    rows = []
+    for i, line in enumerate(read_text_utf8(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", file=path, row=i) from None
+        if not isinstance(rec, dict):
+            raise InputError("expected a JSON object per line", file=path, row=i)
+        records.append({k: "" if v is None else str(v) for k, v in rec.items()})
+        rows.append(i)
+    df = pd.DataFrame.from_records(records)
+    df[ROW] = rows
+    return df
+
+
+def _read_delimited(path: Path, expected: str) -> pd.DataFrame:
+    """A delimited text table (the delimiter checked by :func:`_sniff_delimiter`); every
+    record must have as many fields as the header; ``_row`` = the record's first line."""
+    text = read_text_utf8(path)
+    delimiter = _sniff_delimiter(text, expected)
+    header = _delimited_header(text, delimiter, path)
+    body, rows = [], []
+    # csv.reader does not give line numbers per record directly; re-derive them by
+    # counting physical lines consumed (quoted fields may span lines).
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    next(reader)
+    line_no = reader.line_num
+    for rec in reader:
+        start = line_no + 1
+        line_no = reader.line_num
+        if not rec or all(not c.strip() for c in rec):
+            continue  # blank line (e.g. CRLF artefacts)
+        if len(rec) != len(header):
+            raise InputError(
+                f"has {len(rec)} fields but the header has {len(header)} "
+                f"({', '.join(header)})",
+                file=path,
+                row=start,
+            )
+        body.append(rec)
+        rows.append(start)
+    df = pd.DataFrame(body, columns=header, dtype=object) if body else pd.DataFrame(
+        columns=header, dtype=object
+    )
+    df[ROW] = rows
+    return df
+
+
+def _delimited_header(text: str, delimiter: str, path: Path) -> list[str]:
+    """The stripped header of a delimited table, after checking the whole file parses."""
+    fmt = {"\t": "TSV", ";": "semicolon-separated csv", ",": "CSV"}[delimiter]
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        all_rows = list(reader)
+    except csv.Error as exc:
+        raise InputError(f"malformed {fmt}: {exc}", file=path, row=reader.line_num) from None
+    if not all_rows:
+        raise InputError("the file is empty; expected a header row", file=path)
+    header = [h.strip() for h in all_rows[0]]
+    twice = [h for h in dict.fromkeys(header) if header.count(h) > 1]
+    if twice:  # pandas would return a frame for df[name] and fail deep inside a validator
+        raise InputError(f"the header names column '{twice[0]}' {header.count(twice[0])} "
+                         "times; column names must be unique", file=path, row=1)
+    return header
 
 
 def _sniff_delimiter(text: str, expected: str) -> str:
@@ -220,7 +276,16 @@ def _sniff_delimiter(text: str, expected: str) -> str:
 
 
 def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path | None) -> None:
-    """Raise if a required column is missing, suggesting the closest existing column."""
+    """Raise if a required column is missing, suggesting the closest existing column.
+
+    Examples:
+        >>> df = pd.DataFrame({"sytem": ["A"], "score": ["1"]})
+        >>> try:
+        ...     check_columns(df, ["system"], file=None)
+        ... except InputError as err:
+        ...     print(err)
+        missing required column 'system' (found: sytem, score); did you mean 'sytem'?
+    """
     present = [c for c in df.columns if c != ROW]
     for col in required:
         if col in df.columns:
@@ -239,7 +304,14 @@ def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path
 
 
 def row_of(df: pd.DataFrame, position: int) -> int:
-    """The file row of the ``position``-th row of ``df`` (``_row`` if present, else as CSV)."""
+    """The file row of the ``position``-th row of ``df`` (``_row`` if present, else as CSV).
+
+    Examples:
+        >>> row_of(pd.DataFrame({"x": [1, 2], ROW: [5, 9]}), 1)
+        9
+        >>> row_of(pd.DataFrame({"x": [1, 2]}), 1)  # no _row: header is row 1
+        3
+    """
     if ROW in df.columns:
         return int(df[ROW].iloc[position])
     return position + 2
@@ -253,7 +325,18 @@ def to_numeric(
     allow_missing: bool = False,
     what: str = "a number",
 ) -> pd.Series:
-    """Convert a column to float, raising on the first non-numeric (or empty) cell."""
+    """Convert a column to float, raising on the first non-numeric (or empty) cell.
+
+    Examples:
+        A decimal comma is named as such:
+
+        >>> df = pd.DataFrame({"score": ["4", "3,5"], ROW: [2, 3]})
+        >>> try:
+        ...     to_numeric(df, "score", file="ratings.csv")
+        ... except InputError as err:
+        ...     print(err.row, err.column, "(a decimal comma? write 3.5" in str(err))
+        3 score True
+    """
     raw = df[column]
     as_str = raw.astype(str).str.strip()
     values = pd.to_numeric(as_str.where(as_str != "", None), errors="coerce")
@@ -276,7 +359,16 @@ def to_numeric(
 def check_nonempty_text(
     df: pd.DataFrame, column: str, *, file: str | Path | None, what: str = "text"
 ) -> None:
-    """Raise on the first empty or whitespace-only cell of a text column."""
+    """Raise on the first empty or whitespace-only cell of a text column.
+
+    Examples:
+        >>> df = pd.DataFrame({"text": ["fine", " "], ROW: [2, 3]})
+        >>> try:
+        ...     check_nonempty_text(df, "text", file="outputs.csv")
+        ... except InputError as err:
+        ...     print(err)
+        outputs.csv, row 3, column 'text': text is empty or whitespace-only
+    """
     s = df[column].astype(str)
     bad = s.str.strip() == ""
     if bad.any():
@@ -289,7 +381,16 @@ def check_nonempty_text(
 def check_unique(
     df: pd.DataFrame, columns: Sequence[str], *, file: str | Path | None, what: str
 ) -> None:
-    """Raise on the first duplicated key, naming both rows."""
+    """Raise on the first duplicated key, naming both rows.
+
+    Examples:
+        >>> df = pd.DataFrame({"system": ["A", "A"], "item": ["1", "1"], ROW: [2, 3]})
+        >>> try:
+        ...     check_unique(df, ["system", "item"], file="outputs.csv", what="output")
+        ... except InputError as err:
+        ...     print(err)
+        outputs.csv, row 3, column 'item': duplicate output (system='A', item='1') in rows 2, 3
+    """
     dup = df.duplicated(subset=list(columns), keep=False)
     if dup.any():
         idx = np.flatnonzero(dup.to_numpy())

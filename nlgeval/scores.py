@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -37,12 +37,22 @@ import pandas as pd
 from nlgeval.corpus import Corpus, CorpusInfo, Criterion
 from nlgeval.errors import InputError
 from nlgeval.io import ROW, read_table
+from nlgeval.results import Result
 
 #: Columns of the tidy frame :func:`read_scores` returns. ``item`` is ``""`` for a system-level
 #: score; ``_source``/``_row`` locate each value in its file (for error messages).
 SCORE_COLUMNS = ("metric", "system", "item", "score")
 MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "none", "null"})
 
+
+__all__ = [
+    "ScoreCheck",
+    "check_scores",
+    "combine_scores",
+    "ratings_corpus",
+    "read_scores",
+    "tidy_scores",
+]
 
 def _read_maybe_gzip(path: Path) -> pd.DataFrame:
     """:func:`nlgeval.io.read_table` for plain or gzip-compressed files (``*.csv.gz`` etc.)."""
@@ -90,6 +100,13 @@ def tidy_scores(
     Works on frames read from a file (cells as strings, with a ``_row`` column) and on frames a
     user builds in Python (numbers, any index). ``metric`` names the single score column of a
     ``system, item, score`` frame.
+
+    Examples:
+        A wide frame (one column per metric) becomes long:
+
+        >>> wide = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"], "m1": [0.5, 0.7]})
+        >>> tidy_scores(wide)[["metric", "system", "item", "score"]].values.tolist()
+        [['m1', 'A', '1', 0.5], ['m1', 'B', '1', 0.7]]
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"scores must be a pandas DataFrame, got {type(frame).__name__}")
@@ -161,6 +178,14 @@ def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
     Returns ``metric, system, item, score, _source, _row`` (``item`` is ``""`` for a
     system-level score; ``score`` NaN where missing). Raises :class:`~nlgeval.errors.InputError`
     naming the file, row and column for anything that is not a score.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     f = Path(tmp) / "scores.csv"
+        ...     _ = f.write_text("system,item,m1\\nA,1,0.5\\nB,1,0.7\\n", encoding="utf-8")
+        ...     print(read_scores(f)["score"].tolist())
+        [0.5, 0.7]
     """
     path = Path(path)
     if not path.exists():
@@ -169,8 +194,19 @@ def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class ScoreCheck:
-    """External scores checked against the corpus: the usable frames and what was found."""
+class ScoreCheck(Result):
+    """External scores checked against the corpus: the usable frames and what was found.
+
+    Returned by :func:`check_scores`; ``to_dict`` leaves the two frames out.
+
+    Examples:
+        >>> outputs = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"]})
+        >>> scores = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"], "m1": [0.5, 0.7]})
+        >>> check_scores(scores, outputs, outputs).to_dict()["coverage"]
+        {'m1': 1.0}
+    """
+
+    _omit: ClassVar[frozenset[str]] = frozenset({"segments", "systems"})
 
     segments: pd.DataFrame  # metric, system, item, score  (per output)
     systems: pd.DataFrame  # metric, system, score  (system-level rows)
@@ -206,14 +242,47 @@ def check_scores(
     * coverage = share of the rated outputs (``rated``: ``system, item``) with a finite score;
       below ``min_coverage`` is an error saying how much is covered. System-level-only metrics
       are covered per rated system instead.
+
+    Examples:
+        >>> outputs = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2"] * 2})
+        >>> scores = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2"] * 2,
+        ...                        "myscore": [0.1, 0.2, 0.3, None]})
+        >>> check = check_scores(scores, outputs, outputs)
+        >>> check.coverage
+        {'myscore': 0.75}
     """
     if not 0.0 <= min_coverage <= 1.0:
         raise InputError(f"min_coverage must be between 0 and 1, got {min_coverage}")
     if "_source" not in scores.columns:
         scores = tidy_scores(scores)
-    lower_builtin = {b.lower(): b for b in builtin}
-    notes: list[str] = []
     metrics = list(dict.fromkeys(scores["metric"]))
+    _check_no_builtin_names(scores, metrics, builtin)
+    _check_known_systems(scores, outputs)
+    per_output = scores["item"] != ""
+    _check_known_outputs(scores, outputs, per_output)
+    seg = scores.loc[per_output, ["metric", "system", "item", "score"]]
+    sysrows = scores.loc[~per_output, ["metric", "system", "score"]]
+    system_only = [m for m in metrics if not (seg["metric"] == m).any()]
+    sources = {m: str(scores.loc[scores["metric"] == m, "_source"].iloc[0]) for m in metrics}
+    n_missing = {m: int(scores.loc[scores["metric"] == m, "score"].isna().sum())
+                 for m in metrics}
+    rated_keys = rated[["system", "item"]].astype(str).drop_duplicates()
+    coverage: dict[str, float] = {}
+    notes: list[str] = []
+    for m in metrics:
+        coverage[m] = _coverage(m, m in system_only, seg, sysrows, rated_keys, min_coverage,
+                                sources[m])
+        notes += _coverage_notes(m, coverage[m], n_missing[m], m in system_only)
+    return ScoreCheck(
+        segments=seg.reset_index(drop=True), systems=sysrows.reset_index(drop=True),
+        metrics=tuple(metrics), system_only=tuple(system_only), coverage=coverage,
+        n_missing=n_missing, sources=sources, notes=tuple(notes))
+
+
+def _check_no_builtin_names(scores: pd.DataFrame, metrics: Sequence[str],
+                            builtin: Collection[str]) -> None:
+    """An external metric may not share a (case-insensitive) name with a computed one."""
+    lower_builtin = {b.lower(): b for b in builtin}
     for m in metrics:
         if m.lower() in lower_builtin:
             loc = _locate(scores, (scores["metric"] == m).to_numpy())
@@ -221,6 +290,10 @@ def check_scores(
                 f"external metric '{m}' has the name of a metric nlgeval computes in this study "
                 f"('{lower_builtin[m.lower()]}'); rename the column (e.g. '{m}_ext') or leave "
                 "the built-in metric out", file=loc["file"], row=loc["row"], column="metric")
+
+
+def _check_known_systems(scores: pd.DataFrame, outputs: pd.DataFrame) -> None:
+    """Every scored system must be a system of the corpus."""
     known_sys = set(outputs["system"].astype(str))
     unknown = ~scores["system"].isin(known_sys).to_numpy()
     if unknown.any():
@@ -232,7 +305,11 @@ def check_scores(
             f"(corpus systems: {', '.join(sorted(known_sys)[:8])}"
             f"{' ...' if len(known_sys) > 8 else ''})",
             file=loc["file"], row=loc["row"], column="system")
-    per_output = scores["item"] != ""
+
+
+def _check_known_outputs(scores: pd.DataFrame, outputs: pd.DataFrame,
+                         per_output: pd.Series) -> None:
+    """Every per-output score must name a (system, item) output of the corpus."""
     keys = pd.MultiIndex.from_frame(outputs[["system", "item"]].astype(str))
     skeys = pd.MultiIndex.from_frame(scores.loc[per_output, ["system", "item"]])
     bad = np.zeros(len(scores), dtype=bool)
@@ -247,48 +324,54 @@ def check_scores(
             f"{' ...' if len(pairs) > 5 else ''} (items must use the corpus's item ids)",
             file=loc["file"], row=loc["row"], column="item")
 
-    rated_keys = rated[["system", "item"]].astype(str).drop_duplicates()
-    rated_systems = set(rated_keys["system"])
-    seg = scores.loc[per_output, ["metric", "system", "item", "score"]]
-    sysrows = scores.loc[~per_output, ["metric", "system", "score"]]
-    system_only = [m for m in metrics if not (seg["metric"] == m).any()]
-    coverage: dict[str, float] = {}
-    n_missing: dict[str, int] = {}
-    sources = {m: str(scores.loc[scores["metric"] == m, "_source"].iloc[0]) for m in metrics}
-    for m in metrics:
-        n_missing[m] = int(scores.loc[scores["metric"] == m, "score"].isna().sum())
-        if m in system_only:
-            have = set(sysrows.loc[(sysrows["metric"] == m) & sysrows["score"].notna(),
-                                   "system"])
-            cov = len(have & rated_systems) / max(1, len(rated_systems))
-            unit, n_units = "rated systems", len(rated_systems)
-        else:
-            ok = seg[(seg["metric"] == m) & seg["score"].notna()]
-            hit = rated_keys.merge(ok[["system", "item"]], on=["system", "item"], how="inner")
-            cov = len(hit) / max(1, len(rated_keys))
-            unit, n_units = "rated outputs", len(rated_keys)
-        coverage[m] = cov
-        if cov < min_coverage:
-            raise InputError(
-                f"metric '{m}' covers {cov:.1%} of the {n_units} {unit}, "
-                f"below the minimum coverage {min_coverage:.0%} (lower it with --min-coverage "
-                "if this is intended)", file=sources[m] or None)
-        if cov < 1.0:
-            notes.append(f"external metric '{m}' covers {cov:.1%} of the {unit}")
-        if n_missing[m]:
-            notes.append(f"external metric '{m}': {n_missing[m]} missing value(s) "
-                         "(empty/NaN/None) left out")
-        if m in system_only:
-            notes.append(f"external metric '{m}' has system-level scores only: it is "
-                         "correlated at system level only")
-    return ScoreCheck(
-        segments=seg.reset_index(drop=True), systems=sysrows.reset_index(drop=True),
-        metrics=tuple(metrics), system_only=tuple(system_only), coverage=coverage,
-        n_missing=n_missing, sources=sources, notes=tuple(notes))
+
+def _coverage(metric: str, system_only: bool, seg: pd.DataFrame, sysrows: pd.DataFrame,
+              rated_keys: pd.DataFrame, min_coverage: float, source: str) -> float:
+    """Share of the rated outputs (rated systems, for system-level-only metrics) with a
+    score; below ``min_coverage`` is an error."""
+    if system_only:
+        rated_systems = set(rated_keys["system"])
+        have = set(sysrows.loc[(sysrows["metric"] == metric) & sysrows["score"].notna(),
+                               "system"])
+        cov = len(have & rated_systems) / max(1, len(rated_systems))
+        unit, n_units = "rated systems", len(rated_systems)
+    else:
+        ok = seg[(seg["metric"] == metric) & seg["score"].notna()]
+        hit = rated_keys.merge(ok[["system", "item"]], on=["system", "item"], how="inner")
+        cov = len(hit) / max(1, len(rated_keys))
+        unit, n_units = "rated outputs", len(rated_keys)
+    if cov < min_coverage:
+        raise InputError(
+            f"metric '{metric}' covers {cov:.1%} of the {n_units} {unit}, "
+            f"below the minimum coverage {min_coverage:.0%} (lower it with --min-coverage "
+            "if this is intended)", file=source or None)
+    return cov
+
+
+def _coverage_notes(metric: str, cov: float, n_missing: int, system_only: bool) -> list[str]:
+    """What a reader of the report should know about one external metric's coverage."""
+    unit = "rated systems" if system_only else "rated outputs"
+    notes = []
+    if cov < 1.0:
+        notes.append(f"external metric '{metric}' covers {cov:.1%} of the {unit}")
+    if n_missing:
+        notes.append(f"external metric '{metric}': {n_missing} missing value(s) "
+                     "(empty/NaN/None) left out")
+    if system_only:
+        notes.append(f"external metric '{metric}' has system-level scores only: it is "
+                     "correlated at system level only")
+    return notes
 
 
 def combine_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate tidy score frames from several files; a metric in two files is an error."""
+    """Concatenate tidy score frames from several files; a metric in two files is an error.
+
+    Examples:
+        >>> a = tidy_scores(pd.DataFrame({"system": ["A"], "item": ["1"], "m1": [0.5]}))
+        >>> b = tidy_scores(pd.DataFrame({"system": ["A"], "item": ["1"], "m2": [0.1]}))
+        >>> combine_scores([a, b])["metric"].tolist()
+        ['m1', 'm2']
+    """
     if not frames:
         return pd.DataFrame(columns=[*SCORE_COLUMNS, "_source", "_row"])
     seen: dict[str, str] = {}
@@ -316,6 +399,13 @@ def ratings_corpus(
     ``"aggregate"`` and rater agreement cannot be computed). The outputs are the rated
     (system, item) pairs, with empty texts; a criterion's scale is ``scales[criterion]`` or the
     observed range (recorded in the corpus notes).
+
+    Examples:
+        >>> ratings = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"],
+        ...                         "criterion": ["quality"] * 2, "score": [4, 2]})
+        >>> c = ratings_corpus(ratings, name="toy", scales={"quality": (1, 5)})
+        >>> c.systems, c.ratings["rater"].tolist()
+        (['A', 'B'], ['aggregate', 'aggregate'])
     """
     file: Path | None = None
     if isinstance(ratings, str | Path):

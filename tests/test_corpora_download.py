@@ -6,11 +6,6 @@ The server serves a tmp directory laid out like raw.githubusercontent.com
 
 from __future__ import annotations
 
-import functools
-import http.server
-import shutil
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -20,54 +15,6 @@ from nlgeval.corpora import load_corpus
 from nlgeval.corpora.descriptor import descriptor
 from nlgeval.corpora.store import ChecksumError, cache_folder, fetch, url_for, verify
 from nlgeval.errors import DataNotFoundError
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
-
-
-@pytest.fixture()
-def server(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
-    root = tmp_path / "srv"
-    root.mkdir()
-    requests: list[str] = []
-
-    class Handler(_QuietHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            requests.append(self.path)
-            super().do_GET()
-
-    httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
-    )
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", root, requests
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def _publish(root: Path, data_dir: Path, name: str) -> None:
-    """Lay the shared files out as <owner>/<repo>/<commit>/<source_path> under root."""
-    d = descriptor(name)
-    for f in d.files:
-        if not f.download:
-            continue
-        dest = root / f.repository / f.commit / f.source_path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(data_dir / d.folder / f.path, dest)
-
-
-@pytest.fixture()
-def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: tuple[str, Path, list[str]]):
-    base, root, requests = server
-    monkeypatch.delenv("NLGEVAL_DATA", raising=False)
-    monkeypatch.setenv("NLGEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("NLGEVAL_DOWNLOAD_BASE", base)
-    return base, root, requests
 
 
 def test_url_layout() -> None:
@@ -81,9 +28,9 @@ def test_url_layout() -> None:
 
 
 @pytest.mark.parametrize("name", ["webnlg2020", "e2e"])
-def test_download_verify_cache_and_load(env, data_dir: Path, name: str) -> None:
-    base, root, requests = env
-    _publish(root, data_dir, name)
+def test_download_verify_cache_and_load(download_env, publish, data_dir: Path, name: str) -> None:
+    base, root, requests = download_env
+    publish(root, data_dir, name)
     downloaded = load_corpus(name)  # no data_dir, no NLGEVAL_DATA: fetch into the cache
     d = descriptor(name)
     assert len(requests) == sum(f.download for f in d.files)
@@ -98,18 +45,20 @@ def test_download_verify_cache_and_load(env, data_dir: Path, name: str) -> None:
     assert len(requests) == n
 
 
-def test_novikova_download_has_no_references(env, data_dir: Path) -> None:
-    base, root, requests = env
-    _publish(root, data_dir, "novikova2017")
+def test_novikova_download_has_no_references(download_env, publish, data_dir: Path) -> None:
+    base, root, requests = download_env
+    publish(root, data_dir, "novikova2017")
     c = load_corpus("novikova2017")
     assert len(c.outputs) == 2460 and len(c.references) == 0
     assert any("without references" in n for n in c.notes)
     assert len(requests) == 2  # the medians CSV and LICENSE.md; the JSONL are derived files
 
 
-def test_checksum_mismatch_is_rejected_and_not_cached(env, data_dir: Path) -> None:
-    base, root, requests = env
-    _publish(root, data_dir, "e2e")
+def test_checksum_mismatch_is_rejected_and_not_cached(
+    download_env, publish, data_dir: Path
+) -> None:
+    base, root, requests = download_env
+    publish(root, data_dir, "e2e")
     d = descriptor("e2e")
     f = d.file("system_outputs_primary/tgen.tsv")
     served = root / f.repository / f.commit / f.source_path
@@ -139,8 +88,8 @@ def test_unreachable_server_says_what_to_do(monkeypatch, tmp_path: Path) -> None
     assert "NLGEVAL_DATA" in msg and "--data-dir" in msg
 
 
-def test_missing_file_on_server_names_the_url(env, data_dir: Path) -> None:
-    base, root, requests = env
+def test_missing_file_on_server_names_the_url(download_env, data_dir: Path) -> None:
+    base, root, requests = download_env
     with pytest.raises(DataNotFoundError) as exc:
         fetch(descriptor("novikova2017"))
     assert base in str(exc.value) and "404" in str(exc.value)
@@ -155,8 +104,8 @@ def test_no_download_and_no_local_copy(monkeypatch, tmp_path: Path) -> None:
     assert "NLGEVAL_DATA" in msg and "nlgeval corpora fetch webnlg2020" in msg
 
 
-def test_incomplete_data_dir_is_an_error_not_a_download(env, tmp_path: Path) -> None:
-    base, root, requests = env
+def test_incomplete_data_dir_is_an_error_not_a_download(download_env, tmp_path: Path) -> None:
+    base, root, requests = download_env
     bad = tmp_path / "corpora" / "e2e_nlg_challenge"
     bad.mkdir(parents=True)
     with pytest.raises(DataNotFoundError) as exc:

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import csv
 import functools
-import http.server
 import inspect
 import json
 import re
-import shutil
-import threading
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -456,56 +452,10 @@ def test_cli_list_and_info(data_dir: Path) -> None:
 
 
 # ---------------------------------------------------------------- download
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
-
-
-@pytest.fixture()
-def server(tmp_path: Path) -> Iterator[tuple[str, Path, list[str]]]:
-    root = tmp_path / "srv"
-    root.mkdir()
-    requests: list[str] = []
-
-    class Handler(_QuietHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            requests.append(self.path)
-            super().do_GET()
-
-    httpd = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root))
-    )
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", root, requests
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
-def _publish(root: Path, data_dir: Path, name: str) -> None:
-    """Lay the files out as <owner>/<repo>/<commit>/<source_path> under root (a tmp copy)."""
-    d = descriptor(name)
-    for f in d.files:
-        dest = root / f.repository / f.commit / f.source_path
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(data_dir / d.folder / f.path, dest)
-
-
-@pytest.fixture()
-def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, server: tuple[str, Path, list[str]]):
-    base, root, requests = server
-    monkeypatch.delenv("NLGEVAL_DATA", raising=False)
-    monkeypatch.setenv("NLGEVAL_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("NLGEVAL_DOWNLOAD_BASE", base)
-    return base, root, requests
-
-
-def test_download_verify_and_load(env, data_dir: Path) -> None:
-    base, root, requests = env
+def test_download_verify_and_load(download_env, publish, data_dir: Path) -> None:
+    base, root, requests = download_env
     for name in NAMES.values():
-        _publish(root, data_dir, name)
+        publish(root, data_dir, name, downloadable_only=False)
     downloaded = load_corpus("wmt21-ted-ende")  # no data_dir, no NLGEVAL_DATA: fetch
     d = descriptor("wmt21-ted-ende")
     assert sorted(requests) == sorted(url_for(f, "") for f in d.files)
@@ -520,9 +470,9 @@ def test_download_verify_and_load(env, data_dir: Path) -> None:
     assert len(zh.items) == 529 and len(requests) == n + len(descriptor("wmt21-ted-zhen").files)
 
 
-def test_download_with_wrong_checksum_is_rejected(env, data_dir: Path) -> None:
-    base, root, requests = env
-    _publish(root, data_dir, "wmt21-ted-ende")
+def test_download_with_wrong_checksum_is_rejected(download_env, publish, data_dir: Path) -> None:
+    base, root, requests = download_env
+    publish(root, data_dir, "wmt21-ted-ende", downloadable_only=False)
     d = descriptor("wmt21-ted-ende")
     f = d.file("ende/mqm_ted_ende.tsv")
     served = root / f.repository / f.commit / f.source_path

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from nlgeval.cli import app
@@ -49,6 +50,40 @@ def test_discanova_compare_and_chisq(tmp_path: Path) -> None:
                               "--method", "montecarlo", "--resamples", "999", "--json"])
     assert res.exit_code == 0
     assert json.loads(res.stdout)["method"] == "montecarlo"
+
+
+def test_chisquare_lives_in_the_library(tmp_path: Path) -> None:
+    """``items chisq`` and ``discanova --compare`` call nlgeval.items.chisquare: the asymptotic
+    test equals scipy's chi2_contingency on the crosstab, the exact one (two groups, two score
+    values) the sum of scipy's hypergeometric probabilities of the 2 x 2 tables with the same
+    margins whose X^2 is at least the observed one."""
+    import pandas as pd
+    from scipy import stats
+
+    from nlgeval.items.chisquare import chi2_companions, chi2_from_ratings
+
+    f = _ratings(tmp_path / "r.csv")
+    df = pd.read_csv(f)
+    res = chi2_from_ratings(df, "rater", "score")
+    ref = stats.chi2_contingency(pd.crosstab(df["score"], df["rater"]), correction=False)
+    assert res.statistic == pytest.approx(ref.statistic, rel=1e-12)
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-12) and res.dof == ref.dof
+    cli = runner.invoke(app, ["items", "chisq", str(f), "--group", "rater", "--score", "score",
+                              "--json"])
+    assert json.loads(cli.stdout)["statistic"] == res.statistic
+
+    two = pd.DataFrame({"rater": ["a"] * 10 + ["b"] * 10,
+                        "score": [1] * 8 + [2] * 2 + [1] * 3 + [2] * 7})
+    comps = chi2_companions(disc_anova(two, "rater", "score", nboot=50, seed=1), seed=1)
+    assert [c.method for c in comps] == ["asymptotic", "montecarlo", "exact"]
+    # score 1: 8 of a's 10, 3 of b's 10; margins 11 (score 1) and 10 (group a) of 20
+    def x2(k: int) -> float:
+        t = np.array([[k, 11 - k], [10 - k, k - 1]], dtype=float)
+        return stats.chi2_contingency(t, correction=False).statistic
+
+    ks = range(1, 11)  # every table with these margins (all cells >= 0)
+    exact = sum(stats.hypergeom.pmf(k, 20, 11, 10) for k in ks if x2(k) >= x2(8) - 1e-9)
+    assert comps[2].pvalue == pytest.approx(exact, rel=1e-9)
 
 
 def test_study_json_contract(tmp_path: Path) -> None:

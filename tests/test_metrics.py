@@ -326,7 +326,8 @@ def test_fast_13a_tokenizer_and_ngrams_equal_sacrebleu(e2e, webnlg):
     from sacrebleu.metrics.helpers import extract_all_char_ngrams, extract_all_word_ngrams
     from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
-    from nlgeval.metrics.sacrebleu_metrics import Fast13a, char_ngrams, word_ngrams
+    from nlgeval.metrics.bleu import Fast13a, word_ngrams
+    from nlgeval.metrics.chrf import char_ngrams
 
     rng = np.random.default_rng(3)
     alphabet = list("ab1 .,-&;<>\n\t0(){}[]/:'\"é£~|^_`@?=+*!#$%") + [
@@ -401,3 +402,40 @@ def test_batched_chrf_equals_sacrebleu_on_e2e_items(e2e, spec, kw):
     sub = out[out["item"].isin(items)]
     _check_chrf_groups(spec, kw, sub["text"].tolist(),
                        e2e.reference_lists(sub["item"].tolist()))
+
+
+# ---------------------------------------------------------------- sacrebleu's private parts
+def test_sacrebleu_private_parts_still_there():
+    """The adapters use a few private sacrebleu methods (PRIVATE_API); a sacrebleu release that
+    renames one or changes its parameters must fail here, naming it."""
+    from nlgeval.metrics._sacrebleu import check_private_api
+
+    check_private_api()
+
+
+def test_private_api_check_names_what_changed(monkeypatch):
+    from sacrebleu.metrics import CHRF, TER
+
+    from nlgeval.metrics._sacrebleu import check_private_api
+
+    monkeypatch.delattr(CHRF, "_compute_f_score")
+    monkeypatch.setattr(TER, "_aggregate_and_compute", lambda self, stats, extra: None)
+    with pytest.raises(RuntimeError) as err:
+        check_private_api()
+    assert "CHRF._compute_f_score is missing" in str(err.value)
+    assert "TER._aggregate_and_compute takes (stats, extra), expected (stats)" in str(err.value)
+
+
+def test_bleu_closest_ref_len_is_sacrebleus():
+    """The brevity-penalty length rule re-stated in nlgeval.metrics.bleu (closest, shorter on
+    ties) against sacrebleu's own."""
+    from sacrebleu.metrics import BLEU
+
+    from nlgeval.metrics.bleu import closest_ref_len
+
+    rng = np.random.default_rng(0)
+    lib = BLEU()
+    for _ in range(2000):
+        refs = rng.integers(0, 12, size=rng.integers(1, 6)).tolist()
+        hyp = int(rng.integers(0, 12))
+        assert closest_ref_len(hyp, refs) == lib._get_closest_ref_len(hyp, refs)

@@ -291,8 +291,8 @@ def test_analysis_matches_sensr_discrim_example():
     assert r.d_prime == pytest.approx(1.466, abs=5e-4)
     assert r.pvalue == pytest.approx(stats.binomtest(15, 30, 1 / 3, "greater").pvalue, rel=1e-12)
     lo, hi = proportion_confint(15, 30, alpha=0.05, method="beta")
-    assert r.confidence_interval.low == pytest.approx(lo, rel=1e-10)
-    assert r.confidence_interval.high == pytest.approx(hi, rel=1e-10)
+    assert r.confidence_interval().low == pytest.approx(lo, rel=1e-10)
+    assert r.confidence_interval().high == pytest.approx(hi, rel=1e-10)
     assert r.pd_ci.high == pytest.approx(1.5 * hi - 0.5, rel=1e-10)
     assert r.pd_ci.low == 0.0  # lower pc limit < 1/3 -> pd clipped at 0, d' at 0
     assert r.d_prime_ci.high == pytest.approx(dprime_from_pc(hi), rel=1e-9)

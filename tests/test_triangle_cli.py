@@ -35,6 +35,29 @@ def test_critical_difference_and_similarity():
     assert out["min_correct"] is None
 
 
+def test_critical_json_keys_and_library_function():
+    """``triangle critical`` renders nlgeval.triangle.planning.critical_value: the documented
+    keys, in order, per test; the numbers from the exact binomial (scipy)."""
+    from scipy import stats
+
+    from nlgeval.triangle.planning import critical_value
+
+    out = _json(["critical", "--n", "24", "--alpha", "0.05"])
+    assert list(out) == ["test", "n", "method", "alpha", "min_correct", "pvalue_at_critical"]
+    assert out["pvalue_at_critical"] == pytest.approx(stats.binom.sf(12, 24, 1 / 3), rel=1e-12)
+    out = _json(["critical", "--n", "24", "--alpha", "0.05", "--pd", "0.3"])
+    assert list(out)[-4:] == ["pd", "beta", "pd_true", "power"]
+    assert out["power"] == pytest.approx(stats.binom.sf(12, 24, 1 / 3 + 2 / 3 * 0.3), rel=1e-12)
+    out = _json(["critical", "--n", "30", "--beta", "0.05", "--pd", "0.3", "--test",
+                 "similarity"])
+    assert list(out) == ["test", "n", "method", "beta", "pd", "max_correct",
+                         "pvalue_at_critical", "pd_true", "power"]
+    assert out["power"] == pytest.approx(stats.binom.cdf(11, 30, 1 / 3), rel=1e-12)
+    assert critical_value(30, beta=0.05, pd=0.3, test="similarity").to_dict() == out
+    with pytest.raises(InputError, match="needs pd"):
+        critical_value(30, test="similarity")
+
+
 def test_plan_and_inverse_plan(tmp_path):
     out = _json(["plan", "--alpha", "0.05", "--beta", "0.05", "--pd", "0.5"])
     assert out["judges"] == 23 and out["judges_stable"] == 29
@@ -135,3 +158,26 @@ def test_bad_responses_file_one_line_error_exit_2(tmp_path):
 def test_tables_bad_ranges(tmp_path, args):
     res = runner.invoke(app, ["triangle", "tables", "--out", str(tmp_path), *args])
     assert isinstance(res.exception, InputError), res.output
+
+
+def test_every_option_has_a_help_text():
+    """Issue 16: every option of the triangle, items, score, metrics and corpora commands says
+    what it does (defaults are shown by typer)."""
+    import click
+    import typer.main
+
+    def walk(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield path, cmd
+
+    missing = [
+        " ".join([*path, p.name])
+        for path, cmd in walk(typer.main.get_command(app), [])
+        if path and path[0] in {"triangle", "items", "score", "metrics", "corpora"}
+        for p in cmd.params
+        if p.name != "help" and not getattr(p, "help", None)
+    ]
+    assert missing == []

@@ -1,4 +1,5 @@
-"""The triangle questionnaire: balanced orders (seed sec. 4.1 step 3), items, contract 4."""
+"""The triangle questionnaire: balanced orders (González-Corbelle et al. 2020, sec. 4.1 step 3),
+items, contract 4."""
 
 from __future__ import annotations
 

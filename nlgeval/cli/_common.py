@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from typing import Annotated, Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from nlgeval.errors import InputError
 from nlgeval.progress import set_quiet
-from nlgeval.results import dumps
+from nlgeval.results import dumps, jsonable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON object on stdout.")]
 QuietOpt = Annotated[
@@ -18,17 +25,93 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for numpy.random.defa
 
 
 def setup(quiet: bool, as_json: bool = False) -> None:
-    """Apply ``--quiet`` (``--json`` keeps stdout clean but progress still goes to stderr)."""
+    """Apply ``--quiet`` (``--json`` keeps stdout clean but progress still goes to stderr).
+
+    ``as_json`` is ignored: progress bars go to stderr, so ``--json`` output stays clean either
+    way. The parameter remains until every CLI module calls ``setup(quiet)``.
+
+    Examples:
+        >>> from nlgeval.progress import is_quiet
+        >>> before = is_quiet()
+        >>> setup(quiet=True)
+        >>> is_quiet()
+        True
+        >>> set_quiet(before)
+    """
     set_quiet(quiet)
 
 
 def emit_json(obj: Any) -> None:
-    """Print ``obj`` as JSON on stdout (NaN -> null)."""
+    """Print ``obj`` as JSON on stdout (NaN -> null).
+
+    Examples:
+        NaN becomes null:
+
+        >>> emit_json({"r": float("nan"), "n": 3})
+        {
+          "r": null,
+          "n": 3
+        }
+    """
     sys.stdout.write(dumps(obj) + "\n")
 
 
 def split_list(value: str | None) -> list[str] | None:
-    """``"a,b , c"`` -> ``["a", "b", "c"]``; ``None``/empty -> ``None``."""
+    """``"a,b , c"`` -> ``["a", "b", "c"]``; ``None``/empty -> ``None``.
+
+    Examples:
+        >>> split_list("a,b , c")
+        ['a', 'b', 'c']
+        >>> split_list("  ") is None
+        True
+    """
     if value is None or not value.strip():
         return None
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+TABLE_FORMATS = (".csv", ".tsv", ".parquet", ".json", ".jsonl")
+
+
+def check_table_path(out: Path, formats: Sequence[str], option: str = "--out") -> None:
+    """Refuse an output file whose suffix is not one of ``formats`` (before any work is done).
+
+    Examples:
+        >>> check_table_path(Path("scores.csv"), (".csv", ".tsv"))
+        >>> try:
+        ...     check_table_path(Path("scores.xlsx"), (".csv", ".tsv"))
+        ... except InputError as err:
+        ...     print(err)
+        scores.xlsx: --out must end in .csv or .tsv, got 'scores.xlsx'
+    """
+    if out.suffix.lower() not in formats:
+        allowed = ", ".join(formats[:-1]) + f" or {formats[-1]}" if len(formats) > 1 else formats[0]
+        raise InputError(f"{option} must end in {allowed}, got '{out.name}'", file=out)
+
+
+def write_frame(df: pd.DataFrame, out: Path, formats: Sequence[str] = TABLE_FORMATS,
+                option: str = "--out") -> None:
+    """Write a table in the format its suffix names (CSV, TSV, Parquet, JSON records, JSONL),
+    creating the folder.
+
+    Examples:
+        >>> import tempfile
+        >>> import pandas as pd
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     out = Path(tmp) / "sub" / "t.tsv"
+        ...     write_frame(pd.DataFrame({"a": [1], "b": ["x"]}), out)
+        ...     print(out.read_text().splitlines())
+        ['a\\tb', '1\\tx']
+    """
+    check_table_path(out, formats, option)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    suffix = out.suffix.lower()
+    if suffix == ".parquet":
+        df.to_parquet(out, index=False)
+    elif suffix == ".json":
+        out.write_text(json.dumps(jsonable(df), indent=1, ensure_ascii=False) + "\n",
+                       encoding="utf-8")
+    elif suffix == ".jsonl":
+        df.to_json(out, orient="records", lines=True, force_ascii=False)
+    else:
+        df.to_csv(out, index=False, sep="\t" if suffix in (".tsv", ".tab") else ",")

@@ -95,7 +95,7 @@ def info_cmd(
     quiet: QuietOpt = False,
 ) -> None:
     """Load a corpus and show its counts, rating scales, provenance and notes."""
-    setup(quiet, as_json)
+    setup(quiet)
     from nlgeval.corpora import REGISTRY, _registered, load_corpus
     from nlgeval.corpora.store import locate
 
@@ -124,7 +124,7 @@ def fetch_cmd(
     quiet: QuietOpt = False,
 ) -> None:
     """Download a corpus's pinned files into the cache (~/.cache/nlgeval) and verify them."""
-    setup(quiet, as_json)
+    setup(quiet)
     from nlgeval.corpora import REGISTRY, _registered
     from nlgeval.corpora.store import fetch
     from nlgeval.corpora.store import verify as verify_files

@@ -51,23 +51,15 @@ def discanova_cmd(
     quiet: QuietOpt = False,
 ) -> None:
     """WRS2's discANOVA: do the groups have the same distribution over the score values?"""
-    from nlgeval.items.chisquare import chi2_homogeneity
+    from nlgeval.items.chisquare import chi2_companions
     from nlgeval.items.discanova import disc_anova
 
-    setup(quiet, as_json)
+    setup(quiet)
     df = _read_groups(file, group, score)
     res = disc_anova(df, group, score, nboot=nboot, seed=seed, file=str(file))
     out = res.to_dict()
     if compare:
-        counts = res.proportions * res.group_sizes
-        counts = counts.round().astype(int)
-        out["chi_square"] = [chi2_homogeneity(counts).to_dict(),
-                             chi2_homogeneity(counts, method="montecarlo", seed=seed).to_dict()]
-        if len(res.groups) == 2:
-            try:
-                out["chi_square"].append(chi2_homogeneity(counts, method="exact").to_dict())
-            except InputError:
-                pass
+        out["chi_square"] = [c.to_dict() for c in chi2_companions(res, seed=seed)]
     if as_json:
         emit_json(out)
         return
@@ -83,24 +75,23 @@ def discanova_cmd(
 @items_app.command("chisq")
 def chisq_cmd(
     file: Annotated[Path, typer.Argument(help="CSV/TSV/JSONL, one row per rating.")],
-    group: Annotated[str, typer.Option("--group")],
-    score: Annotated[str, typer.Option("--score")],
+    group: Annotated[str, typer.Option("--group", help="Column with the group labels.")],
+    score: Annotated[str, typer.Option("--score", help="Column with the (discrete) scores.")],
     method: Annotated[str, typer.Option(
         "--method", help="asymptotic, montecarlo or exact (two groups).")] = "asymptotic",
-    resamples: Annotated[int, typer.Option("--resamples")] = 9999,
+    resamples: Annotated[int, typer.Option(
+        "--resamples", help="Random tables of the Monte Carlo p-value (Hope 1968).")] = 9999,
     seed: SeedOpt = 1,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Chi-square test of homogeneity of the score distributions of the groups."""
-    from nlgeval.items.chisquare import chi2_homogeneity
-    from nlgeval.items.discanova import _groups_from_input, category_counts
+    from nlgeval.items.chisquare import chi2_from_ratings
 
-    setup(quiet, as_json)
+    setup(quiet)
     df = _read_groups(file, group, score)
-    _, groups = _groups_from_input(df, group, score, str(file))
-    _, counts = category_counts(groups)
-    res = chi2_homogeneity(counts, method=method, n_resamples=resamples, seed=seed)
+    res = chi2_from_ratings(df, group, score, method=method, n_resamples=resamples, seed=seed,
+                            file=str(file))
     if as_json:
         emit_json(res)
     else:
@@ -152,11 +143,18 @@ def study_cmd(
         "profile names.")] = "paper",
     counts: Annotated[list[str] | None, typer.Option(
         "--counts", help="Extra distribution NAME=c1,c2,... (repeatable).")] = None,
-    methods: Annotated[str, typer.Option("--methods")] = "bootstrap,rwor",
-    replications: Annotated[int, typer.Option("--replications")] = 1000,
+    methods: Annotated[str, typer.Option(
+        "--methods", help="Comma list of subset-drawing methods: bootstrap (with replacement) "
+        "and/or rwor (resampling without replacement).")] = "bootstrap,rwor",
+    replications: Annotated[int, typer.Option(
+        "--replications", help="Subsets drawn per (distribution, method, size).")] = 1000,
     nboot: NbootOpt = 500,
-    alpha: Annotated[float, typer.Option("--alpha")] = 0.1,
-    thresholds: Annotated[str, typer.Option("--thresholds")] = "0.1,0.05,0.01",
+    alpha: Annotated[float, typer.Option(
+        "--alpha", help="Level of each discrete ANOVA (a subset 'differs' when p < alpha).")]
+    = 0.1,
+    thresholds: Annotated[str, typer.Option(
+        "--thresholds", help="Comma list of rejection shares for Table 3 (smallest number "
+        "of items whose share stays below each).")] = "0.1,0.05,0.01",
     max_size: Annotated[int | None, typer.Option(
         "--max-size", help="Study sizes 2..max-size (default N-1).")] = None,
     stopping: Annotated[str, typer.Option(
@@ -179,7 +177,7 @@ def study_cmd(
     from nlgeval.items.profiles import paper_profiles
     from nlgeval.items.study import run_study
 
-    setup(quiet, as_json)
+    setup(quiet)
     dists = []
     if profiles == "paper":
         dists = paper_profiles()
@@ -218,19 +216,29 @@ def study_cmd(
 @items_app.command("plan")
 def plan_cmd(
     ratings: Annotated[Path, typer.Argument(help="Pilot ratings (CSV with rater, score, ...).")],
-    score: Annotated[str, typer.Option("--score")] = "score",
+    score: Annotated[str, typer.Option("--score", help="Column with the scores.")] = "score",
     by: Annotated[str, typer.Option("--by", help="Column identifying the evaluator.")] = "rater",
-    criterion: Annotated[str | None, typer.Option("--criterion")] = None,
+    criterion: Annotated[str | None, typer.Option(
+        "--criterion", help="Criterion to plan for when the file has a 'criterion' column "
+        "with several values.")] = None,
     method: Annotated[str, typer.Option("--method", help="bootstrap or rwor.")] = "bootstrap",
-    threshold: Annotated[float, typer.Option("--threshold")] = 0.10,
-    replications: Annotated[int, typer.Option("--replications")] = 1000,
+    threshold: Annotated[float, typer.Option(
+        "--threshold", help="Largest acceptable share of subsets that differ from the "
+        "evaluator's full set.")] = 0.10,
+    replications: Annotated[int, typer.Option(
+        "--replications", help="Subsets drawn per (evaluator, size).")] = 1000,
     nboot: NbootOpt = 500,
-    alpha: Annotated[float, typer.Option("--alpha")] = 0.1,
-    workers: Annotated[int | None, typer.Option("--workers")] = None,
+    alpha: Annotated[float, typer.Option(
+        "--alpha", help="Level of each discrete ANOVA (a subset 'differs' when p < alpha).")]
+    = 0.1,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Processes (default: all cores).")] = None,
     backend: BackendOpt = None,
     scheduler: SchedulerOpt = None,
     chunk_size: ChunkOpt = None,
-    out: Annotated[Path | None, typer.Option("--out")] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write the study's curves and table here (and checkpoint completed "
+        "cells as they finish).")] = None,
     resume: ResumeOpt = False,
     seed: SeedOpt = 1,
     as_json: JsonOpt = False,
@@ -239,7 +247,7 @@ def plan_cmd(
     """How many items should each evaluator rate? (study on pilot ratings + recommendation)"""
     from nlgeval.items.plan import load_pilot, plan_items
 
-    setup(quiet, as_json)
+    setup(quiet)
     df = load_pilot(ratings, score=score, by=by, criterion=criterion)
     ckpt = _checkpoint(out, resume)
     res = plan_items(df, score=score, by=by, method=method, threshold=threshold,

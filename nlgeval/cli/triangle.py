@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
+from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list, write_frame
 from nlgeval.errors import InputError
 
 triangle_app = typer.Typer(
@@ -85,7 +84,7 @@ def plan_cmd(
         supported_designs,
     )
 
-    setup(quiet, as_json)
+    setup(quiet)
     if judges is not None:
         df = supported_designs(
             judges,
@@ -148,45 +147,25 @@ def critical_cmd(
     quiet: QuietOpt = False,
 ) -> None:
     """Minimum correct answers for a difference (Table 2) or maximum for similarity (Table 3)."""
-    from nlgeval.triangle.critical import (
-        check_method,
-        check_n,
-        check_test,
-        max_correct,
-        min_correct,
-        pvalue_difference,
-        pvalue_similarity,
-    )
-    from nlgeval.triangle.planning import power
+    from nlgeval.triangle.planning import critical_value
 
-    setup(quiet, as_json)
-    n = check_n(n)
-    check_test(test)
-    check_method(method)
-    out: dict[str, object] = {"test": test, "n": n, "method": method}
-    if test == "difference":
-        x = min_correct(n, alpha, method)  # type: ignore[arg-type]
-        out.update(alpha=alpha, min_correct=x,
-                   pvalue_at_critical=None if x is None else pvalue_difference(x, n))
-        if pd is not None:
-            out.update(pd=pd, beta=beta, pd_true=pd if pd_true is None else pd_true,
-                       power=power(n, alpha, beta, pd, "difference", pd_true))
-        text = (f"minimum correct answers out of {n} to conclude a difference at alpha = "
-                f"{alpha:g} ({method}): {x if x is not None else 'not attainable'}")
-    else:
-        if pd is None:
-            raise InputError("a test of similarity needs --pd (e.g. 0.3)")
-        x = max_correct(n, beta, pd, method)  # type: ignore[arg-type]
-        out.update(beta=beta, pd=pd, max_correct=x,
-                   pvalue_at_critical=None if x is None else pvalue_similarity(x, n, pd),
-                   pd_true=0.0 if pd_true is None else pd_true,
-                   power=power(n, alpha, beta, pd, "similarity", pd_true))
-        text = (f"maximum correct answers out of {n} to conclude similarity at beta = {beta:g}, "
-                f"pd = {100 * pd:g}% ({method}): {x if x is not None else 'not attainable'}")
+    setup(quiet)
+    res = critical_value(n, alpha=alpha, beta=beta, pd=pd, test=test,  # type: ignore[arg-type]
+                         method=method, pd_true=pd_true)  # type: ignore[arg-type]
     if as_json:
-        emit_json(out)
+        emit_json(res)
+    elif res.test == "difference":
+        x = res.min_correct
+        typer.echo(f"minimum correct answers out of {res.n} to conclude a difference at alpha = "
+                   f"{alpha:g} ({method}): {x if x is not None else 'not attainable'}")
     else:
-        typer.echo(text)
+        x = res.max_correct
+        typer.echo(f"maximum correct answers out of {res.n} to conclude similarity at beta = "
+                   f"{beta:g}, pd = {100 * (pd or 0):g}% ({method}): "
+                   f"{x if x is not None else 'not attainable'}")
+
+
+QUESTIONNAIRE_FORMATS = (".csv", ".tsv", ".tab", ".json", ".jsonl")
 
 
 @triangle_app.command("design")
@@ -210,42 +189,21 @@ def design_cmd(
     """Build a balanced triangle questionnaire (six orders in groups of six)."""
     import pandas as pd
 
-    from nlgeval.io import ROW, read_table
-    from nlgeval.results import jsonable
-    from nlgeval.triangle.design import design_summary, triangle_design
+    from nlgeval.triangle.design import design_summary, read_pool, triangle_design
 
-    setup(quiet, as_json)
+    setup(quiet)
     item_arg: list[str] | int | None = None
     if items is not None:
         parts = split_list(items) or []
         item_arg = int(parts[0]) if len(parts) == 1 and parts[0].isdigit() else parts
-    pool_df = None
-    if pool is not None:
-        src = "source"
-        probe = read_table(pool)
-        if "source" not in probe.columns and "system" in probe.columns:
-            src = "system"
-        pool_df = read_table(pool, [src, "item", "text"]).drop(columns=[ROW])
+    pool_df = None if pool is None else read_pool(pool)
     df = triangle_design(
         judges, seed=seed, source_a=source_a, source_b=source_b, items=item_arg, pool=pool_df,
         evaluations_per_judge=evaluations_per_judge, test=test,  # type: ignore[arg-type]
     )
     summary = design_summary(df)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        suffix = out.suffix.lower()
-        if suffix == ".json":
-            out.write_text(json.dumps(jsonable(df), indent=1, ensure_ascii=False) + "\n",
-                           encoding="utf-8")
-        elif suffix == ".jsonl":
-            df.to_json(out, orient="records", lines=True, force_ascii=False)
-        elif suffix in (".tsv", ".tab"):
-            df.to_csv(out, sep="\t", index=False)
-        elif suffix == ".csv":
-            df.to_csv(out, index=False)
-        else:
-            raise InputError("the questionnaire file must end in .csv, .tsv, .json or .jsonl",
-                             file=out)
+        write_frame(df, out, QUESTIONNAIRE_FORMATS)
         summary["out"] = str(out)
     if as_json:
         emit_json({"summary": summary, "trials": df})
@@ -285,7 +243,7 @@ def analyse_cmd(
     from nlgeval.io import read_table
     from nlgeval.triangle.analysis import analyse, analyse_responses, describe
 
-    setup(quiet, as_json)
+    setup(quiet)
     if responses is not None:
         if correct is not None or n is not None:
             raise InputError("give either --responses or --correct with --n, not both")
@@ -327,7 +285,7 @@ def tables_cmd(
     from nlgeval.triangle.critical import check_method
     from nlgeval.triangle.tables import write_paper_tables
 
-    setup(quiet, as_json)
+    setup(quiet)
     check_method(method)
     if which not in ("first", "stable"):
         raise InputError(f"--which must be 'first' or 'stable', got {which!r}")

@@ -19,20 +19,28 @@ Statistics within a relative ``1e-9`` of the observed one count as ">=" (floatin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from scipy.special import gammaln
 
 from nlgeval.errors import InputError
+from nlgeval.items.discanova import DiscAnovaResult, _groups_from_input, category_counts
+from nlgeval.results import StatResult
 
 _REL_TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class ChiSquareResult:
-    """Pearson chi-square test of homogeneity (``method`` says how the p-value was obtained)."""
+class ChiSquareResult(StatResult):
+    """Pearson chi-square test of homogeneity (``method`` says how the p-value was obtained).
+
+    Examples:
+        >>> stat, p = chi2_homogeneity([[10, 20], [20, 10]])
+        >>> round(stat, 4), round(p, 4)
+        (6.6667, 0.0098)
+    """
 
     statistic: float
     pvalue: float
@@ -42,16 +50,14 @@ class ChiSquareResult:
     n_tables: int | None = None
     seed: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "statistic": self.statistic, "pvalue": self.pvalue, "dof": self.dof,
-            "method": self.method, "n_resamples": self.n_resamples, "n_tables": self.n_tables,
-            "seed": self.seed,
-        }
-
 
 def pearson_x2(tables: np.ndarray) -> np.ndarray:
-    """Pearson's X^2 for tables of shape (..., K, J) (all-zero rows must be removed first)."""
+    """Pearson's X^2 for tables of shape (..., K, J) (all-zero rows must be removed first).
+
+    Examples:
+        >>> float(pearson_x2(np.array([[10, 20], [20, 10]])).round(4))
+        6.6667
+    """
     t = np.asarray(tables, dtype=float)
     rows = t.sum(axis=-1, keepdims=True)
     cols = t.sum(axis=-2, keepdims=True)
@@ -73,7 +79,12 @@ def _clean(counts: np.ndarray) -> np.ndarray:
 
 
 def enumerate_two_group_tables(col_totals: np.ndarray, n1: int, max_tables: int) -> np.ndarray:
-    """All first-group count vectors x (0 <= x_k <= c_k, sum x = n1), as an (M, K) array."""
+    """All first-group count vectors x (0 <= x_k <= c_k, sum x = n1), as an (M, K) array.
+
+    Examples:
+        >>> enumerate_two_group_tables(np.array([1, 2]), 2, 100).tolist()
+        [[0, 2], [1, 1]]
+    """
     c = np.asarray(col_totals, dtype=np.int64)
     K = len(c)
     suffix = np.concatenate([np.cumsum(c[::-1])[::-1][1:], [0]])  # sum of c after k
@@ -108,6 +119,15 @@ def chi2_homogeneity(
 ) -> ChiSquareResult:
     """Chi-square test that the groups (columns of ``counts``) share one distribution over the
     categories (rows). ``method``: ``"asymptotic"``, ``"montecarlo"`` or ``"exact"`` (two groups).
+
+    Examples:
+        The asymptotic p-value equals scipy's ``chi2_contingency(correction=False)``; the exact
+        one enumerates every table with the observed margins (Freeman & Halton 1951):
+
+        >>> round(chi2_homogeneity([[10, 20], [20, 10]]).pvalue, 4)
+        0.0098
+        >>> round(chi2_homogeneity([[10, 20], [20, 10]], method="exact").pvalue, 4)
+        0.0195
     """
     counts = _clean(counts)
     K, J = counts.shape
@@ -139,3 +159,53 @@ def chi2_homogeneity(
         p = float(prob[pearson_x2(tables) >= x2 - tol].sum())
         return ChiSquareResult(x2, min(1.0, p), dof, "exact", n_tables=len(x))
     raise InputError(f"unknown method {method!r}; use asymptotic, montecarlo or exact")
+
+
+def chi2_from_ratings(
+    ratings: pd.DataFrame,
+    group: str,
+    score: str,
+    *,
+    method: str = "asymptotic",
+    n_resamples: int = 9999,
+    seed: int | None = None,
+    file: str | None = None,
+) -> ChiSquareResult:
+    """:func:`chi2_homogeneity` of the score distributions of the groups of a ratings table.
+
+    ``ratings`` has one row per rating; ``group`` and ``score`` name its columns (``file``
+    is only used in error messages).
+
+    Examples:
+        >>> df = pd.DataFrame({"rater": ["a"] * 4 + ["b"] * 4,
+        ...                    "score": [1, 1, 2, 2, 1, 2, 2, 2]})
+        >>> chi2_from_ratings(df, "rater", "score").dof
+        1
+    """
+    _, groups = _groups_from_input(ratings, group, score, file)
+    _, counts = category_counts(groups)
+    return chi2_homogeneity(counts, method=method, n_resamples=n_resamples, seed=seed)
+
+
+def chi2_companions(result: DiscAnovaResult, seed: int | None = None) -> list[ChiSquareResult]:
+    """The chi-square tests shown next to a discrete ANOVA (``items discanova --compare``).
+
+    The asymptotic and Monte Carlo tests on the same counts, plus the exact test for two
+    groups when its enumeration is small enough.
+
+    Examples:
+        >>> from nlgeval.items.discanova import disc_anova
+        >>> df = pd.DataFrame({"rater": ["a"] * 4 + ["b"] * 4,
+        ...                    "score": [1, 1, 2, 2, 1, 2, 2, 2]})
+        >>> res = disc_anova(df, "rater", "score", nboot=50, seed=1)
+        >>> [c.method for c in chi2_companions(res, seed=1)]
+        ['asymptotic', 'montecarlo', 'exact']
+    """
+    counts = (result.proportions * result.group_sizes).round().astype(int)
+    out = [chi2_homogeneity(counts), chi2_homogeneity(counts, method="montecarlo", seed=seed)]
+    if len(result.groups) == 2:
+        try:
+            out.append(chi2_homogeneity(counts, method="exact"))
+        except InputError:  # too many tables to enumerate: the Monte Carlo p-value stands
+            pass
+    return out

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from nlgeval.figures import save_figure
+
 
 def plot_curves(
     curves: pd.DataFrame,
@@ -14,8 +16,20 @@ def plot_curves(
     *,
     alpha: float = 0.1,
     thresholds: Sequence[float] = (0.10, 0.05, 0.01),
+    formats: Sequence[str] = ("png", "pdf"),
 ) -> list[Path]:
-    """One panel per method, one line per distribution; writes ``stem.png`` and ``stem.pdf``."""
+    """One panel per method, one line per distribution; writes ``stem.png`` and ``stem.pdf``
+    (or the given ``formats``) and returns the paths (Figure 3 of González-Corbelle et al. 2023).
+
+    Examples:
+        >>> import tempfile
+        >>> curves = pd.DataFrame({"method": ["bootstrap"] * 4,
+        ...                        "distribution": ["a", "a", "b", "b"], "size": [2, 3, 2, 3],
+        ...                        "reject_share": [0.3, 0.1, 0.2, 0.05]})
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     [p.name for p in plot_curves(curves, Path(tmp) / "fig3", formats=("png",))]
+        ['fig3.png']
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -38,9 +52,4 @@ def plot_curves(
     axes[0][-1].legend(fontsize=8)
     fig.tight_layout()
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    for p in paths:
-        fig.savefig(p, dpi=150)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, stem.parent, stem.with_suffix("").name, formats)

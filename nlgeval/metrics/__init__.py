@@ -2,7 +2,7 @@
 
 >>> from nlgeval.metrics import get_metric
 >>> m = get_metric("bleu:lowercase=true")
->>> m.corpus_score(["the cat sat"], [["the cat sat"]])  # doctest: +SKIP
+>>> m.corpus_score(["The cat sat on the mat"], [["the cat sat on the mat"]])
 100.0
 
 See :mod:`nlgeval.metrics.base` for the interface, :mod:`nlgeval.metrics.registry` for names

@@ -82,7 +82,18 @@ def _word_tokens(
 def f_scores(stats: np.ndarray, beta: int, eps_smoothing: bool) -> np.ndarray:
     """sacrebleu's ``CHRF._compute_f_score`` over the last axis of ``stats``
     (``3 * order`` counts: hyp, ref, match per order), bit-identical to it: same operations, in
-    the same order, in float64 (Python floats are IEEE doubles). Requires ``beta != 0``."""
+    the same order, in float64 (Python floats are IEEE doubles). Requires ``beta != 0``.
+
+    Examples:
+        sacrebleu's chrF F-score of one statistics row (unigrams only: 2 of 3 characters match,
+        2 in the reference):
+
+        >>> round(float(f_scores(np.array([[3, 2, 2]]), 2, False)[0]), 4)
+        90.9091
+        >>> from sacrebleu.metrics import CHRF
+        >>> round(CHRF(char_order=1, word_order=0)._compute_f_score([3, 2, 2]), 4)
+        90.9091
+    """
     eps = 1e-16
     factor = float(beta**2)
     k = float(1 + beta**2)
@@ -132,7 +143,23 @@ def group_statistics(
     """sacrebleu's chrF segment statistics of every hypothesis against the same references:
     an ``(len(hyps), 3 * (char_order + word_order))`` int64 array, row i = the statistics of
     the reference sacrebleu keeps for ``hyps[i]``. Texts must already be preprocessed
-    (lowercased when asked)."""
+    (lowercased when asked).
+
+    Examples:
+        >>> from sacrebleu.metrics import CHRF
+        >>> lib = CHRF()
+        >>> st = group_statistics(["the cat", "a dog"], ["the cat sat"], char_order=6, word_order=0,
+        ...                       beta=2, whitespace=False, eps_smoothing=False,
+        ...                       split_words=lib._remove_punctuation)
+        >>> st.shape
+        (2, 18)
+        >>> [round(float(f), 4) for f in f_scores(st, 2, False)]
+        [55.771, 3.125]
+        >>> import sacrebleu
+        >>> [round(sacrebleu.sentence_chrf(h, ["the cat sat"]).score, 4)
+        ...  for h in ("the cat", "a dog")]
+        [55.771, 3.125]
+    """
     texts = [*refs, *hyps]
     n_ref = len(refs)
     mats = []

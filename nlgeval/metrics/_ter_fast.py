@@ -377,7 +377,13 @@ def _min_edits_kernel(hyp_ids, hyp_off, ref_lo, ref_hi, ref_ids, ref_off, vocab_
 
 
 class Vocabulary:
-    """Word -> integer id (ids only need to be equal for equal words)."""
+    """Word -> integer id (ids only need to be equal for equal words).
+
+    Examples:
+        >>> ids, offsets = Vocabulary().encode([["a", "b"], ["b"]])
+        >>> ids.tolist(), offsets.tolist()
+        ([0, 1, 1], [0, 2, 3])
+    """
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
@@ -395,7 +401,12 @@ class Vocabulary:
 
 def pair_edits(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) -> np.ndarray:
     """Edits of ``sacrebleu.metrics.lib_ter.translation_edit_rate(hyps[k], refs[k])`` for every
-    k (tokenised texts: lists of words), as an int64 array."""
+    k (tokenised texts: lists of words), as an int64 array.
+
+    Examples:
+        >>> pair_edits([["a", "b", "c"], ["x"]], [["c", "a", "b"], ["y"]]).tolist()
+        [1, 1]
+    """
     if len(hyps) != len(refs):
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
     voc = Vocabulary()
@@ -405,7 +416,17 @@ def pair_edits(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]) -> 
 
 
 def translation_edit_rate(words_hyp: Sequence[str], words_ref: Sequence[str]) -> tuple[int, int]:
-    """Drop-in for sacrebleu's ``translation_edit_rate``: ``(number of edits, len(words_ref))``."""
+    """Drop-in for sacrebleu's ``translation_edit_rate``: ``(number of edits, len(words_ref))``.
+
+    Examples:
+        Equal to sacrebleu's (one block shift here):
+
+        >>> translation_edit_rate("a b c".split(), "c a b".split())
+        (1, 3)
+        >>> from sacrebleu.metrics.lib_ter import translation_edit_rate as sacre
+        >>> sacre("a b c".split(), "c a b".split())
+        (1, 3)
+    """
     return int(pair_edits([words_hyp], [words_ref])[0]), len(words_ref)
 
 
@@ -417,7 +438,14 @@ def group_min_edits(groups: Sequence[Group]) -> list[np.ndarray]:
     reference per group), the minimum edits of every hypothesis over the group's references --
     the first statistic of sacrebleu's ``TER._compute_segment_statistics`` -- as one int64
     array per group. Each reference is encoded once and all groups go through one compiled
-    call."""
+    call.
+
+    Examples:
+        >>> refs = [["the", "cat", "sat"], ["a", "cat", "sat"]]
+        >>> hyps = [["a", "cat"], ["the", "dog", "sat"]]
+        >>> [e.tolist() for e in group_min_edits([(refs, hyps)])]
+        [[1, 1]]
+    """
     voc = Vocabulary()
     all_refs: list[Sequence[str]] = []
     all_hyps: list[Sequence[str]] = []
@@ -451,7 +479,12 @@ def min_edits(
     hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[Sequence[str]]]
 ) -> np.ndarray:
     """Per tokenised hypothesis ``hyps[k]``, the minimum edits over its tokenised references
-    ``refs[k]`` (at least one each); see :func:`group_min_edits`."""
+    ``refs[k]`` (at least one each); see :func:`group_min_edits`.
+
+    Examples:
+        >>> min_edits([["a"], ["b", "c"]], [[["a"], ["b"]], [["c", "b"]]]).tolist()
+        [0, 1]
+    """
     if len(hyps) != len(refs):
         raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} reference lists")
     out = group_min_edits([(r, [h]) for h, r in zip(hyps, refs, strict=True)])

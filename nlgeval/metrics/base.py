@@ -45,6 +45,12 @@ class Option:
     """One option of a metric: its type, default and help text.
 
     ``type`` is ``bool``, ``int``, ``float`` or ``str``; ``choices`` restricts string options.
+
+    Examples:
+        >>> Option(bool, False, "lowercase").parse("bleu", "lowercase", "yes")
+        True
+        >>> Option(int, 4).parse("bleu", "max_ngram_order", " 3 ")
+        3
     """
 
     type: type
@@ -88,7 +94,12 @@ class Option:
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """Split ``"bleu:lowercase=true,tokenize=intl"`` into a name and an option dict."""
+    """Split ``"bleu:lowercase=true,tokenize=intl"`` into a name and an option dict.
+
+    Examples:
+        >>> parse_spec("bleu:lowercase=true,tokenize=intl")
+        ('bleu', {'lowercase': 'true', 'tokenize': 'intl'})
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"empty metric specification {spec!r}")
     name, _, rest = spec.strip().partition(":")
@@ -177,6 +188,21 @@ class Metric(ABC):
 
     Use :meth:`segment_scores` and :meth:`corpus_score`; :meth:`segment_stats` exposes the
     sufficient statistics (and takes a disk cache).
+
+    Examples:
+        Every adapter scores segments and the corpus from the same sufficient statistics; here
+        BLEU on two sentences:
+
+        >>> from nlgeval.metrics import get_metric
+        >>> m = get_metric("bleu")
+        >>> hyps = ["the cat sat on the mat", "a dog runs"]
+        >>> refs = [["the cat sat on the mat"], ["the dog runs fast", "a dog is running"]]
+        >>> m.segment_stats(hyps, refs).shape
+        (2, 10)
+        >>> round(m.corpus_score(hyps, refs), 2)
+        84.63
+        >>> m.spec, m.higher_is_better
+        ('bleu', True)
     """
 
     name: ClassVar[str] = ""
@@ -467,6 +493,12 @@ def parse_metric_list(text: str) -> list[str]:
     Metrics are separated by ';' or by ',' -- a comma-separated part containing '=' but no ':'
     continues the previous spec's options, so ``bleu:lowercase=true,tokenize=intl,chrf``
     means ``bleu:lowercase=true,tokenize=intl`` and ``chrf``.
+
+    Examples:
+        >>> parse_metric_list("bleu:lowercase=true,tokenize=intl,chrf")
+        ['bleu:lowercase=true,tokenize=intl', 'chrf']
+        >>> parse_metric_list("bleu;rougeL")
+        ['bleu', 'rougeL']
     """
     out: list[str] = []
     for chunk in text.split(";"):

@@ -17,18 +17,38 @@ import os
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from nlgeval.metrics.base import Metric
+
+class Configured(Protocol):
+    """What the cache needs of a metric: the signature of everything that sets its numbers.
+
+    (A protocol rather than :class:`nlgeval.metrics.base.Metric`, which uses the cache, so the
+    two modules do not import each other.)
+
+    Examples:
+        >>> from nlgeval.metrics import get_metric
+        >>> isinstance(get_metric("chrf").config_signature, str)
+        True
+    """
+
+    @property
+    def config_signature(self) -> str: ...
 
 _SEP = "\x1f"
 
 
 def default_cache_dir() -> Path:
-    """``$NLGEVAL_CACHE`` if set, else ``~/.cache/nlgeval/scores``."""
+    """``$NLGEVAL_CACHE`` if set, else ``~/.cache/nlgeval/scores``.
+
+    Examples:
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ, {"NLGEVAL_CACHE": "~/nlgeval-cache"}):
+        ...     print(default_cache_dir().name)
+        nlgeval-cache
+    """
     env = os.environ.get("NLGEVAL_CACHE")
     if env:
         return Path(env).expanduser()
@@ -41,7 +61,21 @@ def _refs_digest(refs: Sequence[str]) -> bytes:
 
 
 class StatsCache:
-    """SQLite-backed cache of per-segment statistics (see module docstring)."""
+    """SQLite-backed cache of per-segment statistics (see module docstring).
+
+    Examples:
+        A second scoring of the same texts is read from the cache:
+
+        >>> import tempfile
+        >>> from nlgeval.metrics import get_metric
+        >>> m = get_metric("bleu")
+        >>> hyps, refs = ["the cat sat", "a dog"], [["the cat sat"], ["the dog"]]
+        >>> with tempfile.TemporaryDirectory() as tmp, StatsCache(tmp) as cache:
+        ...     first = m.segment_stats(hyps, refs, cache=cache)
+        ...     again = m.segment_stats(hyps, refs, cache=cache)
+        ...     print(cache.misses, cache.hits, bool((first == again).all()))
+        2 2 True
+    """
 
     def __init__(self, cache_dir: str | Path | None = None) -> None:
         self.dir = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
@@ -72,7 +106,7 @@ class StatsCache:
 
     @staticmethod
     def _keys(
-        metric: Metric, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
+        metric: Configured, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
     ) -> list[list[bytes]]:
         sig = metric.config_signature.encode("utf-8")
         out = []
@@ -88,7 +122,7 @@ class StatsCache:
         return out
 
     def lookup(
-        self, metric: Metric, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
+        self, metric: Configured, groups: Sequence[tuple[Sequence[str], Sequence[str]]]
     ) -> list[list[np.ndarray | None]]:
         """Per (references, hypotheses) group: cached statistics or ``None`` per hypothesis."""
         keys = self._keys(metric, groups)
@@ -118,7 +152,7 @@ class StatsCache:
 
     def store(
         self,
-        metric: Metric,
+        metric: Configured,
         groups: Sequence[tuple[Sequence[str], Sequence[str]]],
         stats: Sequence[np.ndarray],
     ) -> None:
@@ -149,7 +183,7 @@ class StatsCache:
         return h.digest()
 
     @staticmethod
-    def batch_key(metric: Metric, texts_digest: bytes) -> bytes:
+    def batch_key(metric: Configured, texts_digest: bytes) -> bytes:
         """Key of a whole batch: configuration signature + :meth:`texts_digest`."""
         sig = metric.config_signature.encode("utf-8")
         return hashlib.sha256(b"batch\x00" + sig + b"\x00" + texts_digest).digest()

@@ -44,9 +44,9 @@ import sys
 import time
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar
@@ -55,6 +55,7 @@ import numpy as np
 
 from nlgeval.errors import InputError
 from nlgeval.metrics.base import Groups, Metric, Option
+from nlgeval.results import Result
 
 #: packages each neural metric needs (import names)
 REQUIREMENTS: dict[str, tuple[str, ...]] = {
@@ -76,16 +77,31 @@ _DOC_FILES = {"README.md", ".gitattributes", "LICENSE", "LICENSE.txt"}
 
 
 class TruncationWarning(UserWarning):
-    """Some texts were longer than the model's maximum input length and were cut."""
+    """Some texts were longer than the model's maximum input length and were cut.
+
+    Examples:
+        >>> issubclass(TruncationWarning, UserWarning)
+        True
+    """
 
 
 def neural_available(name: str) -> bool:
-    """True when the packages of neural metric ``name`` are installed (no import is done)."""
+    """True when the packages of neural metric ``name`` are installed (no import is done).
+
+    Examples:
+        >>> isinstance(neural_available("bertscore"), bool)
+        True
+    """
     return all(importlib.util.find_spec(m) is not None for m in REQUIREMENTS[name])
 
 
 def missing_extra_error(name: str) -> InputError:
-    """The one-line error for a neural metric whose packages are not installed."""
+    """The one-line error for a neural metric whose packages are not installed.
+
+    Examples:
+        >>> "neural" in str(missing_extra_error("bertscore"))
+        True
+    """
     missing = [m for m in REQUIREMENTS[name] if importlib.util.find_spec(m) is None]
     return InputError(
         f"metric '{name}' needs the optional neural extra ({', '.join(missing)} not installed): "
@@ -105,7 +121,16 @@ _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 
 
 def file_sha256(path: Path) -> str:
-    """SHA-256 of a file (hex), memoised per (path, size, mtime) within the process."""
+    """SHA-256 of a file (hex), memoised per (path, size, mtime) within the process.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     f = Path(tmp) / "w.bin"
+        ...     _ = f.write_bytes(b"abc")
+        ...     print(file_sha256(f)[:16])
+        ba7816bf8f01cfea
+    """
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     hit = _SHA_MEMO.get(key)
@@ -120,7 +145,16 @@ def file_sha256(path: Path) -> str:
 
 def weight_files(model_dir: Path) -> list[Path]:
     """The weight files of a model folder: ``*.safetensors`` if any, else ``pytorch_model*.bin``
-    (sub-folders included, e.g. a sentence-transformers ``2_Dense/``)."""
+    (sub-folders included, e.g. a sentence-transformers ``2_Dense/``).
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     for name in ("model.safetensors", "config.json"):
+        ...         _ = (Path(tmp) / name).write_bytes(b"")
+        ...     print([p.name for p in weight_files(Path(tmp))])
+        ['model.safetensors']
+    """
     files = sorted(
         p for p in model_dir.rglob("*.safetensors") if not _hidden(p.relative_to(model_dir))
     )
@@ -137,12 +171,16 @@ def _hidden(rel: Path) -> bool:
 
 
 @dataclass(frozen=True)
-class ModelIdentity:
+class ModelIdentity(Result):
     """Where a model lives and what exactly it is.
 
     ``weights_sha256`` is the SHA-256 of the weights file when there is one (as the Hugging
     Face hub lists it), else the SHA-256 of the lines ``<relative path> <sha256>`` of all weight
     files; ``files_digest`` covers every other file (config, tokenizer), 16 hex digits.
+
+    Examples:
+        >>> ModelIdentity("roberta-large", Path("roberta-large"), False, "ab12", "cd34").label
+        'roberta-large'
     """
 
     name: str
@@ -157,9 +195,8 @@ class ModelIdentity:
         return f"local:{self.path.name}" if self.local else self.name
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["path"] = str(self.path)
-        return d
+        """The derived fields, with ``path`` as text (JSON has no paths)."""
+        return {**super().to_dict(), "path": str(self.path)}
 
 
 def _load_hint(metric: str) -> str:
@@ -182,6 +219,22 @@ def resolve_model(model: str, metric: str) -> ModelIdentity:
     first; only when it is not there (and ``HF_HUB_OFFLINE`` is not set) is it downloaded. A
     model that cannot be found or loaded raises a one-line :class:`InputError` saying how to pass
     a local model.
+
+    Examples:
+        A local folder is read as it is, without the network:
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     _ = (Path(tmp) / "model.safetensors").write_bytes(b"weights")
+        ...     _ = (Path(tmp) / "config.json").write_text("{}")
+        ...     m = resolve_model(tmp, "bertscore")
+        ...     print(m.local, m.weights_sha256[:12])
+        True 9a129038d9a0
+        >>> try:
+        ...     resolve_model("./no-such-folder", "bertscore")
+        ... except InputError as err:
+        ...     print(err)
+        metric 'bertscore': model folder './no-such-folder' does not exist
     """
     if not model.strip():
         raise InputError(f"metric '{metric}', option 'model': empty model name")
@@ -245,8 +298,19 @@ def _hub_snapshot(name: str, metric: str) -> Path:
 
 # ---------------------------------------------------------------------------- run report
 @dataclass(frozen=True)
-class NeuralRun:
-    """What one computation did: sizes, time, device and truncation."""
+class NeuralRun(Result):
+    """What one computation did: sizes, time, device and truncation (``to_dict`` adds the
+    throughputs ``outputs_per_second`` and ``texts_per_second``).
+
+    Examples:
+        >>> run = NeuralRun("bertscore", "roberta-large", "cpu", None, 2, 2, 4, 2, 0.5, 1.0,
+        ...                 0, 0, 512)
+        >>> run.to_dict()["outputs_per_second"]
+        4.0
+    """
+
+    _aliases: ClassVar[Mapping[str, str]] = {"outputs_per_second": "outputs_per_second",
+                                             "texts_per_second": "texts_per_second"}
 
     metric: str
     model: str
@@ -285,11 +349,6 @@ class NeuralRun:
             f"model load {self.load_seconds:.2f} s) on {where}{trunc}"
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["outputs_per_second"] = self.outputs_per_second
-        d["texts_per_second"] = self.texts_per_second
-        return d
 
 
 def _say(line: str) -> None:
@@ -339,7 +398,12 @@ _THREADS_OPTION = Option(int, 0, "CPU threads for torch while scoring (0 = torch
 
 
 class NeuralMetric(Metric):
-    """Common parts: model resolution, identity, device, batching over whole jobs, reports."""
+    """Common parts: model resolution, identity, device, batching over whole jobs, reports.
+
+    Examples:
+        >>> [issubclass(c, NeuralMetric) for c in (BERTScoreMetric, EmbeddingCosineMetric)]
+        [True, True]
+    """
 
     family: ClassVar[str] = ""
     #: distributions whose versions go into the signature
@@ -496,6 +560,10 @@ class BERTScoreMetric(NeuralMetric):
     bert-score's baseline b for the model and layer); corpus score = mean segment score, as
     bert-score reports it. Statistics per segment: the raw P, R, F1 (each the maximum over the
     references).
+
+    Examples:
+        >>> BERTScoreMetric.name, sorted(BERTScoreMetric.options)[:3]
+        ('bertscore', ['baseline', 'batch_size', 'device'])
     """
 
     name = "bertscore"
@@ -840,6 +908,10 @@ class EmbeddingCosineMetric(NeuralMetric):
 
     Embeddings come from ``SentenceTransformer.encode(..., normalize_embeddings=True)``; the
     cosine is their dot product. Segment score in [-1, 1]; corpus score = mean.
+
+    Examples:
+        >>> EmbeddingCosineMetric.name, EmbeddingCosineMetric.higher_is_better
+        ('embedding-cosine', True)
     """
 
     name = "embedding-cosine"

@@ -44,7 +44,14 @@ _BETA = -math.log(0.5) / math.log(1.5) / math.log(1.5)
 
 
 def nist_length_penalty(ratio: float) -> float:
-    """mteval's ``nist_length_penalty``."""
+    """mteval's ``nist_length_penalty``.
+
+    Examples:
+        >>> nist_length_penalty(1.2)
+        1.0
+        >>> round(nist_length_penalty(2 / 3), 4)
+        0.5
+    """
     if ratio >= 1:
         return 1.0
     if ratio <= 0:
@@ -63,7 +70,17 @@ def _ngrams(tokens: Sequence[str], max_n: int) -> Counter[tuple[str, ...]]:
 def information_weights(
     ngram_count: Counter[tuple[str, ...]], total_words: int
 ) -> dict[tuple[str, ...], float]:
-    """mteval's ``compute_ngram_info`` (Doddington, 2002, eq. 2)."""
+    """mteval's ``compute_ngram_info`` (Doddington, 2002, eq. 2).
+
+    Examples:
+        Doddington (2002): a bigram seen once after a unigram seen twice carries log2(2) = 1
+        bit:
+
+        >>> from collections import Counter
+        >>> w = information_weights(Counter({("a",): 2, ("b",): 2, ("a", "b"): 1}), 4)
+        >>> w[("a",)], w[("a", "b")]
+        (1.0, 1.0)
+    """
     out = {}
     for g, c in ngram_count.items():
         denom = ngram_count[g[:-1]] if len(g) > 1 else total_words
@@ -90,7 +107,19 @@ class _RefData:
 
 
 class NISTMetric(Metric):
-    """NIST, mteval-v13a compatible (see module docstring)."""
+    """NIST, mteval-v13a compatible (see module docstring).
+
+    Examples:
+        Equal to nltk's ``corpus_nist`` with one reference per segment :
+
+        >>> hyps = ["the cat sat on the mat", "a dog runs"]
+        >>> refs = [["the cat sat on the mat"], ["the dog runs fast"]]
+        >>> round(NISTMetric().corpus_score(hyps, refs), 4)
+        2.9138
+        >>> from nltk.translate.nist_score import corpus_nist
+        >>> round(corpus_nist([[r[0].split()] for r in refs], [h.split() for h in hyps], 5), 4)
+        2.9138
+    """
 
     name = "nist"
     description = "NIST (mteval-v13a compatible): information-weighted n-gram precision"

@@ -36,6 +36,11 @@ def lcs_length(masks: dict[str, int], m: int, hyp_tokens: Sequence[str]) -> int:
     ``masks[token]`` has bit ``i`` set when reference token ``i`` equals ``token``; ``m`` is the
     reference length. V starts all ones; for each hypothesis token with match mask M:
     ``U = V & M; V = (V + U) | (V - U)``; the LCS length is the number of zero bits of V.
+
+    Examples:
+        >>> ref = "a b c d".split()
+        >>> lcs_length(_masks(ref), len(ref), "a c x d".split())
+        3
     """
     full = (1 << m) - 1
     v = full
@@ -138,7 +143,20 @@ class _RougeN(_Rouge):
 
 
 class Rouge1(_RougeN):
-    """ROUGE-1: unigram overlap F-measure."""
+    """ROUGE-1: unigram overlap F-measure.
+
+    Examples:
+        Equal to Google's rouge-score (``RougeScorer.score_multi``):
+
+        >>> hyps = ["the cat sat on the mat", "a dog runs"]
+        >>> refs = [["the cat sat on the mat"], ["the dog runs fast"]]
+        >>> [round(float(s), 4) for s in Rouge1().segment_scores(hyps, refs)]
+        [100.0, 57.1429]
+        >>> from rouge_score import rouge_scorer
+        >>> sc = rouge_scorer.RougeScorer(["rouge1"])
+        >>> [round(sc.score_multi(r, h)["rouge1"].fmeasure, 4) for h, r in zip(hyps, refs)]
+        [1.0, 0.5714]
+    """
 
     name = "rouge1"
     rouge_type = "rouge1"
@@ -147,7 +165,14 @@ class Rouge1(_RougeN):
 
 
 class Rouge2(_RougeN):
-    """ROUGE-2: bigram overlap F-measure."""
+    """ROUGE-2: bigram overlap F-measure.
+
+    Examples:
+        >>> hyps = ["the cat sat on the mat", "a dog runs"]
+        >>> refs = [["the cat sat on the mat"], ["the dog runs fast"]]
+        >>> [round(float(s), 4) for s in Rouge2().segment_scores(hyps, refs)]
+        [100.0, 40.0]
+    """
 
     name = "rouge2"
     rouge_type = "rouge2"
@@ -166,7 +191,16 @@ def _lcs_score(masks: dict[str, int], m: int, pred: list[str]) -> tuple[float, f
 
 
 class RougeL(_Rouge):
-    """ROUGE-L: longest-common-subsequence F-measure (sentence level)."""
+    """ROUGE-L: longest-common-subsequence F-measure (sentence level).
+
+    Examples:
+        >>> hyps = ["the cat sat on the mat", "a dog runs"]
+        >>> refs = [["the cat sat on the mat"], ["the dog runs fast"]]
+        >>> [round(float(s), 4) for s in RougeL().segment_scores(hyps, refs)]
+        [100.0, 57.1429]
+        >>> round(RougeL().corpus_score(hyps, refs), 4)
+        78.5714
+    """
 
     name = "rougeL"
     rouge_type = "rougeL"
@@ -185,7 +219,14 @@ class RougeL(_Rouge):
 
 
 class RougeLsum(_Rouge):
-    """ROUGE-Lsum: summary-level LCS over newline-separated sentences (Lin, 2004, sec. 3.2)."""
+    """ROUGE-Lsum: summary-level LCS over newline-separated sentences (Lin, 2004, sec. 3.2).
+
+    Examples:
+        >>> hyps = ["the cat sat.\\nit slept.", "a dog runs"]
+        >>> refs = [["the cat sat.\\nit slept."], ["the dog runs fast"]]
+        >>> [round(float(s), 4) for s in RougeLsum().segment_scores(hyps, refs)]
+        [100.0, 57.1429]
+    """
 
     name = "rougeLsum"
     rouge_type = "rougeLsum"

@@ -39,7 +39,17 @@ class _Tokenising(Metric):
 
 
 class EditDistanceMetric(_Tokenising):
-    """Normalised Levenshtein distance to the closest reference (0 = identical)."""
+    """Normalised Levenshtein distance to the closest reference (0 = identical).
+
+    Examples:
+        >>> hyps = ["the cat sat on the mat", "a dog runs"]
+        >>> refs = [["the cat sat on the mat"], ["the dog runs fast"]]
+        >>> [round(float(s), 4) for s in EditDistanceMetric().segment_scores(hyps, refs)]
+        [0.0, 0.4706]
+        >>> words = EditDistanceMetric(level="word")
+        >>> [round(float(s), 4) for s in words.segment_scores(hyps, refs)]
+        [0.0, 0.5]
+    """
 
     name = "edit_distance"
     higher_is_better = False
@@ -85,7 +95,16 @@ class EditDistanceMetric(_Tokenising):
 
 
 class LengthMetric(_Tokenising):
-    """Output length in tokens (descriptive; references ignored)."""
+    """Output length in tokens (descriptive; references ignored).
+
+    Examples:
+        >>> hyps = ["the cat sat on the mat.", "a dog runs"]
+        >>> refs = [["x"], ["y"]]
+        >>> LengthMetric().segment_scores(hyps, refs).tolist()
+        [7.0, 3.0]
+        >>> LengthMetric().corpus_score(hyps, refs)
+        5.0
+    """
 
     name = "length"
     description = "output length in tokens (descriptive; references are ignored)"

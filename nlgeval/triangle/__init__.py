@@ -24,15 +24,25 @@ from nlgeval.triangle.critical import (
 )
 from nlgeval.triangle.design import ORDERS, triangle_design
 from nlgeval.triangle.dprime import dprime_from_pc, pc_from_dprime
-from nlgeval.triangle.planning import SampleSize, power, power_curve, sample_size, supported_designs
+from nlgeval.triangle.planning import (
+    CriticalValue,
+    SampleSize,
+    critical_value,
+    power,
+    power_curve,
+    sample_size,
+    supported_designs,
+)
 
 __all__ = [
     "ORDERS",
     "P_GUESS",
+    "CriticalValue",
     "SampleSize",
     "TriangleResult",
     "analyse",
     "analyse_responses",
+    "critical_value",
     "dprime_from_pc",
     "max_correct",
     "min_correct",

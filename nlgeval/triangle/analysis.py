@@ -16,19 +16,21 @@ sensR's ``discrim``):
   ``pd_upper_normal`` with its
   2-decimal z values (98 judges, 36 correct, beta = .01: 0.221).
 
-Evidence wording (seed sec. 3): a result significant at the conventional risk 0.2, 0.05, 0.01 or
-0.001 is "slight", "moderate", "strong" or "very strong" evidence of difference (or of
-similarity). nlgeval uses the band of the smallest of these risks the p-value reaches
-(p <= 0.001 very strong, <= 0.01 strong, <= 0.05 moderate, <= 0.2 slight), and only words a
-result as evidence when it is significant at the user's own alpha (beta for similarity).
+Evidence wording (González-Corbelle et al. 2020, sec. 3): a result significant at the
+conventional risk 0.2, 0.05, 0.01 or 0.001 is "slight", "moderate", "strong" or "very strong"
+evidence of difference (or of similarity). nlgeval uses the band of the smallest of these risks
+the p-value reaches (p <= 0.001 very strong, <= 0.01 strong, <= 0.05 moderate, <= 0.2 slight),
+and only words a result as evidence when it is significant at the user's own alpha (beta for
+similarity).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -36,7 +38,7 @@ from scipy import stats
 
 from nlgeval.errors import InputError
 from nlgeval.io import ROW, row_of
-from nlgeval.results import ConfidenceInterval
+from nlgeval.results import ConfidenceInterval, StatResult
 from nlgeval.triangle.critical import (
     P_GUESS,
     TestType,
@@ -61,6 +63,12 @@ def evidence_strength(pvalue: float) -> str | None:
     """The wording of González-Corbelle et al. (2020) for a p-value.
 
     One of 'very strong', 'strong', 'moderate', 'slight' or None.
+
+    Examples:
+        >>> evidence_strength(0.004)
+        'strong'
+        >>> evidence_strength(0.3) is None
+        True
     """
     for limit, word in EVIDENCE_BANDS:
         if pvalue <= limit:
@@ -71,7 +79,17 @@ def evidence_strength(pvalue: float) -> str | None:
 def clopper_pearson(
     correct: int, n: int, level: float, side: str = "two-sided"
 ) -> tuple[float, float]:
-    """Exact (Clopper-Pearson) interval for a binomial proportion via beta quantiles."""
+    """Exact (Clopper-Pearson) interval for a binomial proportion via beta quantiles.
+
+    Examples:
+        Equal to scipy's exact interval:
+
+        >>> [round(v, 6) for v in clopper_pearson(5, 10, 0.95)]
+        [0.187086, 0.812914]
+        >>> ci = stats.binomtest(5, 10).proportion_ci(0.95, method="exact")
+        >>> [round(ci.low, 6), round(ci.high, 6)]
+        [0.187086, 0.812914]
+    """
     a = 1.0 - level
     if side == "two-sided":
         lo_q, hi_q = a / 2, 1 - a / 2
@@ -91,8 +109,26 @@ def clopper_pearson(
 
 
 @dataclass(frozen=True)
-class TriangleResult:
-    """Result of a triangle test (scipy-style: ``statistic`` = number correct, ``pvalue``)."""
+class TriangleResult(StatResult):
+    """Result of a triangle test (scipy-style: ``statistic`` = number correct, ``pvalue``).
+
+    ``confidence_interval()`` is the two-sided Clopper-Pearson interval of pc
+    (``ci_low``, ``ci_high``); ``pd_ci`` and ``d_prime_ci`` are the same interval on the pd and
+    d' scales. In ``to_dict`` (``triangle analyse --json``) the interval of pc is the object
+    ``confidence_interval: {low, high}``.
+
+    Examples:
+        Example 2 of González-Corbelle et al. (2020): 36 of 98 judges right, test of
+        similarity at beta = 0.01 against pd = 30%:
+
+        >>> r = analyse(36, 98, test="similarity", beta=0.01, pd=0.3)
+        >>> stat, p = r
+        >>> stat, round(r.pd_upper_normal, 3), r.significant
+        (36, 0.221, True)
+    """
+
+    _aliases: ClassVar[Mapping[str, str]] = {"confidence_interval": "pc_ci"}
+    _omit: ClassVar[frozenset[str]] = frozenset({"ci_low", "ci_high"})
 
     test: str
     correct: int
@@ -109,8 +145,10 @@ class TriangleResult:
     pd: float
     d_prime: float
     confidence_level: float
-    confidence_interval: ConfidenceInterval
-    """Two-sided Clopper-Pearson interval of pc."""
+    ci_low: float
+    """Two-sided Clopper-Pearson interval of pc: lower limit."""
+    ci_high: float
+    """Two-sided Clopper-Pearson interval of pc: upper limit."""
     pd_ci: ConfidenceInterval
     d_prime_ci: ConfidenceInterval
     pd_lower: float
@@ -131,13 +169,22 @@ class TriangleResult:
     conclusion: str
     by_order: pd.DataFrame | None = field(default=None, compare=False)
 
+    @property
+    def pc_ci(self) -> ConfidenceInterval:
+        """The two-sided Clopper-Pearson interval of pc (same as ``confidence_interval()``)."""
+        return self.confidence_interval()
+
     def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "by_order"}
-        out["confidence_interval"] = self.confidence_interval._asdict()
-        out["pd_ci"] = self.pd_ci._asdict()
-        out["d_prime_ci"] = self.d_prime_ci._asdict()
-        if self.by_order is not None:
-            out["by_order"] = self.by_order.to_dict(orient="records")
+        """The derived dictionary in the documented ``triangle analyse --json`` layout: the
+        interval of pc as ``confidence_interval`` where ``ci_low``/``ci_high`` stand, and no
+        ``by_order`` when there is no breakdown."""
+        derived = super().to_dict()
+        out: dict[str, Any] = {}
+        for key, value in derived.items():
+            if key == "pd_ci":  # the field after ci_low/ci_high
+                out["confidence_interval"] = derived["confidence_interval"]
+            if key != "confidence_interval" and not (key == "by_order" and value is None):
+                out[key] = value
         return out
 
 
@@ -196,6 +243,14 @@ def analyse(
 
     ``pd`` (the largest tolerable proportion of discriminators, ``pd0``) is required for a test
     of similarity; for a test of difference it is optional and only adds the similarity p-value.
+
+    Examples:
+        24 judges, 13 right: the critical value of Table 2 of González-Corbelle et al. (2020),
+        so the difference is shown at alpha = 0.05:
+
+        >>> r = analyse(13, 24)
+        >>> (r.significant, round(r.pvalue, 4), r.min_correct)
+        (True, 0.0284, 13)
     """
     n = check_n(n, "n (number of answers)")
     correct = check_correct(correct, n)
@@ -238,7 +293,8 @@ def analyse(
         pd=float(pd_from_pc(pc)),
         d_prime=float(dp[0]),
         confidence_level=confidence_level,
-        confidence_interval=ConfidenceInterval(lo, hi),
+        ci_low=lo,
+        ci_high=hi,
         pd_ci=ConfidenceInterval(float(pd_from_pc(lo)), float(pd_from_pc(hi))),
         d_prime_ci=ConfidenceInterval(float(dp[1]), float(dp[2])),
         pd_lower=float(pd_from_pc(pc_lower)),
@@ -278,7 +334,13 @@ def responses_to_correct(
     system, criterion, score`` whose rows with ``criterion == "odd_one_out"`` carry ``score`` 1
     (correct) or 0; rows of other criteria are ignored. Rows marked ``practice`` (true/1/yes)
     are dropped. For a test of similarity each judge (``judge`` or ``rater`` column) may answer
-    only once (seed sec. 4.1 step 3); a repeated judge is an error naming both rows.
+    only once (González-Corbelle et al. 2020, sec. 4.1 step 3); a repeated judge is an error
+    naming both rows.
+
+    Examples:
+        >>> df = pd.DataFrame({"judge": ["j1", "j2", "j3"], "correct": [1, 0, 1]})
+        >>> responses_to_correct(df)["correct"].tolist()
+        [1, 0, 1]
     """
     df = df.copy()
     if ROW not in df.columns:
@@ -339,6 +401,12 @@ def analyse_responses(
 
     When an ``order`` column is present (the questionnaire's "ABB" etc.) the result carries a
     ``by_order`` table of answers and correct answers per triad order.
+
+    Examples:
+        >>> df = pd.DataFrame({"judge": [f"j{i}" for i in range(24)],
+        ...                    "correct": [1] * 13 + [0] * 11})
+        >>> analyse_responses(df).statistic
+        13
     """
     test = check_test(test)
     clean = responses_to_correct(df, file=file, test=test)
@@ -365,8 +433,13 @@ def analyse_responses(
 
 
 def describe(result: TriangleResult) -> str:
-    """A short multi-line text report of a :class:`TriangleResult`."""
-    ci = result.confidence_interval
+    """A short multi-line text report of a :class:`TriangleResult`.
+
+    Examples:
+        >>> print(describe(analyse(13, 24)).splitlines()[0])
+        NLG triangle test of difference: 13 correct of 24
+    """
+    ci = result.confidence_interval()
     lines = [
         f"NLG triangle test of {result.test}: {result.correct} correct of {result.n}",
         f"  p-value (exact binomial): {result.pvalue:.4g}",

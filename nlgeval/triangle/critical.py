@@ -43,7 +43,12 @@ RECOMMENDED_MINIMUM = {"difference": 18, "similarity": 30}
 
 # --------------------------------------------------------------------------- validation
 def check_probability(name: str, value: float) -> float:
-    """Return ``value`` as float if it lies strictly between 0 and 1, else raise InputError."""
+    """Return ``value`` as float if it lies strictly between 0 and 1, else raise InputError.
+
+    Examples:
+        >>> check_probability("alpha", 0.05)
+        0.05
+    """
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -56,7 +61,12 @@ def check_probability(name: str, value: float) -> float:
 
 
 def check_n(n: int, name: str = "n") -> int:
-    """Return ``n`` as int if it is a whole number >= 1, else raise InputError."""
+    """Return ``n`` as int if it is a whole number >= 1, else raise InputError.
+
+    Examples:
+        >>> check_n(24.0)
+        24
+    """
     try:
         as_float = float(n)
     except (TypeError, ValueError):
@@ -67,7 +77,12 @@ def check_n(n: int, name: str = "n") -> int:
 
 
 def check_correct(correct: int, n: int) -> int:
-    """Validate a count of correct answers against the number of answers ``n``."""
+    """Validate a count of correct answers against the number of answers ``n``.
+
+    Examples:
+        >>> check_correct(13, 24)
+        13
+    """
     try:
         as_float = float(correct)
     except (TypeError, ValueError):
@@ -80,12 +95,24 @@ def check_correct(correct: int, n: int) -> int:
 
 
 def check_test(test: str) -> TestType:
+    """Return ``test`` if it is 'difference' or 'similarity', else raise InputError.
+
+    Examples:
+        >>> check_test("similarity")
+        'similarity'
+    """
     if test not in TESTS:
         raise InputError(f"test must be 'difference' or 'similarity', got {test!r}")
     return test  # type: ignore[return-value]
 
 
 def check_method(method: str) -> Method:
+    """Return ``method`` if it is 'exact' or 'normal', else raise InputError.
+
+    Examples:
+        >>> check_method("normal")
+        'normal'
+    """
     if method not in METHODS:
         raise InputError(f"method must be 'exact' or 'normal', got {method!r}")
     return method  # type: ignore[return-value]
@@ -93,13 +120,27 @@ def check_method(method: str) -> Method:
 
 # --------------------------------------------------------------------------- pc <-> pd
 def pc_from_pd(pd: float | np.ndarray) -> float | np.ndarray:
-    """Probability of a correct answer when a proportion ``pd`` of judges discriminates."""
+    """Probability of a correct answer when a proportion ``pd`` of judges discriminates.
+
+    Examples:
+        A third of the judges perceiving the difference gives pc = 5/9 (ISO 4120):
+
+        >>> round(pc_from_pd(1 / 3), 4)
+        0.5556
+    """
     out = P_GUESS + (1.0 - P_GUESS) * np.asarray(pd, dtype=float)
     return out if np.ndim(pd) else float(out)
 
 
 def pd_from_pc(pc: float | np.ndarray, clip: bool = True) -> float | np.ndarray:
-    """Proportion of discriminators ``pd = 1.5 pc - 0.5`` (clipped at 0 below ``pc = 1/3``)."""
+    """Proportion of discriminators ``pd = 1.5 pc - 0.5`` (clipped at 0 below ``pc = 1/3``).
+
+    Examples:
+        >>> pd_from_pc(0.5)
+        0.25
+        >>> pd_from_pc(0.3)
+        0.0
+    """
     out = 1.5 * np.asarray(pc, dtype=float) - 0.5
     if clip:
         out = np.clip(out, 0.0, 1.0)
@@ -111,6 +152,12 @@ def paper_z(prob: float) -> float:
     quantile to 2 decimals.
 
     This gives exactly their values (0.84, 1.28, 1.64, 2.33, 3.09 for 0.2 ... 0.001).
+
+    Examples:
+        The z values printed by González-Corbelle et al. (2020):
+
+        >>> [paper_z(p) for p in (0.2, 0.1, 0.05, 0.01, 0.001)]
+        [0.84, 1.28, 1.64, 2.33, 3.09]
     """
     return round(float(stats.norm.isf(prob)), 2)
 
@@ -165,6 +212,12 @@ def pd_upper_normal(correct: int | np.ndarray, n: int | np.ndarray, beta: float)
     2-decimal z.
 
     ``1.5 x/n - 0.5 + 1.5 z sqrt((n x - x^2) / n^3)``; not clipped (see analysis for that).
+
+    Examples:
+        Example 2 of González-Corbelle et al. (2020): 36 of 98 correct, beta = 0.01:
+
+        >>> round(float(pd_upper_normal(36, 98, 0.01)), 3)
+        0.221
     """
     x = np.asarray(correct, dtype=float)
     nn = np.asarray(n, dtype=float)
@@ -176,6 +229,10 @@ def pd_lower_normal(correct: int | np.ndarray, n: int | np.ndarray, alpha: float
     with its 2-decimal z.
 
     ``1.5 x/n - 0.5 - 1.5 z sqrt((x/n)(1 - x/n)/n)``; not clipped.
+
+    Examples:
+        >>> round(float(pd_lower_normal(20, 30, 0.05)), 3)
+        0.288
     """
     x = np.asarray(correct, dtype=float)
     nn = np.asarray(n, dtype=float)
@@ -184,7 +241,8 @@ def pd_lower_normal(correct: int | np.ndarray, n: int | np.ndarray, alpha: float
 
 
 def _max_correct_normal(n: np.ndarray, beta: float, pd: float) -> np.ndarray:
-    """Largest x whose normal upper limit of pd (seed sec. 4.2.2) is below ``pd``; -1 if none."""
+    """Largest x whose normal upper limit of pd (González-Corbelle et al. 2020, sec. 4.2.2) is
+    below ``pd``; -1 if none."""
     n = np.atleast_1d(np.asarray(n, dtype=np.int64))
     out = np.empty(n.shape, dtype=np.int64)
     for i, ni in enumerate(n.ravel()):
@@ -196,7 +254,14 @@ def _max_correct_normal(n: np.ndarray, beta: float, pd: float) -> np.ndarray:
 
 # --------------------------------------------------------------------------- public API
 def min_correct_array(n: np.ndarray, alpha: float, method: Method = "exact") -> np.ndarray:
-    """Vectorised :func:`min_correct`; entries equal to ``n + 1`` mean "impossible"."""
+    """Vectorised :func:`min_correct`; entries equal to ``n + 1`` mean "impossible".
+
+    Examples:
+        Table 2 of González-Corbelle et al. (2020), alpha = 0.05, n = 6 ... 8 and 24:
+
+        >>> min_correct_array(np.array([6, 7, 8, 24]), 0.05).tolist()
+        [5, 5, 6, 13]
+    """
     alpha = check_probability("alpha", alpha)
     check_method(method)
     n = np.asarray(n, dtype=np.int64)
@@ -206,7 +271,14 @@ def min_correct_array(n: np.ndarray, alpha: float, method: Method = "exact") -> 
 def max_correct_array(
     n: np.ndarray, beta: float, pd: float, method: Method = "exact"
 ) -> np.ndarray:
-    """Vectorised :func:`max_correct`; entries equal to ``-1`` mean "impossible"."""
+    """Vectorised :func:`max_correct`; entries equal to ``-1`` mean "impossible".
+
+    Examples:
+        Table 3 of González-Corbelle et al. (2020), beta = 0.05, pd = 30%:
+
+        >>> max_correct_array(np.array([18, 24, 30, 36]), 0.05, 0.3).tolist()
+        [5, 8, 11, 13]
+    """
     beta = check_probability("beta", beta)
     pd = check_probability("pd", pd)
     check_method(method)
@@ -223,6 +295,17 @@ def min_correct(n: int, alpha: float, method: Method = "exact") -> int | None:
     González-Corbelle et al.'s Table 2). ``method="normal"``: their approximation ``x = n/3 + z
     sqrt(2n/9)``
     rounded to the nearest integer greater than x. ``None`` when even n correct is not enough.
+
+    Examples:
+        Table 2 of González-Corbelle et al. (2020): 24 judges, alpha = 0.05, exact and with
+        their normal approximation:
+
+        >>> min_correct(24, 0.05)
+        13
+        >>> min_correct(24, 0.05, "normal")
+        12
+        >>> min_correct(6, 0.001) is None
+        True
     """
     n = check_n(n)
     x = int(min_correct_array(np.array([n]), alpha, method)[0])
@@ -234,7 +317,14 @@ def max_correct(n: int, beta: float, pd: float, method: Method = "exact") -> int
 
     ``method="exact"``: largest x with P(X <= x | n, pc(pd)) <= beta, ``pc = 1/3 + 2 pd / 3``
     (reproduces their Table 3). ``method="normal"``: largest x whose upper 100(1-beta)%
-    normal-approximation limit of pd (seed sec. 4.2.2) is below ``pd``. ``None`` if no x works.
+    normal-approximation limit of pd (González-Corbelle et al. 2020, sec. 4.2.2) is below
+    ``pd``. ``None`` if no x works.
+
+    Examples:
+        Table 3 of González-Corbelle et al. (2020): 30 judges, beta = 0.05, pd = 30%:
+
+        >>> max_correct(30, 0.05, 0.3)
+        11
     """
     n = check_n(n)
     x = int(max_correct_array(np.array([n]), beta, pd, method)[0])
@@ -242,14 +332,30 @@ def max_correct(n: int, beta: float, pd: float, method: Method = "exact") -> int
 
 
 def pvalue_difference(correct: int, n: int) -> float:
-    """Exact one-sided p-value of the test of difference, P(X >= correct | n, 1/3)."""
+    """Exact one-sided p-value of the test of difference, P(X >= correct | n, 1/3).
+
+    Examples:
+        Equal to scipy's exact binomial test against 1/3:
+
+        >>> round(pvalue_difference(13, 24), 6)
+        0.028441
+        >>> round(float(stats.binomtest(13, 24, 1 / 3, alternative="greater").pvalue), 6)
+        0.028441
+    """
     n = check_n(n)
     correct = check_correct(correct, n)
     return float(stats.binom.sf(correct - 1, n, P_GUESS))
 
 
 def pvalue_similarity(correct: int, n: int, pd: float) -> float:
-    """Exact one-sided p-value of the test of similarity, P(X <= correct | n, pc(pd))."""
+    """Exact one-sided p-value of the test of similarity, P(X <= correct | n, pc(pd)).
+
+    Examples:
+        >>> round(pvalue_similarity(11, 30, 0.3), 6)
+        0.049719
+        >>> round(float(stats.binom.cdf(11, 30, 1 / 3 + 2 / 3 * 0.3)), 6)
+        0.049719
+    """
     n = check_n(n)
     correct = check_correct(correct, n)
     pd = check_probability("pd", pd)

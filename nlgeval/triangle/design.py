@@ -23,24 +23,25 @@ library provides triangle-test layouts; it uses only ``numpy.random.default_rng(
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.io import ROW, read_table
 from nlgeval.triangle.critical import RECOMMENDED_MINIMUM, TestType, check_n, check_test
 
 ORDERS: tuple[str, ...] = ("ABB", "ABA", "AAB", "BAA", "BAB", "BBA")
 """The six triad orders, in the order of González-Corbelle et al. (2020)."""
 
-COLUMNS = (
-    "judge", "position", "trial", "block", "item", "item_1", "item_2", "item_3", "order",
-    "source_1", "source_2", "source_3", "odd_position", "odd_source", "test",
-)
-
-
 def odd_position(order: str) -> int:
-    """1-based slot of the odd text in an order such as ``"ABB"`` (-> 1)."""
+    """1-based slot of the odd text in an order such as ``"ABB"`` (-> 1).
+
+    Examples:
+        >>> odd_position("ABB"), odd_position("AAB")
+        (1, 3)
+    """
     if len(order) != 3 or set(order) != {"A", "B"}:
         raise InputError(f"a triad order is three letters using both A and B, got {order!r}")
     for i, letter in enumerate(order):
@@ -88,6 +89,23 @@ def _pool_items(
     return source_a, source_b, matched, texts, notes
 
 
+def read_pool(path: str | Path) -> pd.DataFrame:
+    """A pool of texts for :func:`triangle_design` from a CSV/TSV/JSONL file with columns
+    ``source`` (or ``system``), ``item`` and ``text``; errors name the file, row and column.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     f = Path(tmp) / "pool.csv"
+        ...     _ = f.write_text("system,item,text\\nA,1,a text\\nB,1,b text\\n")
+        ...     print(read_pool(f).columns.tolist())
+        ['system', 'item', 'text']
+    """
+    probe = read_table(path)
+    src = "system" if "source" not in probe.columns and "system" in probe.columns else "source"
+    return read_table(path, [src, "item", "text"]).drop(columns=[ROW])
+
+
 def triangle_design(
     judges: int,
     *,
@@ -128,6 +146,13 @@ def triangle_design(
     with ``|``), ``item_1..item_3`` (item shown in slot k), ``order`` ("ABB"...), ``source_1..3``
     (source name shown in slot k), ``odd_position`` (1-based), ``odd_source``, ``test`` and, with a
     pool, ``text_1..text_3``. ``df.attrs`` holds the seed, order counts and notes.
+
+    Examples:
+        Six judges see each of the six orders once:
+
+        >>> q = triangle_design(6, seed=1)
+        >>> sorted(q["order"]) == sorted(ORDERS)
+        True
     """
     judges = check_n(judges, "judges")
     reps = check_n(evaluations_per_judge, "evaluations_per_judge")
@@ -143,32 +168,72 @@ def triangle_design(
     if pool is not None:
         source_a, source_b, item_list, texts, pool_notes = _pool_items(pool, source_a, source_b)
         notes += pool_notes
-        if isinstance(items, int | np.integer):
-            count = check_n(int(items), "items")
-            if count > len(item_list):
-                raise InputError(
-                    f"{count} items requested but the pool has {len(item_list)} matched items"
-                )
-            item_list = item_list[:count]
-        elif items is not None:
-            wanted = [str(i) for i in items]
-            missing = [i for i in wanted if i not in set(item_list)]
-            if missing:
-                raise InputError(f"item(s) {', '.join(missing[:5])} lack a text from both sources")
-            item_list = wanted
+        item_list = _select_pool_items(item_list, items)
     else:
-        source_a = "A" if source_a is None else str(source_a)
-        source_b = "B" if source_b is None else str(source_b)
-        if source_a == source_b:
-            raise InputError("source_a and source_b must differ")
-        if items is None:
-            items = 3 * reps
-        if isinstance(items, int | np.integer):
-            count = check_n(int(items), "items")
-            width = len(str(count))
-            item_list = [str(i).zfill(width) for i in range(1, count + 1)]
-        else:
-            item_list = [str(i) for i in items]
+        source_a, source_b, item_list = _plain_items(source_a, source_b, items, reps)
+    notes += _check_items(item_list, judges, reps, test)
+    total = judges * reps
+    rng = np.random.default_rng(seed)
+    order_idx = _draw_orders(rng, total)  # drawn before the items: keeps seeded designs stable
+    triads = _draw_triads(rng, len(item_list), judges, reps)
+    rows = _trial_rows(order_idx, triads, item_list, reps, {"A": source_a, "B": source_b},
+                       test, texts)
+    df = pd.DataFrame(rows)
+    df.attrs.update(
+        {
+            "seed": seed,
+            "test": test,
+            "judges": judges,
+            "evaluations_per_judge": reps,
+            "source_a": source_a,
+            "source_b": source_b,
+            "items": len(item_list),
+            "order_counts": order_counts(df),
+            "notes": notes,
+        }
+    )
+    return df
+
+
+def _select_pool_items(item_list: list[str], items: Sequence[str] | int | None) -> list[str]:
+    """The pool's matched items, cut to a count or restricted to the requested ids."""
+    if isinstance(items, int | np.integer):
+        count = check_n(int(items), "items")
+        if count > len(item_list):
+            raise InputError(
+                f"{count} items requested but the pool has {len(item_list)} matched items"
+            )
+        return item_list[:count]
+    if items is not None:
+        wanted = [str(i) for i in items]
+        missing = [i for i in wanted if i not in set(item_list)]
+        if missing:
+            raise InputError(f"item(s) {', '.join(missing[:5])} lack a text from both sources")
+        return wanted
+    return item_list
+
+
+def _plain_items(
+    source_a: str | None, source_b: str | None, items: Sequence[str] | int | None, reps: int
+) -> tuple[str, str, list[str]]:
+    """Source names (default A and B) and item ids (a count becomes "1", "2", ...) without a
+    pool of texts."""
+    source_a = "A" if source_a is None else str(source_a)
+    source_b = "B" if source_b is None else str(source_b)
+    if source_a == source_b:
+        raise InputError("source_a and source_b must differ")
+    if items is None:
+        items = 3 * reps
+    if isinstance(items, int | np.integer):
+        count = check_n(int(items), "items")
+        width = len(str(count))
+        return source_a, source_b, [str(i).zfill(width) for i in range(1, count + 1)]
+    return source_a, source_b, [str(i) for i in items]
+
+
+def _check_items(item_list: list[str], judges: int, reps: int, test: TestType) -> list[str]:
+    """Refuse duplicate ids or fewer than 3 items; notes on repeated items and on fewer
+    evaluations than ISO 4120 recommends."""
     if len(set(item_list)) != len(item_list):
         raise InputError("item identifiers must be unique")
     m = len(item_list)
@@ -177,6 +242,7 @@ def triangle_design(
             f"a triad shows three different items, so at least 3 matched items are needed "
             f"(got {m})"
         )
+    notes = []
     if 3 * reps > m:
         notes.append(
             f"only {m} items for {reps} triads of 3 per judge: a judge may see an item twice"
@@ -187,13 +253,19 @@ def triangle_design(
             f"{total} evaluations: ISO 4120 recommends at least {RECOMMENDED_MINIMUM[test]} "
             f"for a test of {test}"
         )
+    return notes
 
-    rng = np.random.default_rng(seed)
-    # Orders: consecutive groups of six evaluations get a random permutation of the six orders.
+
+def _draw_orders(rng: np.random.Generator, total: int) -> np.ndarray:
+    """Order index per evaluation: consecutive groups of six get a random permutation of the
+    six orders (González-Corbelle et al. 2020, sec. 4.1 step 3)."""
     n_blocks = -(-total // 6)
-    order_idx = np.concatenate([rng.permutation(6) for _ in range(n_blocks)])[:total]
+    return np.concatenate([rng.permutation(6) for _ in range(n_blocks)])[:total]
 
-    # Items: least-used first, random tie-break (keeps usage counts within one of each other).
+
+def _draw_triads(rng: np.random.Generator, m: int, judges: int, reps: int) -> list[np.ndarray]:
+    """Three item indices per evaluation: least-used items first with a random tie-break (keeps
+    usage counts within one of each other), distinct within a judge when there are enough."""
     usage = np.zeros(m, dtype=np.int64)
     triads: list[np.ndarray] = []
     for _ in range(judges):
@@ -207,14 +279,25 @@ def triangle_design(
                 chosen = np.argsort(usage + 0.5 * rng.random(m), kind="stable")[:3]
                 usage[chosen] += 1
                 triads.append(rng.permutation(chosen))
+    return triads
 
-    names = {"A": source_a, "B": source_b}
+
+def _trial_rows(
+    order_idx: np.ndarray,
+    triads: list[np.ndarray],
+    item_list: list[str],
+    reps: int,
+    names: dict[str, str],
+    test: str,
+    texts: dict[tuple[str, str], str] | None,
+) -> list[dict[str, object]]:
+    """One row per evaluation (the columns documented in :func:`triangle_design`)."""
     rows = []
-    for t in range(total):
+    for t in range(len(order_idx)):
         order = ORDERS[int(order_idx[t])]
         odd = odd_position(order)
         its = [item_list[int(i)] for i in triads[t]]
-        row = {
+        row: dict[str, object] = {
             "judge": str(t // reps + 1),
             "position": t % reps + 1,
             "trial": t + 1,
@@ -233,33 +316,31 @@ def triangle_design(
         }
         if texts is not None:
             for k in range(3):
-                row[f"text_{k + 1}"] = texts[(row[f"source_{k + 1}"], its[k])]
+                row[f"text_{k + 1}"] = texts[(str(row[f"source_{k + 1}"]), its[k])]
         rows.append(row)
-    df = pd.DataFrame(rows)
-    df.attrs.update(
-        {
-            "seed": seed,
-            "test": test,
-            "judges": judges,
-            "evaluations_per_judge": reps,
-            "source_a": source_a,
-            "source_b": source_b,
-            "items": m,
-            "order_counts": order_counts(df),
-            "notes": notes,
-        }
-    )
-    return df
+    return rows
 
 
 def order_counts(questionnaire: pd.DataFrame) -> dict[str, int]:
-    """How many times each of the six orders is evaluated (all six listed, in seed order)."""
+    """How many times each of the six orders is evaluated (all six listed, in the order of
+    González-Corbelle et al. 2020).
+
+    Examples:
+        >>> order_counts(triangle_design(12, seed=1))
+        {'ABB': 2, 'ABA': 2, 'AAB': 2, 'BAA': 2, 'BAB': 2, 'BBA': 2}
+    """
     counts = questionnaire["order"].value_counts()
     return {o: int(counts.get(o, 0)) for o in ORDERS}
 
 
 def design_summary(questionnaire: pd.DataFrame) -> dict[str, object]:
-    """Counts a researcher checks before running the test (orders, items, judges)."""
+    """Counts a researcher checks before running the test (orders, items, judges).
+
+    Examples:
+        >>> s = design_summary(triangle_design(12, seed=1))
+        >>> (s["judges"], s["evaluations"])
+        (12, 12)
+    """
     item_use = pd.concat(
         [questionnaire[f"item_{k}"] for k in (1, 2, 3)], ignore_index=True
     ).value_counts()

@@ -26,8 +26,8 @@ both; :func:`power` computes each test's own power and the tests check that they
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -35,16 +35,23 @@ from scipy import stats
 
 from nlgeval.errors import InputError
 from nlgeval.progress import track
+from nlgeval.results import Result
 from nlgeval.triangle.critical import (
     P_GUESS,
     RECOMMENDED_MINIMUM,
+    Method,
     TestType,
+    check_method,
     check_n,
     check_probability,
     check_test,
+    max_correct,
     max_correct_array,
+    min_correct,
     min_correct_array,
     pc_from_pd,
+    pvalue_difference,
+    pvalue_similarity,
 )
 
 PAPER_ALPHAS = (0.2, 0.1, 0.05, 0.01, 0.001)
@@ -67,6 +74,12 @@ def power_curve(
     with ``pd_true`` defaulting to ``pd`` (the planned alternative).
     ``test="similarity"``: P(declare similarity) = P(X <= x_max(n, beta, pd) | pc(pd_true)),
     with ``pd_true`` defaulting to 0 (the texts are truly indistinguishable).
+
+    Examples:
+        The saw-tooth of the module docstring (alpha = 0.05, beta = 0.2, pd = 30%):
+
+        >>> power_curve([40, 41, 42], 0.05, 0.2, 0.3).round(4).tolist()
+        [0.8155, 0.7709, 0.8152]
     """
     alpha = check_probability("alpha", alpha)
     beta = check_probability("beta", beta)
@@ -96,7 +109,12 @@ def power(
     test: TestType = "difference",
     pd_true: float | None = None,
 ) -> float:
-    """Exact power of one planned triangle test (see :func:`power_curve`)."""
+    """Exact power of one planned triangle test (see :func:`power_curve`).
+
+    Examples:
+        >>> round(power(40, 0.05, 0.2, 0.3), 4)
+        0.8155
+    """
     n = check_n(n, "n (number of judges)")
     return float(power_curve(np.array([n]), alpha, beta, pd, test, pd_true)[0])
 
@@ -116,8 +134,14 @@ def _initial_guess(alpha: float, beta: float, pd: float) -> int:
 
 
 @dataclass(frozen=True)
-class SampleSize:
-    """Number of judges for a triangle test (exact binomial; both saw-tooth answers)."""
+class SampleSize(Result):
+    """Number of judges for a triangle test (exact binomial; both saw-tooth answers).
+
+    Examples:
+        >>> ss = sample_size(0.05, 0.05, 0.5)
+        >>> (ss.judges, ss.judges_stable)
+        (23, 29)
+    """
 
     test: str
     alpha: float
@@ -142,9 +166,6 @@ class SampleSize:
     """Largest n examined when establishing ``judges_stable``."""
     note: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def sample_size(
     alpha: float, beta: float, pd: float, test: TestType = "difference"
@@ -156,6 +177,13 @@ def sample_size(
     dips shrink as n grows, so any later dip would sit just above the first n; the scan
     doubles its range until this holds). See the module docstring for ``judges`` versus
     ``judges_stable``.
+
+    Examples:
+        Table 1 of González-Corbelle et al. (2020), alpha = 0.05, beta = 0.2, pd = 30%:
+
+        >>> ss = sample_size(0.05, 0.2, 0.3)
+        >>> (ss.judges, ss.judges_stable)
+        (40, 42)
     """
     alpha = check_probability("alpha", alpha)
     beta = check_probability("beta", beta)
@@ -227,6 +255,11 @@ def supported_designs(
     (power >= target at this n: the saw-tooth means a larger n than ``judges_first`` is not
     automatically enough), and the first and stable numbers of judges for comparison.
     Sorted with the most sensitive supported designs first (small pd, small risks).
+
+    Examples:
+        >>> df = supported_designs(24, alphas=[0.05], betas=[0.2], pds=[0.5, 0.3])
+        >>> df[["pd", "supported"]].values.tolist()
+        [[0.5, True], [0.3, False]]
     """
     judges = check_n(judges, "judges")
     test = check_test(test)
@@ -251,3 +284,105 @@ def supported_designs(
     return df.sort_values(
         ["supported", "pd", "alpha", "beta"], ascending=[False, True, True, True]
     ).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class CriticalValue(Result):
+    """The critical number of correct answers for ``n`` judges, its p-value and the power.
+
+    Test of difference: ``min_correct`` (Table 2 of González-Corbelle et al. 2020); the power
+    is reported only when ``pd`` is given. Test of similarity: ``max_correct`` (Table 3).
+    ``None`` marks a critical value that no count attains.
+
+    Examples:
+        Table 2 of González-Corbelle et al. (2020), n = 24, alpha = 0.05:
+
+        >>> cv = critical_value(24, alpha=0.05)
+        >>> cv.min_correct, round(cv.pvalue_at_critical, 4)
+        (13, 0.0284)
+        >>> list(cv.to_dict())
+        ['test', 'n', 'method', 'alpha', 'min_correct', 'pvalue_at_critical']
+    """
+
+    test: str
+    n: int
+    method: str
+    alpha: float | None
+    beta: float | None
+    pd: float | None
+    min_correct: int | None
+    max_correct: int | None
+    pvalue_at_critical: float | None
+    pd_true: float | None
+    power: float | None
+
+    # The documented ``triangle critical --json`` objects list only the keys of their test
+    # (and no power without a pd), in this order; the derived dict is filtered accordingly.
+    _KEYS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "difference": ("test", "n", "method", "alpha", "min_correct", "pvalue_at_critical"),
+        "difference+pd": ("pd", "beta", "pd_true", "power"),
+        "similarity": ("test", "n", "method", "beta", "pd", "max_correct",
+                       "pvalue_at_critical", "pd_true", "power"),
+    }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The keys of this test only (see the class docstring).
+
+        Examples:
+            >>> critical_value(24, alpha=0.05).to_dict()["min_correct"]
+            13
+        """
+        full = super().to_dict()
+        keys = self._KEYS[self.test]
+        if self.test == "difference" and self.pd is not None:
+            keys = keys + self._KEYS["difference+pd"]
+        return {k: full[k] for k in keys}
+
+
+def critical_value(
+    n: int,
+    *,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    pd: float | None = None,
+    test: TestType = "difference",
+    method: Method = "exact",
+    pd_true: float | None = None,
+) -> CriticalValue:
+    """Critical value of a triangle test with ``n`` judges, with its exact p-value and power.
+
+    Difference: the minimum number of correct answers at level ``alpha`` (Table 2 of
+    González-Corbelle et al. 2020) and, when ``pd`` is given, the exact power against
+    ``pd_true`` (default ``pd``). Similarity (needs ``pd``): the maximum number of correct
+    answers at risk ``beta`` (Table 3) and the power against ``pd_true`` (default 0).
+    ``method="normal"`` uses the paper's normal approximation instead of the exact binomial.
+
+    Examples:
+        Table 2 of González-Corbelle et al. (2020), n = 24, alpha = 0.05, and Table 3,
+        n = 30, beta = 0.05, pd = 30%:
+
+        >>> critical_value(24, alpha=0.05).min_correct
+        13
+        >>> critical_value(24, alpha=0.05, method="normal").min_correct
+        12
+        >>> critical_value(30, beta=0.05, pd=0.3, test="similarity").max_correct
+        11
+    """
+    n = check_n(n)
+    check_test(test)
+    check_method(method)
+    if test == "difference":
+        x = min_correct(n, alpha, method)
+        return CriticalValue(
+            test, n, method, alpha, None if pd is None else beta, pd, x, None,
+            None if x is None else pvalue_difference(x, n),
+            None if pd is None else (pd if pd_true is None else pd_true),
+            None if pd is None else power(n, alpha, beta, pd, "difference", pd_true))
+    if pd is None:
+        raise InputError("a test of similarity needs pd (e.g. 0.3)")
+    x = max_correct(n, beta, pd, method)
+    return CriticalValue(
+        test, n, method, None, beta, pd, None, x,
+        None if x is None else pvalue_similarity(x, n, pd),
+        0.0 if pd_true is None else pd_true,
+        power(n, alpha, beta, pd, "similarity", pd_true))

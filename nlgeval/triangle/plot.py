@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from nlgeval.figures import save_figure
 from nlgeval.triangle.critical import TestType
 from nlgeval.triangle.planning import power_curve, sample_size
 
@@ -18,11 +20,20 @@ def plot_power_curve(
     pd: float,
     test: TestType = "difference",
     n_max: int | None = None,
+    formats: Sequence[str] = ("png", "pdf"),
 ) -> list[Path]:
     """Plot exact power for n = 1..n_max with the target, the first and the stable n marked.
 
-    Writes ``<path_stem>.png`` and ``<path_stem>.pdf`` (matplotlib, Agg backend) and returns
-    the two paths.
+    Writes ``<path_stem>.png`` and ``<path_stem>.pdf`` (or the given ``formats``; matplotlib,
+    Agg backend) and returns the paths.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     paths = plot_power_curve(Path(tmp) / "saw", alpha=0.05, beta=0.2, pd=0.3,
+        ...                              formats=("png",))
+        ...     print([p.name for p in paths])
+        ['saw.png']
     """
     import matplotlib
 
@@ -51,9 +62,4 @@ def plot_power_curve(
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     stem = Path(path_stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    for p in paths:
-        fig.savefig(p, dpi=150)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, stem.parent, stem.with_suffix("").name, formats)

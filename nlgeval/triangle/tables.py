@@ -54,7 +54,14 @@ def table1_long(
     test: TestType = "difference",
 ) -> pd.DataFrame:
     """Number of judges per (alpha, pd, beta): columns ``alpha, pd, beta, judges,
-    judges_stable, power, power_stable``."""
+    judges_stable, power, power_stable``.
+
+    Examples:
+        Table 1 of González-Corbelle et al. (2020), one cell:
+
+        >>> table1_long([0.05], [0.2], [0.3])[["judges", "judges_stable"]].values.tolist()
+        [[40, 42]]
+    """
     for values, what in ((alphas, "alphas"), (betas, "betas"), (pds, "pds")):
         _nonempty(values, what)
     rows = []
@@ -74,7 +81,12 @@ def table2_long(
     alphas: Sequence[float] = PAPER_ALPHAS,
     method: Method = "exact",
 ) -> pd.DataFrame:
-    """Minimum correct answers for a difference: ``n, alpha, min_correct`` (None = impossible)."""
+    """Minimum correct answers for a difference: ``n, alpha, min_correct`` (None = impossible).
+
+    Examples:
+        >>> table2_long([24], [0.05, 0.01])["min_correct"].tolist()
+        [13, 15]
+    """
     check_method(method)
     n = _ns(ns)
     _nonempty(alphas, "alphas")
@@ -94,7 +106,12 @@ def table3_long(
     pds: Sequence[float] = PAPER_PDS[::-1],
     method: Method = "exact",
 ) -> pd.DataFrame:
-    """Maximum correct answers for similarity: ``n, beta, pd, max_correct`` (None = impossible)."""
+    """Maximum correct answers for similarity: ``n, beta, pd, max_correct`` (None = impossible).
+
+    Examples:
+        >>> table3_long([30], [0.05], [0.3])["max_correct"].tolist()
+        [11]
+    """
     check_method(method)
     n = _ns(ns)
     _nonempty(betas, "betas")
@@ -147,7 +164,12 @@ def table1(
     which: str = "first",
     test: TestType = "difference",
 ) -> pd.DataFrame:
-    """Table 1 as printed: rows (pd, alpha), one column per beta; ``which`` = first | stable."""
+    """Table 1 as printed: rows (pd, alpha), one column per beta; ``which`` = first | stable.
+
+    Examples:
+        >>> table1([0.05], [0.2], [0.3]).shape
+        (1, 3)
+    """
     if which not in ("first", "stable"):
         raise InputError(f"which must be 'first' or 'stable', got {which!r}")
     long = table1_long(alphas, betas, pds, test)
@@ -161,7 +183,12 @@ def table2(
     alphas: Sequence[float] = PAPER_ALPHAS,
     method: Method = "exact",
 ) -> pd.DataFrame:
-    """Table 2 as printed: one row per n, one column per alpha."""
+    """Table 2 as printed: one row per n, one column per alpha.
+
+    Examples:
+        >>> table2([24], [0.05]).shape
+        (1, 2)
+    """
     return _wide(table2_long(ns, alphas, method), ["n"], "alpha", "min_correct", _label)
 
 
@@ -171,7 +198,12 @@ def table3(
     pds: Sequence[float] = PAPER_PDS[::-1],
     method: Method = "exact",
 ) -> pd.DataFrame:
-    """Table 3 as printed: rows (n, beta), one column per pd."""
+    """Table 3 as printed: rows (n, beta), one column per pd.
+
+    Examples:
+        >>> table3([30], [0.05], [0.3]).shape
+        (1, 3)
+    """
     long = table3_long(ns, betas, pds, method)
     return _wide(long, ["n", "beta"], "pd", "max_correct", lambda v: f"pd={_pct(v)}")
 
@@ -186,7 +218,12 @@ def paper_tables(
     method: Method = "exact",
     which: str = "first",
 ) -> dict[str, PaperTable]:
-    """The three tables as :class:`PaperTable` objects keyed ``table1``, ``table2``, ``table3``."""
+    """The three tables as :class:`PaperTable` objects keyed ``table1``, ``table2``, ``table3``.
+
+    Examples:
+        >>> sorted(paper_tables(ns2=[24], ns3=[30], alphas=(0.05,), betas=(0.05,), pds=(0.3,)))
+        ['table1', 'table2', 'table3']
+    """
     # validate everything before the (slower) Table 1 computation
     _ns(ns2)
     _ns(ns3)
@@ -231,7 +268,16 @@ def paper_tables(
 def write_paper_tables(
     out_dir: str | Path, formats: Sequence[str] = ("csv", "md", "tex"), **kwargs
 ) -> list[Path]:
-    """Write ``table1``, ``table2``, ``table3`` in each format into ``out_dir``."""
+    """Write ``table1``, ``table2``, ``table3`` in each format into ``out_dir``.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     paths = write_paper_tables(tmp, ["csv"], ns2=[24], ns3=[30], alphas=(0.05,),
+        ...                                betas=(0.05,), pds=(0.3,))
+        ...     print(sorted(p.name for p in paths))
+        ['triangle_table1.csv', 'triangle_table2.csv', 'triangle_table3.csv']
+    """
     paths: list[Path] = []
     for stem, table in paper_tables(**kwargs).items():
         paths += table.write(out_dir, f"triangle_{stem}", formats)
