@@ -121,7 +121,7 @@ def main() -> int:
         for level in LEVELS:
             res = bootstrap_correlation(X, Y, level, "pearson", resamples=B, resample="both",
                                         seed=args.seed)
-            fast[(label, level)] = res.confidence_interval
+            fast[(label, level)] = res.confidence_interval()
     t_fast = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -151,7 +151,7 @@ def kendall_segment(pairs: list, B: int, seed: int) -> int:
     """Segment-level Kendall tau-b bootstrap: weighted pair counts vs a kendalltau loop."""
     t0 = time.perf_counter()
     fast = [bootstrap_correlation(X, Y, "segment", "kendall", resamples=B, resample="both",
-                                  seed=seed).confidence_interval for _, X, Y in pairs]
+                                  seed=seed).confidence_interval() for _, X, Y in pairs]
     t_fast = time.perf_counter() - t0
     t0 = time.perf_counter()
     slow = []

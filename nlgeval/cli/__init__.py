@@ -25,7 +25,15 @@ app = typer.Typer(
 
 @app.command()
 def version() -> None:
-    """Print nlgeval's version and the versions of the libraries its numbers depend on."""
+    """Print nlgeval's version and the versions of the libraries its numbers depend on.
+
+    Examples
+    --------
+    >>> from typer.testing import CliRunner
+    >>> result = CliRunner().invoke(app, ["version"])
+    >>> result.exit_code, "nlgeval " in result.output
+    (0, True)
+    """
     from nlgeval.provenance import package_versions
 
     for name, ver in package_versions().items():
@@ -43,7 +51,20 @@ _register_all()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    Only typer and the command modules load at start-up; every heavy library (matplotlib,
+    statsmodels, sacrebleu, torch, numba, scipy) is imported by the command that needs it,
+    so ``nlgeval --help`` stays fast (tests/test_cli_startup.py checks this).
+
+    Examples
+    --------
+    >>> try:
+    ...     main(["no-such-command"])
+    ... except SystemExit as exc:
+    ...     print(exc.code)
+    2
+    """
     try:
         app(args=argv, standalone_mode=True)
     except NlgevalError as exc:

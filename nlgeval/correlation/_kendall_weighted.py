@@ -1,26 +1,36 @@
-"""Kendall's tau-b / tau-c of bootstrap resamples from integer weights, without re-sorting.
+"""Rank coefficients of bootstrap resamples from integer weights, without re-sorting.
 
 A bootstrap resample of the pooled (segment-level) cells is a multiset of the original cells:
 cell ``c`` appears ``w_c = ws[s] * wi[i]`` times (``ws``/``wi``: how often its system and item
-were drawn). Every count Kendall's tau needs is a weighted count over pairs of the original cells
-(Kendall 1945; Knight 1966, "A computer method for calculating Kendall's tau with ungrouped
-data", JASA 61):
+were drawn). Both rank coefficients can be computed from these weights on the cells sorted once:
 
-* ties in x: ``sum_g W_g (W_g - 1) / 2`` over groups ``g`` of equal x (``W_g`` = total weight),
-  and the same for y and for equal (x, y);
-* ``S = C - D``: with the cells sorted by x once, groups of equal x are visited in increasing
-  order; each cell ``d`` adds ``w_d * (weight of earlier cells with y < y_d - weight with
-  y > y_d)``, read from a Fenwick tree over the ranks of y; then the group is inserted.
+* **Spearman**: in a resample, a group of equal x values with total weight ``G`` preceded by
+  weight ``C`` occupies ranks ``C + 1 .. C + G``, so each member's average rank is
+  ``C + (G + 1) / 2`` -- exactly what ranking the expanded resample gives; rho is the weighted
+  Pearson correlation of these ranks (Spearman 1904; average ranks for ties as in
+  ``scipy.stats.spearmanr``).
+* **Kendall** (Kendall 1945; Knight 1966, "A computer method for calculating Kendall's tau with
+  ungrouped data", JASA 61): ties in x are ``sum_g W_g (W_g - 1) / 2`` over groups ``g`` of equal
+  x (``W_g`` = total weight), the same for y and for equal (x, y); ``S = C - D``: with the cells
+  sorted by x once, groups of equal x are visited in increasing order; each cell ``d`` adds
+  ``w_d * (weight of earlier cells with y < y_d - weight with y > y_d)``, read from a Fenwick
+  tree over the ranks of y; then the group is inserted.
 
-So each resample costs O(n log n) with no sort and no gathered copy of the data, instead of a
-``scipy.stats.kendalltau`` call on an expanded resample (same formula as scipy's, so the same
-numbers). Written by hand because no library takes per-observation integer weights.
+So each resample costs O(n) (Spearman) or O(n log n) (Kendall) with no sort, no gathered copy
+of the data and no scipy call, and the weights are formed inside the kernel (memory O(B (S + I))).
+Resamples are independent, so numba spreads them over the cores (``prange``); each value
+depends only on its own weights, so the result does not depend on the number of threads.
+Written by hand because no library takes per-observation integer weights. The degenerate-input
+rule (NaN below 3 cells or for a constant variable) is nlgeval's one rule, see
+:mod:`nlgeval.correlation.coefficients`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+from nlgeval.correlation.coefficients import pearson_from_sums
 
 
 @njit(cache=True)
@@ -93,6 +103,8 @@ def _tau_from_weights(xs: np.ndarray, yr: np.ndarray, n_y: int, w: np.ndarray,
         if v > 0:
             ny_distinct += 1
             ty += v * (v - 1.0) / 2.0
+    if total_w < 3.0:  # nlgeval's rule: fewer than 3 cells -> undefined
+        return np.nan
     tot = total_w * (total_w - 1.0) / 2.0
     if variant == 0:
         if tot - tx <= 0.0 or tot - ty <= 0.0:
@@ -105,11 +117,21 @@ def _tau_from_weights(xs: np.ndarray, yr: np.ndarray, n_y: int, w: np.ndarray,
 
 
 @njit(cache=True, parallel=True)
-def _taus(xs: np.ndarray, yr: np.ndarray, n_y: int, W: np.ndarray, variant: int) -> np.ndarray:
-    out = np.empty(W.shape[0])
-    for b in prange(W.shape[0]):  # resamples are independent: one per core
-        out[b] = _tau_from_weights(xs, yr, n_y, W[b], variant)
+def _taus(xs: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np.ndarray,
+          ws: np.ndarray, wi: np.ndarray, variant: int) -> np.ndarray:
+    out = np.empty(ws.shape[0])
+    for b in prange(ws.shape[0]):  # resamples are independent: one per core
+        w = np.empty(si.shape[0])
+        for k in range(si.shape[0]):
+            w[k] = ws[b, si[k]] * wi[b, ii[k]]
+        out[b] = _tau_from_weights(xs, yr, n_y, w, variant)
     return out
+
+
+def _complete_cells(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, ...]:
+    ok = np.isfinite(X) & np.isfinite(Y)
+    si, ii = np.nonzero(ok)
+    return si, ii, X[si, ii], Y[si, ii]
 
 
 def weighted_kendall_segment(
@@ -118,21 +140,95 @@ def weighted_kendall_segment(
     """Segment-level (all complete cells pooled) Kendall tau of every resample.
 
     ``ws`` (B, systems) and ``wi`` (B, items): how often each system / item was drawn. Returns
-    (B,) values; NaN where a variable is constant in the resample (the caller applies its own
-    rule for fewer than 3 cells).
+    (B,) values; NaN where the resample has fewer than 3 cells or a constant variable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [3.0, 5.0]]); Y = np.array([[1.0, 3.0], [2.0, 4.0]])
+    >>> weighted_kendall_segment(X, Y, np.ones((1, 2)), np.ones((1, 2))).round(4)
+    array([0.6667])
     """
-    ok = np.isfinite(X) & np.isfinite(Y)
-    si, ii = np.nonzero(ok)
-    x, y = X[si, ii], Y[si, ii]
+    si, ii, x, y = _complete_cells(X, Y)
     order = np.lexsort((y, x))
     si, ii, x, y = si[order], ii[order], x[order], y[order]
     _, yr = np.unique(y, return_inverse=True)
     n_y = int(yr.max()) + 1 if yr.size else 0
-    out = np.empty(ws.shape[0])
-    chunk = max(1, 4_000_000 // max(1, si.size))
-    for start in range(0, ws.shape[0], chunk):
-        W = ws[start:start + chunk][:, si] * wi[start:start + chunk][:, ii]
-        out[start:start + chunk] = _taus(x, yr.astype(np.int64), n_y,
-                                         np.ascontiguousarray(W, dtype=np.float64),
-                                         0 if variant == "tau_b" else 1)
+    return _taus(x, yr.astype(np.int64), n_y, si.astype(np.int64), ii.astype(np.int64),
+                 np.ascontiguousarray(ws, dtype=np.float64),
+                 np.ascontiguousarray(wi, dtype=np.float64), 0 if variant == "tau_b" else 1)
+
+
+@njit(cache=True)
+def _centred_ranks(group: np.ndarray, n_groups: int, w: np.ndarray, mean: float) -> np.ndarray:
+    """Average rank minus the mean rank of every cell; ``group`` = rank of its value."""
+    G = np.zeros(n_groups)
+    for k in range(group.shape[0]):
+        G[group[k]] += w[k]
+    rank = np.empty(n_groups)
+    before = 0.0
+    for g in range(n_groups):
+        rank[g] = before + (G[g] + 1.0) / 2.0 - mean
+        before += G[g]
+    out = np.empty(group.shape[0])
+    for k in range(group.shape[0]):
+        out[k] = rank[group[k]]
     return out
+
+
+@njit(cache=True, parallel=True)
+def _spearman_sums(gx: np.ndarray, ngx: int, gy: np.ndarray, ngy: int, si: np.ndarray,
+                   ii: np.ndarray, ws: np.ndarray, wi: np.ndarray) -> np.ndarray:
+    """(B, 6): n and the weighted sums x, y, xx, yy, xy of the centred average ranks."""
+    out = np.zeros((ws.shape[0], 6))
+    for b in prange(ws.shape[0]):
+        w = np.empty(si.shape[0])
+        n = 0.0
+        for k in range(si.shape[0]):
+            w[k] = ws[b, si[k]] * wi[b, ii[k]]
+            n += w[k]
+        rx = _centred_ranks(gx, ngx, w, (n + 1.0) / 2.0)
+        ry = _centred_ranks(gy, ngy, w, (n + 1.0) / 2.0)
+        sx = sy = sxx = syy = sxy = 0.0
+        for k in range(si.shape[0]):
+            wk = w[k]
+            sx += wk * rx[k]
+            sy += wk * ry[k]
+            sxx += wk * rx[k] * rx[k]
+            syy += wk * ry[k] * ry[k]
+            sxy += wk * rx[k] * ry[k]
+        out[b, 0] = n
+        out[b, 1] = sx
+        out[b, 2] = sy
+        out[b, 3] = sxx
+        out[b, 4] = syy
+        out[b, 5] = sxy
+    return out
+
+
+def weighted_spearman_segment(
+    X: np.ndarray, Y: np.ndarray, ws: np.ndarray, wi: np.ndarray
+) -> np.ndarray:
+    """Segment-level (all complete cells pooled) Spearman rho of every resample.
+
+    Same arguments as :func:`weighted_kendall_segment`; NaN where the resample has fewer than
+    3 cells or constant ranks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [3.0, 5.0]]); Y = np.array([[1.0, 3.0], [2.0, 4.0]])
+    >>> weighted_spearman_segment(X, Y, np.ones((1, 2)), np.ones((1, 2))).round(4)
+    array([0.8])
+    """
+    si, ii, x, y = _complete_cells(X, Y)
+    _, gx = np.unique(x, return_inverse=True)
+    _, gy = np.unique(y, return_inverse=True)
+    sums = _spearman_sums(gx.astype(np.int64), int(gx.max(initial=-1)) + 1,
+                          gy.astype(np.int64), int(gy.max(initial=-1)) + 1,
+                          si.astype(np.int64), ii.astype(np.int64),
+                          np.ascontiguousarray(ws, dtype=np.float64),
+                          np.ascontiguousarray(wi, dtype=np.float64))
+    n = sums[:, 0]
+    scale = ((n + 1.0) / 2.0) ** 2  # the raw mean square of ranks: the zero-variance yardstick
+    return pearson_from_sums(*sums.T, scale, scale)

@@ -8,11 +8,16 @@ Resampling both is their recommended variant: it reflects that neither the syste
 are the whole population.
 
 Implementation: one seeded ``numpy.random.default_rng(seed)`` draws a (B x S) system-index
-matrix (when systems are resampled) and then a (B x I) item-index matrix; fancy indexing
-gathers all B sub-matrices at once as a (B, S, I) stack and
-:func:`~nlgeval.correlation.levels.level_statistic` computes all B coefficients with array
-operations (chunks of B bound the memory). ``benchmarks/bench_correlation.py`` checks that a loop
-calling ``scipy.stats.pearsonr`` per resample on the same indices gives the same interval.
+matrix (when systems are resampled) and then a (B x I) item-index matrix (the same indices as
+before, so the same intervals for the same seed). No resample is gathered except at the item
+levels: a resample is a multiset of cells, so Pearson comes from weighted sufficient statistics
+(:func:`~nlgeval.correlation.coefficients.pearson_from_sums`), segment-level Spearman and
+Kendall from weighted average ranks / weighted pair counts (numba kernels in
+``_kendall_weighted``, both cores, independent of the number of threads), and system-level rank
+coefficients from resampled system means (a (B, S) batch). Every path is linear in B and in
+the number of cells; the item levels gather (B, S, I) stacks in chunks of B to bound memory.
+``benchmarks/bench_correlation.py`` and ``benchmarks/bench_validate.py`` check the intervals
+against a scipy loop over the same resamples and print the speed ratios.
 """
 
 from __future__ import annotations
@@ -20,14 +25,19 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
-from nlgeval.correlation.coefficients import DegenerateInputWarning, check_coefficient
+from nlgeval.correlation.coefficients import (
+    DegenerateInputWarning,
+    batch_correlation,
+    check_coefficient,
+    pearson_from_sums,
+)
 from nlgeval.correlation.levels import check_level, level_statistic
 from nlgeval.errors import InputError
-from nlgeval.results import ConfidenceInterval
+from nlgeval.results import ConfidenceInterval, StatResult
 
 Resample = Literal["systems", "items", "both"]
 RESAMPLE_SCHEMES: tuple[str, ...] = ("systems", "items", "both")
@@ -36,6 +46,13 @@ _CELLS_PER_CHUNK = 3_000_000
 
 
 def check_resample(name: str) -> str:
+    """The canonical resampling scheme: systems, items or both (system, item, inputs accepted).
+
+    Examples
+    --------
+    >>> check_resample("inputs")
+    'items'
+    """
     key = name.strip().lower()
     key = {"system": "systems", "item": "items", "inputs": "items", "input": "items"}.get(key, key)
     if key not in RESAMPLE_SCHEMES:
@@ -52,6 +69,12 @@ def resample_indices(
 
     Drawn from ``numpy.random.default_rng(seed)``: systems first (if resampled), then items
     (if resampled); an axis that is not resampled keeps the identity index in every row.
+
+    Examples
+    --------
+    >>> sys_idx, item_idx = resample_indices(3, 4, resamples=2, resample="items", seed=0)
+    >>> sys_idx.tolist(), item_idx.shape
+    ([[0, 1, 2], [0, 1, 2]], (2, 4))
     """
     resample = check_resample(resample)
     if resamples < 1:
@@ -69,26 +92,18 @@ def resample_indices(
 
 
 def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """(B x n) matrix: how often each unit was drawn in each resample (vectorised bincount)."""
+    """(B x n) matrix: how often each unit was drawn in each resample (vectorised bincount).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> resample_counts(np.array([[0, 0, 2], [1, 2, 2]]), 3)
+    array([[2., 0., 1.],
+           [0., 1., 2.]])
+    """
     B = idx.shape[0]
     flat = (np.asarray(idx) + (np.arange(B) * n)[:, None]).ravel()
     return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
-
-
-def _weighted_r(
-    n: np.ndarray, sx: np.ndarray, sy: np.ndarray, sxx: np.ndarray, syy: np.ndarray,
-    sxy: np.ndarray, scale_x: np.ndarray | float, scale_y: np.ndarray | float,
-) -> np.ndarray:
-    """Pearson r from (weighted) sums; NaN when n < 3 or a variance is (numerically) zero."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cxx = sxx - sx * sx / n
-        cyy = syy - sy * sy / n
-        cxy = sxy - sx * sy / n
-        r = cxy / np.sqrt(cxx * cyy)
-    tiny_x = cxx <= 1e-10 * np.maximum(scale_x, 1e-300) * np.maximum(n, 1)
-    tiny_y = cyy <= 1e-10 * np.maximum(scale_y, 1e-300) * np.maximum(n, 1)
-    bad = ~(n >= 3) | tiny_x | tiny_y
-    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
 
 
 def _pearson_from_counts(
@@ -112,7 +127,7 @@ def _pearson_from_counts(
         n_items = V.shape[1]
         T = np.einsum("bki,bi->bk", (ws @ M).reshape(ws.shape[0], 6, n_items), wi)
         n, sx, sy, sxx, syy, sxy = T.T
-        return _weighted_r(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
+        return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
                            syy / np.maximum(n, 1))
     if level == "system":
         S = V.shape[0]
@@ -127,57 +142,71 @@ def _pearson_from_counts(
         n = w.sum(axis=1)
         sx, sy = (w * mx).sum(axis=1), (w * my).sum(axis=1)
         sxx, syy = (w * mx * mx).sum(axis=1), (w * my * my).sum(axis=1)
-        return _weighted_r(n, sx, sy, sxx, syy, (w * mx * my).sum(axis=1),
+        return pearson_from_sums(n, sx, sy, sxx, syy, (w * mx * my).sum(axis=1),
                            sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
     # item level: per item, across systems weighted by ws; then the mean over drawn items
     n = ws @ V                               # (B, I)
     sx, sy = ws @ X0, ws @ Y0
     sxx, syy, sxy = ws @ (X0 * X0), ws @ (Y0 * Y0), ws @ (X0 * Y0)
-    r = _weighted_r(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
+    r = pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
     w = np.where(np.isfinite(r), wi, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (w * np.nan_to_num(r)).sum(axis=1) / w.sum(axis=1)
     return np.where(w.sum(axis=1) > 0, out, np.nan)
 
 
-def _weighted_ranks(v: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Average ranks of the values ``v`` (N,) in samples where value k appears ``w[b, k]`` times.
+_MEANS_CACHE: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
-    Sorting once: in sample b a tie group of total weight G preceded by weight C occupies ranks
-    C + 1 .. C + G, so each member's average rank is C + (G + 1) / 2 -- exactly what ranking
-    the expanded resample would give, without sorting each resample.
+
+def _resampled_system_means(
+    X: np.ndarray, Y: np.ndarray, item_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_system_means_of_resamples`, remembering the last answer.
+
+    The validation study asks for the same means once per rank coefficient (same scores, same
+    seed); the key is a digest of the contents, so the answer is the same as recomputing.
     """
-    order = np.argsort(v, kind="stable")
-    vs = v[order]
-    starts = np.flatnonzero(np.r_[True, vs[1:] != vs[:-1]])
-    group_sorted = np.cumsum(np.r_[False, vs[1:] != vs[:-1]])
-    G = np.add.reduceat(w[:, order], starts, axis=1)           # (B, groups)
-    rank_group = np.cumsum(G, axis=1) - G + (G + 1) / 2
-    group = np.empty_like(group_sorted)
-    group[order] = group_sorted
-    return rank_group[:, group]
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for a in (X, Y, item_idx):
+        h.update(str(a.shape).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    key = h.digest()
+    if key not in _MEANS_CACHE:
+        _MEANS_CACHE.clear()  # one entry: the study moves on to the next metric
+        mx, my = _system_means_of_resamples(X, Y, item_idx)
+        mx.flags.writeable = my.flags.writeable = False
+        _MEANS_CACHE[key] = (mx, my)
+    return _MEANS_CACHE[key]
 
 
-def _spearman_segment_from_counts(
-    X: np.ndarray, Y: np.ndarray, ws: np.ndarray, wi: np.ndarray
-) -> np.ndarray:
-    """Segment-level Spearman on every resample from cell weights and weighted ranks."""
+def _system_means_of_resamples(
+    X: np.ndarray, Y: np.ndarray, item_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(B, S) per-system means over the complete cells of the items drawn in each resample.
+
+    Bitwise equal to :func:`~nlgeval.correlation.levels.system_means` of every resampled
+    (B, S, I) stack -- the same sums over the same items in the same (B, S, I) layout, which
+    decides numpy's summation order -- but for the S distinct systems instead of the drawn
+    ones and with the zero-filling done once on the original matrix; the resampled systems are
+    then rows of the result. (Products with resample counts would be faster but round
+    differently, which reorders systems whose means are equal in exact arithmetic and so
+    changes rank coefficients.)
+    """
     ok = np.isfinite(X) & np.isfinite(Y)
-    si, ii = np.nonzero(ok)
-    out = np.empty(ws.shape[0])
-    # chunks of resamples keep the (B, N) work arrays in cache: time stays linear in B
-    step = max(1, 250_000 // max(1, si.size))
-    for b0 in range(0, ws.shape[0], step):
-        w = ws[b0:b0 + step, si] * wi[b0:b0 + step, ii]       # (b, N) cell multiplicities
-        rx = _weighted_ranks(X[si, ii], w)
-        ry = _weighted_ranks(Y[si, ii], w)
-        n = w.sum(axis=1)
-        sx, sy = (w * rx).sum(axis=1), (w * ry).sum(axis=1)
-        sxx, syy = (w * rx * rx).sum(axis=1), (w * ry * ry).sum(axis=1)
-        sxy = (w * rx * ry).sum(1)
-        out[b0:b0 + step] = _weighted_r(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
-                                        syy / np.maximum(n, 1))
-    return out
+    Xz, Yz = np.where(ok, X, 0.0), np.where(ok, Y, 0.0)
+    B, S = item_idx.shape[0], X.shape[0]
+    mx, my = np.empty((B, S)), np.empty((B, S))
+    cnt = resample_counts(item_idx, X.shape[1]) @ ok.T.astype(float)  # exact small integers
+    rows = np.arange(S)[None, :, None]
+    chunk = max(1, _CELLS_PER_CHUNK // max(1, X.size))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for b0 in range(0, B, chunk):
+            ii = item_idx[b0:b0 + chunk, None, :]
+            mx[b0:b0 + chunk] = Xz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
+            my[b0:b0 + chunk] = Yz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
+    return np.where(cnt > 0, mx, np.nan), np.where(cnt > 0, my, np.nan)
 
 
 def bootstrap_distribution(
@@ -190,34 +219,50 @@ def bootstrap_distribution(
 ) -> np.ndarray:
     """The coefficient on every resampled sub-matrix ``X[sys_idx[b]][:, item_idx[b]]``.
 
-    Pearson is computed from resample counts and sufficient statistics (no resample is
-    materialised); the rank coefficients gather the (B, S, I) stack in chunks and rank it.
+    No resample is materialised except at the item levels: Pearson comes from resample counts
+    and sufficient statistics, segment-level Spearman and Kendall from weighted ranks / pair
+    counts (``_kendall_weighted``), system-level rank coefficients from resampled system means
+    (a (B, S) batch); the item levels gather the (B, S, I) stack in chunks of resamples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 5.0], [0.0, 1.0, 1.5]])
+    >>> Y = np.array([[1.0, 3.0, 2.0], [2.0, 4.0, 6.0], [1.0, 1.0, 2.0]])
+    >>> si, ii = resample_indices(3, 3, 4, "both", seed=0)
+    >>> bootstrap_distribution(X, Y, "segment", "spearman", si, ii).shape
+    (4,)
     """
     X = np.asarray(X, dtype=float)
     Y = np.asarray(Y, dtype=float)
     level = check_level(level)
     if level == "system-grouped":  # the item level of the transposed matrices
         return bootstrap_distribution(X.T, Y.T, "item", coefficient, item_idx, sys_idx)
-    if check_coefficient(coefficient) == "pearson":
+    coefficient = check_coefficient(coefficient)
+    if coefficient == "pearson":
         ws = resample_counts(sys_idx, X.shape[0])
         wi = resample_counts(item_idx, X.shape[1])
         return _pearson_from_counts(X, Y, level, ws, wi)
-    if check_coefficient(coefficient) in ("kendall", "kendall_c") and level == "segment":
-        # weighted pair counts per resample in one numba call (Knight 1966), no sort and no
-        # scipy call per resample; nlgeval's rule (fewer than 3 complete cells -> NaN) on top
-        from nlgeval.correlation._kendall_weighted import weighted_kendall_segment
+    if level == "segment":
+        # weighted ranks / pair counts per resample in one numba call (no sort and no scipy
+        # call per resample; both cores); numba is imported only when needed (start-up time)
+        from nlgeval.correlation._kendall_weighted import (
+            weighted_kendall_segment,
+            weighted_spearman_segment,
+        )
 
-        variant = "tau_b" if check_coefficient(coefficient) == "kendall" else "tau_c"
         ws = resample_counts(sys_idx, X.shape[0])
         wi = resample_counts(item_idx, X.shape[1])
-        out = weighted_kendall_segment(X, Y, ws, wi, variant)
-        ok = (np.isfinite(X) & np.isfinite(Y)).astype(float)
-        n_b = np.einsum("bs,si,bi->b", ws, ok, wi)
-        return np.where(n_b >= 3, out, np.nan)
-    if check_coefficient(coefficient) == "spearman" and level == "segment":
-        ws = resample_counts(sys_idx, X.shape[0])
-        wi = resample_counts(item_idx, X.shape[1])
-        return _spearman_segment_from_counts(X, Y, ws, wi)
+        if coefficient == "spearman":
+            return weighted_spearman_segment(X, Y, ws, wi)
+        variant = "tau_b" if coefficient == "kendall" else "tau_c"
+        return weighted_kendall_segment(X, Y, ws, wi, variant)
+    if level == "system":
+        # resampled system means per distinct system, then the resampled systems' rows: a
+        # (B, S) problem for batch_correlation instead of a (B, S, I) stack
+        mx, my = _resampled_system_means(X, Y, item_idx)
+        rows = np.arange(sys_idx.shape[0])[:, None]
+        return batch_correlation(mx[rows, sys_idx], my[rows, sys_idx], coefficient)
     B, S = sys_idx.shape
     n_items = item_idx.shape[1]
     out = np.empty(B)
@@ -230,11 +275,24 @@ def bootstrap_distribution(
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
-    """Observed coefficient, percentile bootstrap interval, and the resampled distribution."""
+class BootstrapResult(StatResult):
+    """Observed coefficient, percentile bootstrap interval, and the resampled distribution.
+
+    ``pvalue`` is NaN (a bootstrap interval, not a test); ``distribution`` (left out of
+    ``to_dict``) holds the coefficient of every resample, NaN where it is undefined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 5.0], [0.0, 1.0, 1.5]])
+    >>> res = bootstrap_correlation(X, X + 1.0, "segment", resamples=20, seed=1)
+    >>> res.statistic, res.confidence_interval()
+    (1.0, ConfidenceInterval(low=1.0, high=1.0))
+    """
 
     statistic: float
-    confidence_interval: ConfidenceInterval
+    ci_low: float
+    ci_high: float
     level: str
     coefficient: str
     resample: str
@@ -242,27 +300,23 @@ class BootstrapResult:
     seed: int
     confidence_level: float
     n_undefined: int = 0
-    distribution: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "statistic": self.statistic,
-            "ci_low": self.confidence_interval.low,
-            "ci_high": self.confidence_interval.high,
-            "level": self.level,
-            "coefficient": self.coefficient,
-            "resample": self.resample,
-            "resamples": self.resamples,
-            "seed": self.seed,
-            "confidence_level": self.confidence_level,
-            "n_undefined": self.n_undefined,
-        }
+    distribution: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False,
+                                     compare=False)
+    pvalue: float = math.nan
+    _omit = frozenset({"distribution", "pvalue"})
 
 
 def percentile_interval(
     distribution: np.ndarray, confidence_level: float = 0.95
 ) -> ConfidenceInterval:
-    """The percentile interval (numpy's default linear interpolation), ignoring NaN resamples."""
+    """The percentile interval (numpy's default linear interpolation), ignoring NaN resamples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> percentile_interval(np.arange(101.0), 0.9)
+    ConfidenceInterval(low=5.0, high=95.0)
+    """
     d = np.asarray(distribution, dtype=float)
     d = d[np.isfinite(d)]
     if d.size == 0:
@@ -289,6 +343,15 @@ def bootstrap_correlation(
     ``X``, ``Y``: (systems x items) matrices, NaN = missing. Resamples on which the coefficient
     is undefined (e.g. all drawn systems identical) are left out of the percentiles and counted
     in ``n_undefined``; a warning is issued when more than 1 % are undefined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(6, 20)); M = H + rng.normal(size=(6, 20))
+    >>> res = bootstrap_correlation(M, H, "segment", "kendall", resamples=200, seed=1)
+    >>> res.confidence_interval().low < res.statistic < res.confidence_interval().high
+    True
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
@@ -309,9 +372,11 @@ def bootstrap_correlation(
             DegenerateInputWarning,
             stacklevel=2,
         )
+    ci = percentile_interval(dist, confidence_level)
     return BootstrapResult(
         statistic=observed,
-        confidence_interval=percentile_interval(dist, confidence_level),
+        ci_low=ci.low,
+        ci_high=ci.high,
         level=level,
         coefficient=coefficient,
         resample=resample,

@@ -8,6 +8,13 @@ bootstrap or permutation test does not call scipy once per resample.
 
 Kendall's tau is tau-b (ties corrected; Kendall 1945) unless ``"kendall_c"`` (Stuart's tau-c) is
 asked for.
+
+**Degenerate input, one rule for every code path** (point estimate, batch, bootstrap and
+permutation kernels): a coefficient is undefined -- NaN, never an exception -- when fewer than
+3 complete pairs remain or either variable is constant. The kernels that work from sufficient
+statistics (:func:`pearson_from_sums`, used by the bootstrap, the permutation tests and the
+weighted rank kernels in ``_kendall_weighted``) see "constant" as a centred sum of squares of at
+most ``1e-10 * n * scale``, which is how an exactly constant variable shows up after rounding.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from nlgeval.results import ConfidenceInterval
+from nlgeval.results import ConfidenceInterval, StatResult
 
 Coefficient = Literal["pearson", "spearman", "kendall", "kendall_c"]
 COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall", "kendall_c")
@@ -31,10 +38,27 @@ KENDALL_PAIRWISE_MAX_N = 120
 
 
 class DegenerateInputWarning(RuntimeWarning):
-    """A coefficient could not be computed (n < 3, constant scores) and is reported as NaN."""
+    """A coefficient could not be computed (n < 3, constant scores) and is reported as NaN.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     r = correlation([1, 1, 1], [1, 2, 3])
+    >>> w[0].category.__name__, r.statistic
+    ('DegenerateInputWarning', nan)
+    """
 
 
 def check_coefficient(name: str) -> str:
+    """The canonical name of a coefficient (tau, rho, r, tau-b, tau-c accepted); else InputError.
+
+    Examples
+    --------
+    >>> check_coefficient("tau"), check_coefficient("Tau-C")
+    ('kendall', 'kendall_c')
+    """
     from nlgeval.errors import InputError
 
     key = name.strip().lower().replace("-", "_")
@@ -49,33 +73,33 @@ def check_coefficient(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class CorrelationResult:
+class CorrelationResult(StatResult):
     """One correlation coefficient with its p-value, sample size and confidence interval.
 
-    ``confidence_interval`` is the Fisher-z interval for Pearson (Fisher 1921) and NaN for the
-    rank coefficients (use the bootstrap in :mod:`nlgeval.correlation.bootstrap` for those).
-    ``n_missing`` counts pairs dropped because one of the two values was missing.
+    ``ci_low``/``ci_high`` (``confidence_interval()``) is the Fisher-z interval for Pearson
+    (Fisher 1921) and NaN for the rank coefficients (use the bootstrap in
+    :mod:`nlgeval.correlation.bootstrap` for those). ``n_missing`` counts pairs dropped because
+    one of the two values was missing. ``level`` is set when the coefficient was computed at a
+    correlation level (:func:`nlgeval.correlation.levels.level_correlation`); it is the same
+    class as ``LevelCorrelation``.
+
+    Examples
+    --------
+    >>> res = correlation([1, 2, 3, 4], [1, 3, 2, 4])
+    >>> r, p = res
+    >>> round(r, 2), res.n
+    (0.8, 4)
     """
 
     coefficient: str
     statistic: float
     pvalue: float
     n: int
-    confidence_interval: ConfidenceInterval
+    ci_low: float = math.nan
+    ci_high: float = math.nan
     n_missing: int = 0
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "coefficient": self.coefficient,
-            "statistic": self.statistic,
-            "pvalue": self.pvalue,
-            "n": self.n,
-            "ci_low": self.confidence_interval.low,
-            "ci_high": self.confidence_interval.high,
-            "n_missing": self.n_missing,
-            "note": self.note,
-        }
+    level: str = ""
 
 
 _NAN_CI = ConfidenceInterval(math.nan, math.nan)
@@ -85,6 +109,12 @@ def fisher_z_interval(r: float, n: int, confidence_level: float = 0.95) -> Confi
     """Fisher (1921) interval for Pearson's r: tanh(atanh(r) -/+ z_{1-a/2} / sqrt(n - 3)).
 
     NaN when n <= 3 or r is NaN; r = +-1 gives the degenerate interval [r, r].
+
+    Examples
+    --------
+    >>> ci = fisher_z_interval(0.5, 28)
+    >>> round(ci.low, 3), round(ci.high, 3)
+    (0.156, 0.736)
     """
     if not np.isfinite(r) or n <= 3:
         return _NAN_CI
@@ -114,6 +144,12 @@ def correlation(
 
     Returns NaN (with a :class:`DegenerateInputWarning` naming ``label`` and the reason) when
     fewer than 3 complete pairs remain or either vector is constant.
+
+    Examples
+    --------
+    >>> res = correlation([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], "spearman")
+    >>> round(res.statistic, 2), res.n
+    (0.8, 5)
     """
     coefficient = check_coefficient(coefficient)
     x = np.asarray(x, dtype=float).ravel()
@@ -128,11 +164,11 @@ def correlation(
     n = int(x.size)
     if n < 3:
         note = _degenerate(f"only {n} complete pair(s), need at least 3", label)
-        return CorrelationResult(coefficient, math.nan, math.nan, n, _NAN_CI, n_missing, note)
+        return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         which = "first" if np.ptp(x) == 0 else "second"
         note = _degenerate(f"the {which} variable is constant", label)
-        return CorrelationResult(coefficient, math.nan, math.nan, n, _NAN_CI, n_missing, note)
+        return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
     if coefficient == "pearson":
         res = stats.pearsonr(x, y, alternative=alternative)
         r, p = float(res.statistic), float(res.pvalue)
@@ -144,10 +180,41 @@ def correlation(
         variant = "b" if coefficient == "kendall" else "c"
         res = stats.kendalltau(x, y, variant=variant, alternative=alternative)
         r, p, ci = float(res.statistic), float(res.pvalue), _NAN_CI
-    return CorrelationResult(coefficient, r, p, n, ci, n_missing)
+    return CorrelationResult(coefficient, r, p, n, ci.low, ci.high, n_missing)
 
 
 # ----------------------------------------------------------------------------- batch versions
+def pearson_from_sums(
+    n: np.ndarray, sx: np.ndarray, sy: np.ndarray, sxx: np.ndarray, syy: np.ndarray,
+    sxy: np.ndarray, scale_x: np.ndarray | float, scale_y: np.ndarray | float,
+) -> np.ndarray:
+    """Pearson r (Pearson 1896) from (weighted) sums: the one Pearson kernel of nlgeval.
+
+    ``n`` is the total weight, ``sx``... the weighted sums of x, y, x^2, y^2 and xy (ideally of
+    values centred near their mean, to limit cancellation); ``scale_x``/``scale_y`` the mean
+    square that decides when a centred sum of squares counts as zero. NaN when ``n < 3`` or a
+    variable is constant (the module's degenerate-input rule); clipped to [-1, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, y = np.array([1.0, 2.0, 4.0]), np.array([1.0, 3.0, 2.0])
+    >>> r = pearson_from_sums(3, x.sum(), y.sum(), x @ x, y @ y, x @ y, x @ x / 3, y @ y / 3)
+    >>> bool(np.isclose(r, np.corrcoef(x, y)[0, 1]))
+    True
+    """
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cxx = sxx - sx * sx / n
+        cyy = syy - sy * sy / n
+        cxy = sxy - sx * sy / n
+        r = cxy / np.sqrt(cxx * cyy)
+    tiny_x = cxx <= 1e-10 * np.maximum(scale_x, 1e-300) * np.maximum(n, 1)
+    tiny_y = cyy <= 1e-10 * np.maximum(scale_y, 1e-300) * np.maximum(n, 1)
+    bad = ~(n >= 3) | tiny_x | tiny_y
+    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
+
+
 def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Pearson r along the last axis using only positions where ``valid`` is True."""
     w = valid.astype(float)
@@ -157,16 +224,16 @@ def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarr
         my = np.where(valid, y, 0.0).sum(axis=-1) / n
         dx = np.where(valid, x - mx[..., None], 0.0)
         dy = np.where(valid, y - my[..., None], 0.0)
-        sxy = (dx * dy).sum(axis=-1)
         sxx = (dx * dx).sum(axis=-1)
         syy = (dy * dy).sum(axis=-1)
-        r = sxy / np.sqrt(sxx * syy)
+        r = pearson_from_sums(n, 0.0, 0.0, sxx, syy, (dx * dy).sum(axis=-1), 0.0, 0.0)
+    # exactly constant (all valid values equal) is the rule; the sums see it as a zero
+    # centred sum of squares, which rounding can hide when the values are not representable
     xmax = np.where(valid, x, -np.inf).max(axis=-1)
     xmin = np.where(valid, x, np.inf).min(axis=-1)
     ymax = np.where(valid, y, -np.inf).max(axis=-1)
     ymin = np.where(valid, y, np.inf).min(axis=-1)
     bad = (n < 3) | (xmax == xmin) | (ymax == ymin)
-    r = np.clip(r, -1.0, 1.0)
     return np.where(bad, np.nan, r)
 
 
@@ -253,6 +320,13 @@ def batch_correlation(x: np.ndarray, y: np.ndarray, coefficient: str = "pearson"
     (``scipy.stats.rankdata(axis=-1)``), Kendall from pairwise signs for n <=
     ``KENDALL_PAIRWISE_MAX_N`` else one scipy call per vector. Degenerate vectors give NaN
     silently (callers count them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, np.nan]])
+    >>> batch_correlation(x, np.array([[1.0, 3.0, 2.0, 4.0]] * 2), "kendall").round(3)
+    array([0.667, 0.333])
     """
     coefficient = check_coefficient(coefficient)
     x = np.asarray(x, dtype=float)

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -43,13 +43,21 @@ from scipy import stats
 from nlgeval.correlation.coefficients import batch_correlation, check_coefficient
 from nlgeval.correlation.levels import check_level, level_statistic, system_means
 from nlgeval.errors import InputError
+from nlgeval.results import StatResult
 
 Alternative = Literal["two-sided", "greater", "less"]
 
 
 @dataclass(frozen=True)
-class WilliamsResult:
-    """Williams' t for H0: rho12 = rho13 (H1 per ``alternative``; "greater": rho12 > rho13)."""
+class WilliamsResult(StatResult):
+    """Williams' t for H0: rho12 = rho13 (H1 per ``alternative``; "greater": rho12 > rho13).
+
+    Examples
+    --------
+    >>> res = williams_test(0.6, 0.4, 0.5, 100, "greater")
+    >>> round(res.statistic, 3), res.df
+    (2.449, 97)
+    """
 
     statistic: float
     df: int
@@ -60,10 +68,6 @@ class WilliamsResult:
     n: int
     alternative: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "df": self.df, "pvalue": self.pvalue,
-                "r12": self.r12, "r13": self.r13, "r23": self.r23, "n": self.n,
-                "alternative": self.alternative}
 
 
 def williams_test(
@@ -73,6 +77,11 @@ def williams_test(
 
     NaN when any correlation is NaN, n <= 3, or the correlation matrix is not positive
     semi-definite.
+
+    Examples
+    --------
+    >>> round(williams_test(0.6, 0.4, 0.5, 100).pvalue, 4)
+    0.0161
     """
     vals = (r12, r13, r23)
     if alternative not in ("two-sided", "greater", "less"):
@@ -125,6 +134,16 @@ def williams_from_scores(
 
     The three correlations use the same units (cells complete for A, B and human). For
     ``coefficient="spearman"`` the vectors are ranked first. Default one-sided: H1 "A better".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(5, 20))
+    >>> A = H + 0.5 * rng.normal(size=(5, 20))
+    >>> B = H + 2 * rng.normal(size=(5, 20))
+    >>> williams_from_scores(A, B, H, "segment").pvalue < 0.001
+    True
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
@@ -140,13 +159,24 @@ def williams_from_scores(
 
 
 @dataclass(frozen=True)
-class PermutationResult:
+class PermutationResult(StatResult):
     """Paired permutation test of r(A, human) - r(B, human).
 
     ``draws_a`` / ``draws_b`` hold, for every permutation, the coefficient of the metric in
     slot A / slot B after the swap (shape ``(permutations,)``); ``statistic_a`` /
     ``statistic_b`` are aliases of ``r_a`` / ``r_b`` (the shared shape of nlgeval's
     metric-comparison results, see :class:`PermutationComparison`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(4, 10))
+    >>> A = H + 0.5 * rng.normal(size=(4, 10))
+    >>> B = rng.normal(size=(4, 10))
+    >>> stat, p = permutation_test(A, B, H, "segment", permutations=200, seed=0)
+    >>> stat > 0, p < 0.01
+    (True, True)
     """
 
     statistic: float
@@ -168,25 +198,36 @@ class PermutationResult:
     def statistic_b(self) -> float:
         return self.r_b
 
-    def to_dict(self) -> dict[str, Any]:
-        """Everything but the per-draw arrays (JSON-sized)."""
-        return {"statistic": self.statistic, "pvalue": self.pvalue, "r_a": self.r_a,
-                "r_b": self.r_b, "statistic_a": self.r_a, "statistic_b": self.r_b,
-                "permutations": self.permutations, "scheme": self.scheme,
-                "alternative": self.alternative, "seed": self.seed}
+    _aliases = {"statistic_a": "r_a", "statistic_b": "r_b"}
+    _omit = frozenset({"draws_a", "draws_b"})  # JSON-sized: everything but the draws
 
 
 @dataclass(frozen=True)
-class PermutationComparison:
-    """PERM-BOTH comparison of two metrics on one statistic (the shared result shape).
+class PermutationComparison(StatResult):
+    """A paired permutation comparison of two metrics on one statistic: nlgeval's one result
+    shape for "metric A agrees with humans better than metric B" (PERM-BOTH and the
+    pairwise-accuracy / Kendall-variant tests; ``PairedPermutationResult`` is the same class).
 
     ``statistic = statistic_a - statistic_b``; ``pvalue`` is one-sided, H1 "A is better than
-    B": ``p = (1 + #{d* >= d}) / (1 + K)`` over the ``K`` draws ``d* = draws_a - draws_b``
-    (Phipson & Smyth 2010, "Permutation p-values should never be zero"). MTME
-    (``stats.PermutationSigDiff``) reports ``#{d* >= d} / K``. ``draws_a`` / ``draws_b`` are
-    the statistic of the metric in slot A / slot B after each swap (shape ``(K,)``); the WMT
-    overall score (:func:`nlgeval.correlation.ranking.overall_score`) sums them, rescaled,
-    across tasks.
+    B": ``p = (1 + n_at_least) / (1 + K)`` with ``n_at_least = #{d* >= d}`` over the ``K``
+    draws ``d* = draws_a - draws_b`` (Phipson & Smyth 2010, "Permutation p-values should never
+    be zero"); MTME (``stats.PermutationSigDiff``) reports ``n_at_least / K``
+    (:attr:`pvalue_mtme`). ``draws_a`` / ``draws_b`` are the statistic of the metric in slot A
+    / slot B after each swap (shape ``(K,)``, left out of ``to_dict``); the WMT overall score
+    (:func:`nlgeval.correlation.ranking.overall_score`) sums them, rescaled, across tasks.
+    ``scheme``: ``"both"``/``"cells"`` (scores swapped per (system, item) cell), ``"systems"``,
+    ``"items"``, or ``"pairs"`` (MTME's ``perm_test='pairs'``: pairwise-comparison outcomes
+    swapped per pair). ``variant``, ``grouping``, ``epsilon_a``/``epsilon_b``, ``calibrated``,
+    ``n_groups`` and ``n_pairs`` describe Kendall-variant tests (empty/0 otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = comparison_from_draws(0.6, 0.4, np.array([0.5, 0.45, 0.6]),
+    ...                             np.array([0.5, 0.55, 0.4]), name="pearson")
+    >>> stat, p = res
+    >>> round(stat, 2), p, res.n_at_least
+    (0.2, 0.5, 1)
     """
 
     statistic: float
@@ -194,20 +235,28 @@ class PermutationComparison:
     statistic_a: float
     statistic_b: float
     permutations: int
-    draws_a: np.ndarray = field(repr=False, compare=False)
-    draws_b: np.ndarray = field(repr=False, compare=False)
-    name: str = ""
+    n_at_least: int = 0
+    variant: str = ""
+    grouping: str = ""
     scheme: str = "both"
-    alternative: str = "greater"
     seed: int | None = 0
+    epsilon_a: float = 0.0
+    epsilon_b: float = 0.0
+    calibrated: bool = False
+    n_groups: int = 0
+    n_pairs: int = 0
     note: str = ""
+    draws_a: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+    draws_b: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+    name: str = ""
+    alternative: str = "greater"
+    _aliases = {"pvalue_mtme": "pvalue_mtme"}
+    _omit = frozenset({"draws_a", "draws_b"})  # JSON-sized: everything but the draws
 
-    def to_dict(self) -> dict[str, Any]:
-        """Everything but the per-draw arrays (JSON-sized)."""
-        return {"name": self.name, "statistic": self.statistic, "pvalue": self.pvalue,
-                "statistic_a": self.statistic_a, "statistic_b": self.statistic_b,
-                "permutations": self.permutations, "scheme": self.scheme,
-                "alternative": self.alternative, "seed": self.seed, "note": self.note}
+    @property
+    def pvalue_mtme(self) -> float:
+        """MTME's p-value convention, ``n_at_least / permutations`` (can be 0)."""
+        return self.n_at_least / self.permutations if self.permutations else math.nan
 
 
 def comparison_from_draws(
@@ -221,14 +270,24 @@ def comparison_from_draws(
     seed: int | None = 0,
     note: str = "",
 ) -> PermutationComparison:
-    """Build a :class:`PermutationComparison` (one-sided p, H1 "A better") from the draws."""
+    """Build a :class:`PermutationComparison` (one-sided p, H1 "A better") from the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> comparison_from_draws(0.7, 0.5, np.zeros(9), np.zeros(9)).pvalue
+    0.1
+    """
     draws_a = np.asarray(draws_a, dtype=float)
     draws_b = np.asarray(draws_b, dtype=float)
     observed = statistic_a - statistic_b
-    p = _permutation_p(observed, draws_a - draws_b, "greater")
+    d = draws_a - draws_b
+    p = _permutation_p(observed, d, "greater")
+    hits = int(round(p * (1 + np.isfinite(d).sum()) - 1)) if np.isfinite(p) else 0
     return PermutationComparison(float(observed), p, float(statistic_a), float(statistic_b),
-                                 int(draws_a.shape[0]), draws_a, draws_b, name, scheme,
-                                 "greater", seed, note)
+                                 int(draws_a.shape[0]), n_at_least=hits, scheme=scheme,
+                                 seed=seed, note=note, draws_a=draws_a, draws_b=draws_b,
+                                 name=name, alternative="greater")
 
 
 def _standardise(X: np.ndarray) -> np.ndarray:
@@ -253,6 +312,11 @@ def iter_swap_masks(
     same masks as :func:`swap_masks` for any chunk size (PERM-BOTH: one coin per cell;
     PERM-SYS / PERM-INPUT: one coin per system / item, broadcast). The default chunk keeps a
     chunk near 4 million cells.
+
+    Examples
+    --------
+    >>> [m.shape for m in iter_swap_masks((2, 3), 5, seed=0, chunk=2)]
+    [(2, 2, 3), (2, 2, 3), (1, 2, 3)]
     """
     if scheme not in ("both", "systems", "items"):
         raise InputError(f"permutation scheme must be both, systems or items, got {scheme!r}")
@@ -275,7 +339,13 @@ def iter_swap_masks(
 
 
 def swap_masks(shape: tuple[int, int], permutations: int, scheme: str, seed: int) -> np.ndarray:
-    """(P, S, I) boolean masks (True = swap A and B in that cell) for PERM-BOTH/SYS/INPUT."""
+    """(P, S, I) boolean masks (True = swap A and B in that cell) for PERM-BOTH/SYS/INPUT.
+
+    Examples
+    --------
+    >>> swap_masks((2, 3), 4, "systems", 0).shape
+    (4, 2, 3)
+    """
     chunks = list(iter_swap_masks(shape, permutations, scheme, seed, chunk=max(1, permutations)))
     return np.concatenate(chunks) if chunks else np.zeros((0, *shape), dtype=bool)
 
@@ -290,20 +360,22 @@ def _pearson_swap_draws(
     m . ((B - A) H), and the reverse for B*; so each statistic is one contraction of the
     (P, S, I) mask with a fixed matrix. Same numbers as recomputing r on every swapped matrix.
     """
-    from nlgeval.correlation.bootstrap import _weighted_r
+    from nlgeval.correlation.coefficients import pearson_from_sums
 
     ok = np.isfinite(A) & np.isfinite(B) & np.isfinite(H)
     V = ok.astype(float)
     A0, B0, H0 = (np.where(ok, M, 0.0) for M in (A, B, H))
     D, E, F = B0 - A0, B0 * B0 - A0 * A0, (B0 - A0) * H0
-    m = masks.astype(float)
+    P = masks.shape[0]
+    # one float copy of the masks, contracted by matrix products (BLAS) rather than einsum
+    m = masks.reshape(P, -1) if masks.dtype == float else masks.reshape(P, -1).astype(float)
 
     def r_of(n, sx, sxx, sxy, sy, syy):  # type: ignore[no-untyped-def]
-        return _weighted_r(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
+        return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
                            syy / np.maximum(n, 1))
 
     if level == "segment":
-        mD, mE, mF = (np.einsum("psi,si->p", m, M) for M in (D, E, F))
+        mD, mE, mF = (m @ np.stack([D, E, F]).reshape(3, -1).T).T
         n, sy, syy = V.sum(), H0.sum(), (H0 * H0).sum()
         ra = r_of(n, A0.sum() + mD, (A0 * A0).sum() + mE, (A0 * H0).sum() + mF, sy, syy)
         rb = r_of(n, B0.sum() - mD, (B0 * B0).sum() - mE, (B0 * H0).sum() - mF, sy, syy)
@@ -312,7 +384,7 @@ def _pearson_swap_draws(
         cnt = V.sum(axis=1)
         w = (cnt > 0).astype(float)
         safe = np.maximum(cnt, 1)
-        mD = np.einsum("psi,si->ps", m, D)
+        mD = np.einsum("psi,si->ps", m.reshape(masks.shape), D)
         ma = (A0.sum(axis=1) + mD) / safe
         mb = (B0.sum(axis=1) - mD) / safe
         mh = H0.sum(axis=1) / safe
@@ -320,7 +392,7 @@ def _pearson_swap_draws(
         ra = r_of(n, (w * ma).sum(1), (w * ma * ma).sum(1), (w * ma * mh).sum(1), sy, syy)
         rb = r_of(n, (w * mb).sum(1), (w * mb * mb).sum(1), (w * mb * mh).sum(1), sy, syy)
         return ra, rb
-    mD, mE, mF = (np.einsum("psi,si->pi", m, M) for M in (D, E, F))
+    mD, mE, mF = (np.einsum("psi,si->pi", m.reshape(masks.shape), M) for M in (D, E, F))
     n, sy, syy = V.sum(axis=0), H0.sum(axis=0), (H0 * H0).sum(axis=0)
     ra = r_of(n, A0.sum(0) + mD, (A0 * A0).sum(0) + mE, (A0 * H0).sum(0) + mF, sy, syy)
     rb = r_of(n, B0.sum(0) - mD, (B0 * B0).sum(0) - mE, (B0 * H0).sum(0) - mF, sy, syy)
@@ -354,16 +426,44 @@ def _permutation_draws(
         draws_a, draws_b = _pearson_swap_draws(A, B, H, level, masks)
         return r_a, r_b, np.asarray(draws_a, float), np.asarray(draws_b, float)
     P = masks.shape[0]
-    draws_a, draws_b = np.empty(P), np.empty(P)
     chunk = max(1, 2_000_000 // max(1, A.size))
-    for s in range(0, P, chunk):
-        m = masks[s:s + chunk]
+    draws_a, draws_b = swap_draws(
+        A, B, H, (masks[s:s + chunk] for s in range(0, P, chunk)), P,
+        lambda Xs, Hs: level_statistic(Xs, Hs, level, coefficient))
+    return r_a, r_b, draws_a, draws_b
+
+
+def swap_draws(
+    A: np.ndarray, B: np.ndarray, H: np.ndarray, mask_chunks: Iterable[np.ndarray], total: int,
+    statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """``statistic(A*, H)`` and ``statistic(B*, H)`` for every swap mask (PERM-BOTH's loop).
+
+    ``mask_chunks`` yields (c, S, I) boolean masks (True = swap A and B in that cell; e.g.
+    :func:`iter_swap_masks`), ``total`` masks in all; ``statistic`` maps a (c, S, I) stack of
+    metric matrices and the matching human stack to c values. The one permutation loop of the
+    package: the correlation coefficients here and the Kendall variants
+    (:func:`nlgeval.correlation.kendall.kendall_permutation_test`) both use it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A, B, H = np.zeros((1, 2)), np.ones((1, 2)), np.ones((1, 2))
+    >>> masks = [np.array([[[True, False]], [[False, False]]])]
+    >>> swap_draws(A, B, H, masks, 2, lambda Xs, Hs: Xs.sum(axis=(1, 2)))
+    (array([1., 0.]), array([1., 2.]))
+    """
+    draws_a, draws_b = np.empty(total), np.empty(total)
+    start = 0
+    for m in mask_chunks:
+        k = m.shape[0]
         pa = np.where(m, B, A)
         pb = np.where(m, A, B)
-        Hs = np.broadcast_to(H, pa.shape)
-        draws_a[s:s + chunk] = level_statistic(pa, Hs, level, coefficient)
-        draws_b[s:s + chunk] = level_statistic(pb, Hs, level, coefficient)
-    return r_a, r_b, draws_a, draws_b
+        Hs = np.ascontiguousarray(np.broadcast_to(H, pa.shape))
+        draws_a[start:start + k] = statistic(pa, Hs)
+        draws_b[start:start + k] = statistic(pb, Hs)
+        start += k
+    return draws_a, draws_b
 
 
 def _permutation_p(observed: float, deltas: np.ndarray, alternative: str) -> float:
@@ -400,6 +500,14 @@ def permutation_test(
     ``alternative="greater"``: H1 r(A) > r(B). The result carries the per-draw coefficients
     ``draws_a`` / ``draws_b`` (r of the metric in slot A / B after each swap), which the WMT
     overall score (:func:`nlgeval.correlation.ranking.overall_score`) sums across tasks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(4, 10)); A = H + 0.5 * rng.normal(size=(4, 10))
+    >>> permutation_test(A, A, H, "segment", permutations=50, seed=0).pvalue
+    1.0
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
@@ -428,6 +536,16 @@ def comparison_matrix(
     Returns a long frame ``metric_a, metric_b, r_a, r_b, statistic, pvalue, method``. Williams'
     test only applies to Pearson/Spearman at system or segment level; otherwise the
     permutation test is used whatever ``method`` says (recorded in the ``method`` column).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(5, 12))
+    >>> mets = {"a": H + rng.normal(size=(5, 12)), "b": rng.normal(size=(5, 12))}
+    >>> cm = comparison_matrix(mets, H, "segment", "pearson", method="williams")
+    >>> cm[["metric_a", "metric_b"]].values.tolist(), bool(cm.pvalue.iloc[0] < 0.05)
+    ([['a', 'b'], ['b', 'a']], True)
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
@@ -439,6 +557,8 @@ def comparison_matrix(
     masks = None
     if use != "williams":
         masks = swap_masks(np.shape(Y), permutations, scheme, seed)
+        if coefficient == "pearson":  # converted once for every pair's matrix products
+            masks = masks.astype(float)
     for i, a in enumerate(names):
         for j, b in enumerate(names):
             if use == "williams" and i != j:
@@ -475,6 +595,13 @@ def significance_clusters(
     member. Metrics with a NaN correlation get cluster NaN. Returns ``metric, r, cluster``.
     (Before the rule moved to :mod:`~nlgeval.correlation.ranking`, this function used
     ``p < alpha`` and kept the input order among equal correlations.)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pw = pd.DataFrame({"metric_a": ["a", "b"], "metric_b": ["b", "a"], "pvalue": [0.01, 0.99]})
+    >>> significance_clusters(pw, {"a": 0.8, "b": 0.5})["cluster"].tolist()
+    [1.0, 2.0]
     """
     from nlgeval.correlation.ranking import assign_ranks
 
@@ -485,7 +612,15 @@ def significance_clusters(
 
 
 def pvalue_matrix(pairwise: pd.DataFrame, order: Sequence[str] | None = None) -> pd.DataFrame:
-    """Wide metric x metric matrix of the one-sided p-values (row better than column)."""
+    """Wide metric x metric matrix of the one-sided p-values (row better than column).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pw = pd.DataFrame({"metric_a": ["a", "b"], "metric_b": ["b", "a"], "pvalue": [0.01, 0.99]})
+    >>> float(pvalue_matrix(pw).loc["a", "b"])
+    0.01
+    """
     wide = pairwise.pivot(index="metric_a", columns="metric_b", values="pvalue")
     order = list(order) if order is not None else sorted(set(pairwise["metric_a"]))
     return wide.reindex(index=order, columns=order)

@@ -55,10 +55,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from nlgeval.correlation.compare import PermutationComparison, iter_swap_masks, swap_draws
 from nlgeval.errors import InputError
-from nlgeval.results import ConfidenceInterval
-
-_NO_CI = ConfidenceInterval(math.nan, math.nan)
+from nlgeval.results import Result, StatResult
 
 VARIANTS: tuple[str, ...] = ("tau_b", "tau_c", "tau_23", "acc_23")
 GROUPINGS: tuple[str, ...] = ("none", "item", "system")
@@ -84,7 +83,13 @@ DIRECT_MAX = 40
 
 
 def check_variant(name: str) -> str:
-    """Canonical variant name (``tau_b``, ``tau_c``, ``tau_23``, ``acc_23``) or InputError."""
+    """Canonical variant name (``tau_b``, ``tau_c``, ``tau_23``, ``acc_23``) or InputError.
+
+    Examples
+    --------
+    >>> check_variant("tau_b")
+    'tau_b'
+    """
     key = str(name).strip().lower().replace("-", "_")
     if key not in _VARIANT_ALIASES:
         raise InputError(f"unknown Kendall variant '{name}' (use one of: {', '.join(VARIANTS)})")
@@ -92,7 +97,13 @@ def check_variant(name: str) -> str:
 
 
 def check_grouping(name: str) -> str:
-    """Canonical grouping name (``none``, ``item``, ``system``) or InputError."""
+    """Canonical grouping name (``none``, ``item``, ``system``) or InputError.
+
+    Examples
+    --------
+    >>> check_grouping("item")
+    'item'
+    """
     key = str(name).strip().lower().replace("-", "_")
     if key not in _GROUPING_ALIASES:
         raise InputError(f"unknown grouping '{name}' (use one of: {', '.join(GROUPINGS)})")
@@ -100,6 +111,13 @@ def check_grouping(name: str) -> str:
 
 
 def check_epsilon(epsilon: float, variant: str | None = None) -> float:
+    """A valid metric-tie threshold epsilon (finite, >= 0); InputError otherwise.
+
+    Examples
+    --------
+    >>> check_epsilon(0.5)
+    0.5
+    """
     try:
         eps = float(epsilon)
     except (TypeError, ValueError):
@@ -412,6 +430,13 @@ class Groups:
     the item (grouping "item"), system ("system") or 0 ("none") the group came from;
     ``n_skipped`` counts groups with fewer than 2 complete cells. Within a group the cells are
     in row-major order of the (systems x items) matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = build_groups(np.array([[1.0, 2.0], [3.0, 4.0]]), np.ones((2, 2)), "item")
+    >>> g.sizes.tolist(), g.n_pairs.tolist()
+    ([2, 2], [1, 1])
     """
 
     x: np.ndarray
@@ -432,7 +457,15 @@ class Groups:
 
 
 def build_groups(X: np.ndarray, Y: np.ndarray, grouping: str) -> Groups:
-    """Split the complete cells of (systems x items) matrices into the grouping's groups."""
+    """Split the complete cells of (systems x items) matrices into the grouping's groups.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, np.nan], [3.0, 4.0]])
+    >>> build_groups(X, np.ones((2, 2)), "system").sizes.tolist()  # needs 2 complete cells
+    [2]
+    """
     grouping = check_grouping(grouping)
     ok = np.isfinite(X) & np.isfinite(Y)
     if grouping == "item":
@@ -457,13 +490,19 @@ def build_groups(X: np.ndarray, Y: np.ndarray, grouping: str) -> Groups:
 # --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class PairCounts:
+class PairCounts(Result):
     """Pair counts of Deutsch et al. (2023, Table 1) for one pair of vectors.
 
     ``concordant`` (C), ``discordant`` (D), ``ties_human`` (T_h: tied in the human scores only),
     ``ties_metric`` (T_m: tied in the metric only, ``|dm| <= epsilon``), ``ties_both`` (T_hm),
     ``n_pairs`` (N = C + D + T_h + T_m + T_hm = n (n - 1) / 2), ``n`` complete values,
     ``n_distinct_metric`` / ``n_distinct_human`` (for tau-c) and the ``epsilon`` used.
+
+    Examples
+    --------
+    >>> c = pair_counts([1, 2, 3, 3], [1, 2, 2, 3])
+    >>> c.concordant, c.ties_human, c.ties_metric, c.n_pairs
+    (4, 1, 1, 6)
     """
 
     concordant: int
@@ -484,12 +523,6 @@ class PairCounts:
                                        self.ties_metric, self.ties_both, self.n,
                                        self.n_distinct_metric, self.n_distinct_human, code))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"concordant": self.concordant, "discordant": self.discordant,
-                "ties_human": self.ties_human, "ties_metric": self.ties_metric,
-                "ties_both": self.ties_both, "n_pairs": self.n_pairs, "n": self.n,
-                "n_distinct_metric": self.n_distinct_metric,
-                "n_distinct_human": self.n_distinct_human, "epsilon": self.epsilon}
 
 
 def _counts_from_row(row: np.ndarray, eps: float) -> PairCounts:
@@ -498,12 +531,18 @@ def _counts_from_row(row: np.ndarray, eps: float) -> PairCounts:
 
 
 @dataclass(frozen=True)
-class KendallResult:
+class KendallResult(StatResult):
     """One Kendall variant for one pair of vectors, with its pair counts.
 
     ``pvalue`` is NaN: these are descriptive statistics (compare metrics with
     :func:`kendall_permutation_test`; scipy's ``kendalltau`` gives tau-b/tau-c p-values).
-    ``confidence_interval`` is NaN (use :func:`kendall_resample_distribution` for a bootstrap).
+    ``ci_low``/``ci_high`` are NaN (use :func:`kendall_resample_distribution` for a bootstrap).
+
+    Examples
+    --------
+    >>> res = kendall_variant([1, 2, 3, 4], [1, 3, 2, 4], "tau_b")
+    >>> round(res.statistic, 3), res.n, res.counts.concordant
+    (0.667, 4, 5)
     """
 
     statistic: float
@@ -513,18 +552,23 @@ class KendallResult:
     n_missing: int = 0
     pvalue: float = math.nan
     note: str = ""
-    confidence_interval: ConfidenceInterval = _NO_CI
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    _aliases = {"n": "n", "n_pairs": "n_pairs"}
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "variant": self.variant, "epsilon": self.epsilon,
-                "pvalue": self.pvalue, "ci_low": self.confidence_interval.low,
-                "ci_high": self.confidence_interval.high,
-                "n": self.counts.n, "n_pairs": self.counts.n_pairs,
-                "n_missing": self.n_missing, "counts": self.counts.to_dict(), "note": self.note}
+    @property
+    def n(self) -> int:
+        """Complete (metric, human) pairs of values."""
+        return self.counts.n
+
+    @property
+    def n_pairs(self) -> int:
+        """Pairs of values compared (n (n - 1) / 2)."""
+        return self.counts.n_pairs
 
 
 @dataclass(frozen=True)
-class GroupedResult:
+class GroupedResult(StatResult):
     """A Kendall variant under a grouping: the mean over groups whose value is defined.
 
     ``n_groups`` groups entered the mean, holding ``n_pairs`` pairs in all; ``n_skipped``
@@ -533,6 +577,15 @@ class GroupedResult:
     ``grouping="none"`` they are the counts of the pooled vectors). ``group_values`` holds one
     value per group of the grouping (items, systems, or the single pooled group; NaN = left
     out).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]])
+    >>> Y = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    >>> res = grouped_kendall(X, Y, "tau_b", "item")
+    >>> res.n_groups, round(res.statistic, 3)
+    (2, 0.667)
     """
 
     statistic: float
@@ -545,16 +598,11 @@ class GroupedResult:
     counts: PairCounts
     pvalue: float = math.nan
     note: str = ""
-    group_values: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
-    confidence_interval: ConfidenceInterval = _NO_CI
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"statistic": self.statistic, "variant": self.variant, "grouping": self.grouping,
-                "epsilon": self.epsilon, "pvalue": self.pvalue,
-                "ci_low": self.confidence_interval.low, "ci_high": self.confidence_interval.high,
-                "n_groups": self.n_groups,
-                "n_pairs": self.n_pairs, "n_skipped": self.n_skipped,
-                "counts": self.counts.to_dict(), "note": self.note}
+    group_values: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False,
+                                     compare=False)
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    _omit = frozenset({"group_values"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -566,6 +614,11 @@ def pair_counts(metric: Any, human: Any, epsilon: float = 0.0) -> PairCounts:
 
     Positions where either value is NaN/infinite are dropped. A metric pair is tied when
     ``|m_i - m_j| <= epsilon``, a human pair when ``h_i == h_j``. O(n log n) time, O(n) memory.
+
+    Examples
+    --------
+    >>> pair_counts([1, 2, 3], [3, 2, 1]).discordant
+    3
     """
     eps = check_epsilon(epsilon)
     m = _as_float(metric, "metric").ravel()
@@ -587,6 +640,11 @@ def kendall_variant(metric: Any, human: Any, variant: str = "tau_b", *,
     Equals ``scipy.stats.kendalltau(metric, human, variant="b"/"c")`` for tau_b/tau_c (scipy
     additionally clips to [-1, 1]) and MTME's ``stats.KendallVariants`` for all four.
     ``epsilon``: metric differences ``<= epsilon`` count as ties (not for tau_c).
+
+    Examples
+    --------
+    >>> round(kendall_variant([1, 2, 3, 4], [1, 3, 2, 4], "tau_c").statistic, 3)
+    0.667
     """
     variant = check_variant(variant)
     eps = check_epsilon(epsilon, variant)
@@ -610,6 +668,14 @@ def grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str = "it
     systems, then the mean; ``"system"``: per system across items, then the mean. Groups with
     fewer than 2 complete cells are skipped; NaN group values are dropped from the (unweighted)
     mean, as in MTME's ``AverageCorrelation``. NaN (with a note) when no group is defined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]])
+    >>> Y = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    >>> round(grouped_kendall(X, Y, "tau_b", "none").statistic, 3)
+    0.6
     """
     variant = check_variant(variant)
     grouping = check_grouping(grouping)
@@ -651,6 +717,13 @@ def batch_grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str
     Returns an array of the leading shape. One numba call for the whole stack (no per-matrix
     Python overhead); the same numbers as :func:`grouped_kendall` on each matrix (up to the
     order in which group values are summed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]]] * 2); Y = np.ones((2, 3, 2)).cumsum(1)
+    >>> batch_grouped_kendall(X, Y, "tau_b", "item").round(3)
+    array([0.667, 0.667])
     """
     variant = check_variant(variant)
     grouping = check_grouping(grouping)
@@ -676,6 +749,15 @@ def kendall_resample_distribution(X: Any, Y: Any, variant: str, grouping: str,
     :func:`nlgeval.correlation.bootstrap.resample_indices`; no (B, S, I) stack is materialised.
     A resample that draws a cell twice contains the pair (cell, copy), tied in both variables,
     exactly as the statistic of the expanded matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(4, 6)); M = H + rng.normal(size=(4, 6))
+    >>> si, ii = rng.integers(0, 4, (5, 4)), rng.integers(0, 6, (5, 6))
+    >>> kendall_resample_distribution(M, H, "tau_b", "none", si, ii).shape
+    (5,)
     """
     variant = check_variant(variant)
     grouping = check_grouping(grouping)
@@ -698,57 +780,21 @@ def kendall_resample_distribution(X: Any, Y: Any, variant: str, grouping: str,
 # PERM-BOTH between two metrics
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class PairedPermutationResult:
-    """A paired permutation test of "metric A agrees with humans better than metric B".
-
-    ``statistic = statistic_a - statistic_b``; ``draws_a`` / ``draws_b`` (shape
-    ``(permutations,)``) are the statistics of the metric in slot A / slot B after each random
-    swap. ``pvalue = (1 + n_at_least) / (1 + permutations)`` with ``n_at_least = #{draws_a -
-    draws_b >= statistic}`` (one-sided, H1 "A better"; Phipson & Smyth 2010, "Permutation
-    p-values should never be zero"); MTME reports ``n_at_least / permutations``.
-    ``scheme``: ``"cells"`` (PERM-BOTH: scores swapped per (system, item) cell) or ``"pairs"``
-    (MTME's ``perm_test='pairs'``: pairwise-comparison outcomes swapped per pair).
-    """
-
-    statistic: float
-    pvalue: float
-    statistic_a: float
-    statistic_b: float
-    permutations: int
-    n_at_least: int
-    variant: str
-    grouping: str
-    scheme: str
-    seed: int
-    epsilon_a: float = 0.0
-    epsilon_b: float = 0.0
-    calibrated: bool = False
-    n_groups: int = 0
-    n_pairs: int = 0
-    note: str = ""
-    draws_a: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
-    draws_b: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
-
-    @property
-    def pvalue_mtme(self) -> float:
-        """MTME's p-value convention, ``n_at_least / permutations`` (can be 0)."""
-        return self.n_at_least / self.permutations if self.permutations else math.nan
-
-    def to_dict(self) -> dict[str, Any]:
-        """Summary for JSON (the per-draw arrays are left out; read ``draws_a``/``draws_b``)."""
-        return {"statistic": self.statistic, "pvalue": self.pvalue,
-                "statistic_a": self.statistic_a, "statistic_b": self.statistic_b,
-                "permutations": self.permutations, "n_at_least": self.n_at_least,
-                "pvalue_mtme": self.pvalue_mtme, "variant": self.variant,
-                "grouping": self.grouping, "scheme": self.scheme, "seed": self.seed,
-                "epsilon_a": self.epsilon_a, "epsilon_b": self.epsilon_b,
-                "calibrated": self.calibrated, "n_groups": self.n_groups,
-                "n_pairs": self.n_pairs, "note": self.note}
+#: The paired permutation test's result: the one comparison shape of nlgeval
+#: (:class:`~nlgeval.correlation.compare.PermutationComparison`), under its historical name.
+PairedPermutationResult = PermutationComparison
 
 
 def zscore_cells(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """``(X - mean) / sd`` over the cells in ``ok`` (ddof 0; sd 0: centred only), NaN elsewhere."""
+    """``(X - mean) / sd`` over the cells in ``ok`` (ddof 0; sd 0: centred only), NaN elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> zscore_cells(np.array([[1.0, 3.0], [5.0, 7.0]]), np.array([[True, True], [True, False]]))
+    array([[-1.22474487,  0.        ],
+           [ 1.22474487,         nan]])
+    """
     v = X[ok]
     out = np.full(X.shape, np.nan)
     if v.size == 0:
@@ -785,6 +831,17 @@ def kendall_permutation_test(
     items) may be given instead (e.g. all 2^cells swaps of a tiny case: an exact test).
     Differences from MTME: p = (1 + #)/(1 + K) and no early stopping (MTME stops after a block
     of draws when p < 0.02 or p > 0.5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(4, 6))
+    >>> A = H + 0.1 * rng.normal(size=(4, 6))
+    >>> B = rng.normal(size=(4, 6))
+    >>> res = kendall_permutation_test(A, B, H, "tau_b", permutations=200, seed=1)
+    >>> res.statistic > 0, res.pvalue < 0.05
+    (True, True)
     """
     variant = check_variant(variant)
     grouping = check_grouping(grouping)
@@ -807,18 +864,12 @@ def kendall_permutation_test(
         if int(permutations) < 1:
             raise InputError(f"permutations must be >= 1, got {permutations}")
         K = int(permutations)
-    draws_a = np.empty(K)
-    draws_b = np.empty(K)
-    rng = np.random.default_rng(seed)
     chunk = max(1, _CELLS_PER_CHUNK // max(1, A.size))
-    for start in range(0, K, chunk):
-        k = min(chunk, K - start)
-        m = masks[start:start + k] if masks is not None else rng.random((k, *A.shape)) < 0.5
-        pa = np.where(m, B, A)
-        pb = np.where(m, A, B)
-        Hs = np.ascontiguousarray(np.broadcast_to(H, pa.shape))
-        draws_a[start:start + k] = _stack_statistic(pa, Hs, gcode, vcode, eps, DIRECT_MAX)
-        draws_b[start:start + k] = _stack_statistic(pb, Hs, gcode, vcode, eps, DIRECT_MAX)
+    chunks = (iter_swap_masks(A.shape, K, "both", seed, chunk=chunk) if masks is None
+              else (masks[s:s + chunk] for s in range(0, K, chunk)))
+    draws_a, draws_b = swap_draws(
+        A, B, H, chunks, K,
+        lambda Xs, Hs: _stack_statistic(Xs, Hs, gcode, vcode, eps, DIRECT_MAX))
     observed = stat_a - stat_b
     note = ""
     if np.isfinite(observed):

@@ -28,7 +28,6 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +46,13 @@ LEVELS: tuple[str, ...] = ("system", "segment", "item", "system-grouped")
 
 
 def check_level(name: str) -> str:
+    """The canonical correlation level (aliases such as sys, seg, global, by-system accepted).
+
+    Examples
+    --------
+    >>> check_level("global"), check_level("by-system")
+    ('segment', 'system-grouped')
+    """
     key = name.strip().lower().replace("_", "-")
     key = {"sys": "system", "seg": "segment", "global": "segment", "input": "item",
            "item-wise": "item", "itemwise": "item", "items": "item", "systems": "system",
@@ -60,7 +66,17 @@ def check_level(name: str) -> str:
 
 @dataclass(frozen=True)
 class ScoreMatrices:
-    """Metric and human scores as aligned (systems x items) matrices, NaN = missing."""
+    """Metric and human scores as aligned (systems x items) matrices, NaN = missing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> m = pd.DataFrame({"system": ["a", "b"], "item": ["1", "1"], "score": [0.5, 0.7]})
+    >>> h = pd.DataFrame({"system": ["a"], "item": ["1"], "score": [3.0]})
+    >>> sm = score_matrices(m, h)
+    >>> sm.complete.tolist(), sm.missing["unrated"]
+    ([[True], [False]], 1)
+    """
 
     metric: np.ndarray
     human: np.ndarray
@@ -85,32 +101,52 @@ def score_matrices(
     The rows are the union of systems and items in either frame (or the given ones). The
     ``missing`` dict reports outputs with a metric score but no human score (``unrated``), the
     reverse (``unscored``), and NaN scores in either frame (``nan_metric``, ``nan_human``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> m = pd.DataFrame({"system": ["a", "a", "b"], "item": ["1", "2", "1"],
+    ...                   "score": [1.0, 2.0, 3.0]})
+    >>> score_matrices(m, m).metric
+    array([[ 1.,  2.],
+           [ 3., nan]])
     """
+    codes = {}
     for name, df in (("metric", metric), ("human", human)):
         miss = [c for c in ("system", "item", "score") if c not in df.columns]
         if miss:
             raise InputError(f"{name} scores need columns system, item, score; missing {miss}")
-        dup = df.duplicated(["system", "item"])
-        if dup.any():
-            row = df[dup].iloc[0]
+        # integer codes instead of pandas' duplicated/pivot on string columns (the hot path of
+        # the validation study: one call per metric x criterion)
+        sys_s, item_s = df["system"].astype(str), df["item"].astype(str)
+        sc, sys_u = pd.factorize(sys_s)
+        ic, item_u = pd.factorize(item_s)
+        key = sc.astype(np.int64) * max(1, len(item_u)) + ic
+        uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            pos = np.flatnonzero(key == uniq[counts > 1][0])[1]
             raise InputError(
-                f"{name} scores have more than one row for system '{row['system']}', item "
-                f"'{row['item']}' (aggregate per output first)"
+                f"{name} scores have more than one row for system '{sys_s.iloc[pos]}', item "
+                f"'{item_s.iloc[pos]}' (aggregate per output first)"
             )
+        codes[name] = (sys_s, item_s)
     if systems is None:
-        systems = list(dict.fromkeys([*metric["system"], *human["system"]]))
+        systems = pd.unique(pd.concat([codes["metric"][0], codes["human"][0]])).tolist()
     if items is None:
-        items = list(dict.fromkeys([*metric["item"], *human["item"]]))
+        items = pd.unique(pd.concat([codes["metric"][1], codes["human"][1]])).tolist()
     systems = [str(s) for s in systems]
     items = [str(i) for i in items]
+    sys_index, item_index = pd.Index(systems), pd.Index(items)
 
-    def pivot(df: pd.DataFrame) -> np.ndarray:
-        d = df.assign(system=df["system"].astype(str), item=df["item"].astype(str))
-        p = d.pivot(index="system", columns="item", values="score")
-        p = p.reindex(index=systems, columns=items)
-        return p.to_numpy(dtype=float)
+    def pivot(df: pd.DataFrame, name: str) -> np.ndarray:
+        si = sys_index.get_indexer(codes[name][0])
+        ii = item_index.get_indexer(codes[name][1])
+        keep = (si >= 0) & (ii >= 0)
+        out = np.full((len(systems), len(items)), np.nan)
+        out[si[keep], ii[keep]] = pd.to_numeric(df["score"]).to_numpy(dtype=float)[keep]
+        return out
 
-    X, Y = pivot(metric), pivot(human)
+    X, Y = pivot(metric, "metric"), pivot(human, "human")
     xm, ym = np.isfinite(X), np.isfinite(Y)
     missing = {
         "complete": int((xm & ym).sum()),
@@ -123,7 +159,15 @@ def score_matrices(
 
 
 def system_means(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-system means over the complete cells (last axis = items); NaN for empty systems."""
+    """Per-system means over the complete cells (last axis = items); NaN for empty systems.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 3.0], [2.0, np.nan]])
+    >>> system_means(X, np.ones((2, 2)))[0]
+    array([2., 2.])
+    """
     ok = np.isfinite(X) & np.isfinite(Y)
     cnt = ok.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -137,6 +181,14 @@ def level_statistic(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str) 
 
     ``X`` and ``Y`` have shape (..., systems, items); the result has shape (...). NaN where the
     correlation is undefined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [3.0, 5.0], [2.0, 2.5]])
+    >>> Y = np.array([[1.0, 3.0], [2.0, 4.0], [2.0, 2.0]])
+    >>> round(float(level_statistic(X, Y, "system", "spearman")), 3)
+    0.866
     """
     level = check_level(level)
     if level == "system-grouped":
@@ -172,6 +224,15 @@ def item_permutation_pvalue(
     hypothesis, so no closed-form p-value applies; this is the test the item-wise statistic
     admits. Returns ``(p, B)``; NaN when the statistic is undefined. Vectorised over
     permutations in chunks (a few million cells each).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(5, 8)); M = H + 0.3 * rng.normal(size=(5, 8))
+    >>> p, B = item_permutation_pvalue(M, H, permutations=200, seed=0)
+    >>> p < 0.01, B
+    (True, 200)
     """
     coefficient = check_coefficient(coefficient)
     if permutations < 1:
@@ -207,31 +268,15 @@ def item_permutation_pvalue(
     return (1 + hits) / (permutations + 1), permutations
 
 
-@dataclass(frozen=True)
-class LevelCorrelation:
-    """A correlation at one level with its p-value and n (units: systems, outputs or items)."""
+#: A correlation at one level (units: systems, outputs or items): a
+#: :class:`~nlgeval.correlation.coefficients.CorrelationResult` with ``level`` set.
+LevelCorrelation = CorrelationResult
 
-    level: str
-    coefficient: str
-    statistic: float
-    pvalue: float
-    n: int
-    confidence_interval: ConfidenceInterval
-    n_missing: int = 0
-    note: str = ""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "coefficient": self.coefficient,
-            "statistic": self.statistic,
-            "pvalue": self.pvalue,
-            "n": self.n,
-            "ci_low": self.confidence_interval.low,
-            "ci_high": self.confidence_interval.high,
-            "n_missing": self.n_missing,
-            "note": self.note,
-        }
+def _at_level(level: str, coefficient: str, statistic: float, pvalue: float, n: int,
+              ci: ConfidenceInterval, n_missing: int, note: str) -> CorrelationResult:
+    return CorrelationResult(coefficient, statistic, pvalue, n, ci.low, ci.high, n_missing,
+                             note, level)
 
 
 def level_correlation(
@@ -253,6 +298,15 @@ def level_correlation(
     tests of one hypothesis, so its p-value comes from :func:`item_permutation_pvalue`
     (``permutations`` within-item permutations, seeded; 0 gives NaN), it has no closed-form
     interval (use the bootstrap), and ``n`` is the number of items whose correlation is defined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [3.0, 5.0], [2.0, 2.5]])
+    >>> Y = np.array([[1.0, 3.0], [2.0, 4.0], [2.0, 2.0]])
+    >>> res = level_correlation(X, Y, "segment", "pearson")
+    >>> res.level, res.n, round(res.statistic, 3)
+    ('segment', 6, 0.832)
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
@@ -264,8 +318,8 @@ def level_correlation(
             "fewer than 3 systems", "fewer than 3 items").replace(
             "within the item", "within the system").replace(
             "within-item permutations", "within-system permutations")
-        return LevelCorrelation("system-grouped", coefficient, res.statistic, res.pvalue,
-                                res.n, res.confidence_interval, res.n_missing, note)
+        return _at_level("system-grouped", coefficient, res.statistic, res.pvalue,
+                         res.n, res.confidence_interval(), res.n_missing, note)
     ok = np.isfinite(X) & np.isfinite(Y)
     n_missing = int((np.isfinite(X) ^ np.isfinite(Y)).sum())
     if level == "system":
@@ -273,13 +327,13 @@ def level_correlation(
         res: CorrelationResult = correlation(
             mx, my, coefficient, confidence_level=confidence_level, label=label
         )
-        return LevelCorrelation(level, coefficient, res.statistic, res.pvalue, res.n,
-                                res.confidence_interval, n_missing, res.note)
+        return _at_level(level, coefficient, res.statistic, res.pvalue, res.n,
+                         res.confidence_interval(), n_missing, res.note)
     if level == "segment":
         res = correlation(X[ok], Y[ok], coefficient, confidence_level=confidence_level,
                           label=label)
-        return LevelCorrelation(level, coefficient, res.statistic, res.pvalue, res.n,
-                                res.confidence_interval, n_missing, res.note)
+        return _at_level(level, coefficient, res.statistic, res.pvalue, res.n,
+                         res.confidence_interval(), n_missing, res.note)
     per_item = batch_correlation(X.T, Y.T, coefficient)
     defined = np.isfinite(per_item)
     note = ""
@@ -298,5 +352,5 @@ def level_correlation(
         p, _ = item_permutation_pvalue(X, Y, coefficient, permutations=permutations, seed=seed)
         perm_note = f"p: {permutations} within-item permutations (seed {seed})"
         note = f"{note}; {perm_note}" if note else perm_note
-    return LevelCorrelation(level, coefficient, r, p, int(defined.sum()),
+    return _at_level(level, coefficient, r, p, int(defined.sum()),
                             ConfidenceInterval(math.nan, math.nan), n_missing, note)
