@@ -81,8 +81,8 @@ def test_icc_vs_pingouin() -> None:
         assert r.icc == pytest.approx(row["ICC"], rel=1e-9)
         assert r.F == pytest.approx(row["F"], rel=1e-9)
         assert r.pvalue == pytest.approx(row["pval"], rel=1e-6)
-        assert r.ci95_low == pytest.approx(row["CI95"][0], abs=0.0051)
-        assert r.ci95_high == pytest.approx(row["CI95"][1], abs=0.0051)
+        assert r.ci_low == pytest.approx(row["CI95"][0], abs=0.0051)
+        assert r.ci_high == pytest.approx(row["CI95"][1], abs=0.0051)
 
 
 def test_icc_dispatch_complete_vs_oneway() -> None:

@@ -166,3 +166,88 @@ def test_names_and_to_dict() -> None:
     assert set(d.trials["evaluator"]) == {"r1", "r2"}
     out = d.to_dict()
     assert len(out["trials"]) == 8 and out["summary"]["balanced"]
+
+
+# Overlapping designs (k raters per output, m scenarios per evaluator): every balance property
+# checked exhaustively over small designs with plain Counters.
+@pytest.mark.parametrize("relative", [False, True])
+@pytest.mark.parametrize("n_sys", [2, 3])
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_block_designs_balanced_exhaustively(relative: bool, n_sys: int, blocks: int,
+                                             k: int) -> None:
+    n = n_sys * (n_sys - 1) // 2 if relative else n_sys
+    for per_block_squares in (1, 2):
+        m = n * per_block_squares
+        n_s, n_e = blocks * m, blocks * k * n
+        for seed in range(3):
+            d = latin_square_design(n_sys, n_s, n_e, seed=seed, relative=relative,
+                                    scenarios_per_evaluator=m, raters_per_output=k)
+            t = d.trials
+            sym = (t["system"] + "|" + t["system_b"]).map(
+                lambda x: PAIR_SEP.join(sorted(x.split("|")))) if relative else t["system"]
+            # each evaluator: m distinct scenarios, each symbol m / n times
+            for _ev, g in t.groupby("evaluator"):
+                assert len(g) == m and g["scenario"].nunique() == m
+                assert sorted(g["position"]) == list(range(1, m + 1))
+                c = Counter(sym[g.index])
+                assert len(c) == n and set(c.values()) == {m // n}
+            # each output (scenario, symbol) judged by exactly k distinct evaluators
+            outputs = Counter(zip(t["scenario"], sym, strict=True))
+            assert len(outputs) == n_s * n and set(outputs.values()) == {k}
+            raters = t.groupby([t["scenario"], sym])["evaluator"].nunique()
+            assert set(raters) == {k}
+            s = d.summary()
+            assert s.balanced and s.raters_per_output == k
+            if relative:  # left/right per pair differ by at most one
+                assert s.imbalance["left_right"] <= 1
+
+
+def test_block_design_agreement_has_shared_outputs() -> None:
+    # with k = 2 every output is shared by a pair of evaluators, so pairwise agreement
+    # (Cohen's kappa) is defined for the evaluators of each group pair of a block
+    from nlgeval.human.agreement import pairwise_cohen_kappa
+
+    d = latin_square_design(3, 6, 12, seed=2, scenarios_per_evaluator=3, raters_per_output=2)
+    t = d.trials.rename(columns={"evaluator": "rater", "scenario": "item"})
+    t["score"] = np.random.default_rng(0).integers(1, 6, len(t)).astype(float)
+    sharing = Counter()
+    for _out, g in t.groupby(["item", "system"]):
+        assert g["rater"].nunique() == 2
+        sharing[tuple(sorted(g["rater"]))] += 1
+    assert sum(sharing.values()) == 18  # 6 scenarios x 3 systems, each shared once
+    ck = pairwise_cohen_kappa(t, scale=(1, 5), min_common=1)
+    assert len(ck) == len(sharing)
+
+
+def test_block_design_counts_refused_with_the_count_that_fits() -> None:
+    with pytest.raises(InputError, match="use 18"):
+        latin_square_design(3, 6, 12, seed=1, scenarios_per_evaluator=3, raters_per_output=3)
+    with pytest.raises(InputError, match="possible: 3, 6"):
+        latin_square_design(3, 6, 6, seed=1, scenarios_per_evaluator=4)
+    with pytest.raises(InputError, match="cannot be combined"):
+        latin_square_design(3, 6, 6, seed=1, scenarios_per_evaluator=3, allow_incomplete=True)
+
+
+def test_one_block_is_the_classic_design() -> None:
+    # the classic design equals one block with all scenarios: same trials for the same seed
+    a = latin_square_design(4, 8, 8, seed=3)
+    b = latin_square_design(4, 8, 8, seed=3, scenarios_per_evaluator=8)
+    assert a.trials.equals(b.trials) and a.summary().raters_per_output == 2
+
+
+def test_design_cli_raters_per_output() -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from nlgeval.cli import app
+
+    res = CliRunner().invoke(app, ["design", "latin-square", "--systems", "3", "--scenarios",
+                                   "6", "--evaluators", "12", "--seed", "1",
+                                   "--scenarios-per-evaluator", "3", "--raters-per-output",
+                                   "2", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["summary"]["raters_per_output"] == 2 and out["summary"]["balanced"]
+    assert len(out["trials"]) == 12 * 3

@@ -23,7 +23,8 @@ import pytest
 from scipy import stats
 
 from nlgeval.errors import InputError
-from nlgeval.human.glm import glm_tukey, homogeneous_subsets, letter_display, ordinal_model
+from nlgeval.human.glm import glm_tukey, homogeneous_subsets, letter_display
+from nlgeval.human.ordinal import ordinal_model
 from nlgeval.human.ratings import read_ratings
 
 DATA = Path(__file__).parent / "data" / "human_lsed_ratings.csv"

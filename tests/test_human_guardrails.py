@@ -28,13 +28,14 @@ from nlgeval.cli import app
 from nlgeval.errors import InputError
 from nlgeval.human.agreement import agreement_report
 from nlgeval.human.compare import pairwise_wilcoxon
-from nlgeval.human.glm import glm_tukey, ordinal_model
+from nlgeval.human.glm import glm_tukey
 from nlgeval.human.guards import (
     check_dense,
     check_variation,
     min_attainable_pvalue_signed_rank,
 )
 from nlgeval.human.mixed import mixed_model
+from nlgeval.human.ordinal import ordinal_model
 from nlgeval.human.ratings import read_ratings
 from nlgeval.io import read_table
 
@@ -268,3 +269,29 @@ def test_cli_reads_semicolon_gzip_ratings(tmp_path: Path) -> None:
     assert a.exit_code == 0, a.output
     ja, jb = (__import__("json").loads(x.stdout) for x in (a, b))
     assert ja["pairs"] == jb["pairs"]
+
+
+# ---------------------------------------------------------------- issue 14 bullets, re-checked
+def test_ordinal_dense_limit_and_sparse_categories_warn(accuracy: pd.DataFrame) -> None:
+    # 64 rows x (1 + 3 + 7) columns x 4 copies x 8 bytes = 22,528 bytes
+    with pytest.raises(InputError, match="ordinal model needs a dense 64 x 11"):
+        ordinal_model(accuracy, max_dense_bytes=22_527)
+    res = ordinal_model(accuracy, max_dense_bytes=22_528)
+    # pCRU-random never gives a 7, SUMTIME never a 1 or 2, ...: the check says it is rough
+    assert any("never occur" in w for w in res.warnings)
+
+
+def test_few_levels_warn_in_cli_text_output(accuracy: pd.DataFrame, tmp_path: Path) -> None:
+    few = accuracy[accuracy["rater"].isin(["subj1", "subj2", "subj3"])]
+    path = tmp_path / "few.csv"
+    few.to_csv(path, index=False)
+    res = runner.invoke(app, ["compare", str(path), "--method", "mixed"])
+    assert res.exit_code == 0, res.output
+    assert "only 3 raters" in res.stdout  # a table note, visible next to the numbers
+    rng = np.random.default_rng(4)
+    small = pd.DataFrame({"rater": "r1", "item": np.repeat(np.arange(5), 3),
+                          "system": list("abc") * 5, "criterion": "q",
+                          "score": rng.integers(1, 6, 15).astype(float)})
+    small.to_csv(path, index=False)
+    res = runner.invoke(app, ["compare", str(path), "--method", "friedman"])
+    assert res.exit_code == 0 and "only 5 complete items" in res.stderr

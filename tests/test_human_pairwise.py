@@ -161,7 +161,7 @@ def test_bootstrap_is_seeded_and_sensible() -> None:
 
 def test_judgement_bootstrap_has_the_observed_expectation() -> None:
     # E[bootstrap win matrix] = observed win matrix for i.i.d. resampling of judgements
-    from nlgeval.human.pairwise import _resample_counts
+    from nlgeval.human.bt_fit import _resample_counts
 
     o = pairwise_outcomes(simulate(4, n=200))
     systems = o.attrs["systems"]

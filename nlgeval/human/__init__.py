@@ -2,14 +2,19 @@
 
 Modules (one job each):
 
-``design``            Latin-square experimental designs (LG-Eval, Kow & Belz 2012).
+``design``            Latin-square experimental designs (LG-Eval, Kow & Belz 2012), with k
+                      raters per output; building blocks in ``design_layout``.
 ``ratings``           read and validate a ratings CSV (``rater, item, system, criterion, score``).
 ``compare``           pairwise Wilcoxon signed-rank tests (item or LSED pairing), Friedman test.
 ``glm``               the 2009 paper's GLM: OLS ANOVA + Tukey HSD on the model's MSE,
-                      homogeneous subsets, letter display; an optional ordinal model.
+                      homogeneous subsets, letter display.
+``ordinal``           cumulative-logit model: system contrasts, proportional-odds check.
 ``mixed``             linear mixed model, crossed random rater and item effects (MixedLM).
-``pairwise``          pairwise (relative) judgements: sign tests, Bradley-Terry, rank clusters.
+``pairwise``          pairwise (relative) judgements: sign tests, Bradley-Terry, rank clusters
+                      (fitting machinery in ``bt_fit``).
 ``power``             power of a planned comparison by simulation (``nlgeval plan power``).
+``qc``                quality control of raters (control items, the experiment's checks).
+``analysis``          ``compare_systems``: one call for ``nlgeval compare``.
 ``guards``            refusals and warnings for degenerate input (constant ratings, huge designs).
 ``agreement``         Cohen's / Fleiss' kappa, Krippendorff's alpha, ICC, per-rater z-scores.
 ``metric_agreement``  how many human-significant differences a metric finds (2009, Table 9).
@@ -29,6 +34,7 @@ from nlgeval.human.agreement import (
     pairwise_cohen_kappa,
     rater_zscores,
 )
+from nlgeval.human.analysis import SystemComparison, compare_systems
 from nlgeval.human.compare import (
     FriedmanResult,
     SignedRankResult,
@@ -38,12 +44,13 @@ from nlgeval.human.compare import (
     signed_rank,
 )
 from nlgeval.human.design import LatinSquareDesign, latin_square_design
-from nlgeval.human.glm import GLMTukeyResult, glm_tukey, homogeneous_subsets, ordinal_model
+from nlgeval.human.glm import GLMTukeyResult, glm_tukey, homogeneous_subsets
 from nlgeval.human.metric_agreement import (
     significant_difference_agreement,
     significant_difference_pairs,
 )
 from nlgeval.human.mixed import MixedModelResult, mixed_model
+from nlgeval.human.ordinal import OrdinalModelResult, ProportionalOddsTest, ordinal_model
 from nlgeval.human.pairwise import (
     BradleyTerryResult,
     bradley_terry,
@@ -51,15 +58,18 @@ from nlgeval.human.pairwise import (
     sign_tests,
 )
 from nlgeval.human.power import PowerResult, VarianceComponents, simulate_power
+from nlgeval.human.qc import RaterQC, apply_qc, rater_quality
 from nlgeval.human.ratings import read_ratings, validate_ratings
 
 __all__ = [
     "AgreementReport", "BradleyTerryResult", "FleissResult", "FriedmanResult", "GLMTukeyResult",
-    "ICCResult", "LatinSquareDesign", "MixedModelResult", "PowerResult", "SignedRankResult",
-    "VarianceComponents", "agreement_report", "bradley_terry", "correct_pvalues",
-    "fleiss_kappa", "friedman", "glm_tukey", "homogeneous_subsets", "icc",
+    "ICCResult", "LatinSquareDesign", "MixedModelResult", "OrdinalModelResult", "PowerResult",
+    "ProportionalOddsTest", "RaterQC", "SignedRankResult", "SystemComparison",
+    "VarianceComponents", "agreement_report", "apply_qc", "bradley_terry", "compare_systems",
+    "correct_pvalues", "fleiss_kappa", "friedman", "glm_tukey", "homogeneous_subsets", "icc",
     "krippendorff_alpha", "latin_square_design", "mixed_model", "ordinal_model",
-    "pairwise_cohen_kappa", "pairwise_outcomes", "pairwise_wilcoxon", "rater_zscores",
-    "read_ratings", "sign_tests", "signed_rank", "significant_difference_agreement",
-    "significant_difference_pairs", "simulate_power", "validate_ratings",
+    "pairwise_cohen_kappa", "pairwise_outcomes", "pairwise_wilcoxon", "rater_quality",
+    "rater_zscores", "read_ratings", "sign_tests", "signed_rank",
+    "significant_difference_agreement", "significant_difference_pairs", "simulate_power",
+    "validate_ratings",
 ]

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -42,12 +42,19 @@ from scipy import stats
 
 from nlgeval.errors import InputError
 from nlgeval.human.compare import _check_frame
+from nlgeval.results import Result, StatResult
 
 
 def categories_for(scores: pd.Series | np.ndarray,
                    scale: tuple[float, float] | None = None) -> np.ndarray:
     """Category values for kappa/alpha: the integer scale points if a scale is declared and
-    every score is an integer, else the distinct observed scores (sorted)."""
+    every score is an integer, else the distinct observed scores (sorted).
+
+    Examples
+    --------
+    >>> categories_for([1, 3, 3], scale=(1, 4)).tolist()
+    [1.0, 2.0, 3.0, 4.0]
+    """
     s = np.asarray(scores, dtype=float)
     if scale is not None and len(s) and (s.min() < scale[0] or s.max() > scale[1]):
         bad = s[(s < scale[0]) | (s > scale[1])][0]
@@ -66,7 +73,14 @@ def _units(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def cohen_kappa_table(a: np.ndarray, b: np.ndarray, categories: np.ndarray) -> np.ndarray:
-    """Contingency table of two raters' category values (rows: a, columns: b)."""
+    """Contingency table of two raters' category values (rows: a, columns: b).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cohen_kappa_table(np.array([1, 2, 2]), np.array([1, 2, 1]), np.array([1, 2])).tolist()
+    [[1.0, 0.0], [1.0, 1.0]]
+    """
     idx_a = np.searchsorted(categories, a)
     idx_b = np.searchsorted(categories, b)
     k = len(categories)
@@ -77,6 +91,13 @@ def cohen_kappas(a: np.ndarray, b: np.ndarray, categories: np.ndarray) -> dict[s
     """Unweighted, linear and quadratic Cohen's kappa of paired ratings (statsmodels).
 
     Undefined (NaN) when the expected agreement is perfect (both raters used one category).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> k = cohen_kappas(np.array([1, 2, 2, 1]), np.array([1, 2, 2, 1]), np.array([1, 2]))
+    >>> k["unweighted"]
+    1.0
     """
     from statsmodels.stats.inter_rater import cohens_kappa
 
@@ -96,7 +117,16 @@ def pairwise_cohen_kappa(
     ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None, min_common: int = 2
 ) -> pd.DataFrame:
     """Cohen's kappa (unweighted, linear, quadratic) for every rater pair sharing at least
-    ``min_common`` units. Columns ``rater_a, rater_b, n, unweighted, linear, quadratic``."""
+    ``min_common`` units. Columns ``rater_a, rater_b, n, unweighted, linear, quadratic``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> pairwise_cohen_kappa(df, scale=(1, 4))[["rater_a", "rater_b", "n"]].values.tolist()
+    [['r1', 'r2', 4]]
+    """
     df = _check_frame(ratings, ["rater", "item", "system", "score"])
     cats = categories_for(df["score"], scale)
     mat = _units(df)
@@ -116,20 +146,38 @@ def pairwise_cohen_kappa(
 
 
 @dataclass(frozen=True)
-class FleissResult:
+class FleissResult(Result):
+    """Fleiss' kappa over the units with the most common number of ratings (Fleiss 1971).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2", "r3"] * 2, "item": ["1"] * 3 + ["2"] * 3,
+    ...                    "system": "a", "score": [1, 1, 1, 2, 2, 1]})
+    >>> res = fleiss_kappa(df, scale=(1, 2))
+    >>> res.n_units, round(res.kappa, 3)
+    (2, 0.25)
+    """
+
     kappa: float
     n_units: int
     n_units_dropped: int
     ratings_per_unit: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 def fleiss_kappa(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None
                  ) -> FleissResult:
     """Fleiss' kappa over units (item, system) with the most common number (>= 2) of ratings;
-    other units are dropped and counted."""
+    other units are dropped and counted.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> fleiss_kappa(df, scale=(1, 4)).n_units
+    4
+    """
     from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
     df = _check_frame(ratings, ["rater", "item", "system", "score"])
@@ -160,7 +208,16 @@ def krippendorff_alpha(
     scale: tuple[float, float] | None = None,
 ) -> float:
     """Krippendorff's alpha on the raters x units matrix (missing ratings allowed), using the
-    ``krippendorff`` package; ``level`` is nominal, ordinal, interval or ratio."""
+    ``krippendorff`` package; ``level`` is nominal, ordinal, interval or ratio.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> round(krippendorff_alpha(df, "interval"), 3)
+    0.9
+    """
     import krippendorff
 
     if level not in ("nominal", "ordinal", "interval", "ratio"):
@@ -182,8 +239,20 @@ def krippendorff_alpha(
 
 
 @dataclass(frozen=True)
-class ICCResult:
-    """One intraclass correlation form (Shrout & Fleiss 1979 notation)."""
+class ICCResult(StatResult):
+    """One intraclass correlation form (Shrout & Fleiss 1979 notation): the estimate ``icc``,
+    the F test of ICC = 0 (``statistic`` = F, ``pvalue``) and the interval ``ci_low``/
+    ``ci_high`` (JSON keys ``ci95_low``/``ci95_high`` kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> forms = icc_complete(np.array([[1, 2, 3, 4, 5], [1, 3, 3, 5, 5.0]]).T)
+    >>> forms[0].type, round(float(forms[0].icc), 3)
+    ('ICC(1,1)', 0.925)
+    """
+
+    _aliases: ClassVar[dict[str, str]] = {"ci95_low": "ci_low", "ci95_high": "ci_high"}
 
     type: str
     description: str
@@ -192,16 +261,25 @@ class ICCResult:
     df1: float
     df2: float
     pvalue: float
-    ci95_low: float
-    ci95_high: float
+    ci_low: float
+    ci_high: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    @property
+    def statistic(self) -> float:
+        """The F statistic of the test of ICC = 0 (Shrout & Fleiss 1979)."""
+        return self.F
 
 
 def icc_complete(matrix: np.ndarray, alpha: float = 0.05) -> list[ICCResult]:
     """All six Shrout & Fleiss (1979) ICC forms for a complete targets x raters matrix, with
-    F tests and McGraw & Wong (1996) confidence intervals."""
+    F tests and McGraw & Wong (1996) confidence intervals.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [f.type for f in icc_complete(np.array([[1, 1], [2, 3], [3, 3], [5, 4.0]]))][:3]
+    ['ICC(1,1)', 'ICC(2,1)', 'ICC(3,1)']
+    """
     x = np.asarray(matrix, dtype=float)
     n, k = x.shape
     if n < 2 or k < 2 or np.isnan(x).any():
@@ -254,7 +332,15 @@ def icc_oneway(groups: Sequence[np.ndarray], alpha: float = 0.05) -> list[ICCRes
     """ICC(1,1) and ICC(1,k0) from a one-way random-effects ANOVA with unequal group sizes
     (targets = groups); k0 = (N - sum n_i^2 / N) / (g - 1). Equals Shrout & Fleiss' ICC(1,1)
     and ICC(1,k) when every target has k ratings. Intervals use the F-based formulas with k0
-    (approximate when sizes differ)."""
+    (approximate when sizes differ).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> forms = icc_oneway([np.array([1, 1.5]), np.array([3, 3.5, 3]), np.array([5, 4.5])])
+    >>> [f.type for f in forms]
+    ['ICC(1,1)', 'ICC(1,k)']
+    """
     groups = [np.asarray(g, dtype=float) for g in groups if len(g) > 0]
     g = len(groups)
     sizes = np.array([len(x) for x in groups], dtype=float)
@@ -284,7 +370,17 @@ def icc_oneway(groups: Sequence[np.ndarray], alpha: float = 0.05) -> list[ICCRes
 
 def icc(ratings: pd.DataFrame, alpha: float = 0.05) -> tuple[list[ICCResult], str]:
     """ICC forms suitable for the design and the design name (``"complete"`` when every rater
-    rated every unit, ``"one-way"`` otherwise)."""
+    rated every unit, ``"one-way"`` otherwise).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> forms, design = icc(df)
+    >>> design, len(forms)
+    ('complete', 6)
+    """
     df = _check_frame(ratings, ["rater", "item", "system", "score"])
     mat = _units(df)
     if mat.shape[0] >= 2 and mat.shape[1] >= 2 and not mat.isna().any().any():
@@ -297,7 +393,16 @@ def icc(ratings: pd.DataFrame, alpha: float = 0.05) -> tuple[list[ICCResult], st
 def rater_zscores(ratings: pd.DataFrame) -> pd.DataFrame:
     """Add ``z = (score - rater mean) / rater SD`` (ddof = 1; WMT Direct Assessment, Graham et
     al. 2013). Raters with a single rating or no spread cannot be standardised: their rows are
-    dropped and listed in ``result.attrs["dropped_raters"]``."""
+    dropped and listed in ``result.attrs["dropped_raters"]``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> rater_zscores(df)["z"].round(2).tolist()[:4]
+    [-1.16, -0.99, -0.39, -0.2]
+    """
     df = _check_frame(ratings, ["rater", "score"])
     extra = ratings.drop(columns=[c for c in ("rater", "score") if c in ratings.columns])
     df = pd.concat([extra.reset_index(drop=True), df.reset_index(drop=True)], axis=1)
@@ -317,7 +422,16 @@ def rater_summary(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = 
     """Per rater: ``n, mean, sd, min, median, max, n_distinct``, share of scale points used
     (if the scale is declared with integer points), shares at the scale ends, and ``bias``: the
     mean of (rating - mean of the other raters' ratings of the same unit) over units someone
-    else also rated (NaN when none)."""
+    else also rated (NaN when none).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> rater_summary(df)[["rater", "n", "mean"]].values.tolist()
+    [['r1', 4, 2.5], ['r2', 4, 2.25]]
+    """
     df = _check_frame(ratings, ["rater", "item", "system", "score"])
     g = df.groupby("rater")["score"]
     out = pd.DataFrame({
@@ -340,8 +454,18 @@ def rater_summary(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = 
 
 
 @dataclass(frozen=True)
-class AgreementReport:
-    """Everything ``nlgeval agreement`` prints."""
+class AgreementReport(Result):
+    """Everything ``nlgeval agreement`` prints.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> rep = agreement_report(df, scale=(1, 4))
+    >>> rep.n_raters, rep.n_units
+    (2, 4)
+    """
 
     criterion: str
     n_ratings: int
@@ -357,6 +481,8 @@ class AgreementReport:
     undefined: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The documented ``agreement --json`` keys (``fleiss_kappa``, ``krippendorff_alpha``,
+        ``cohen_kappa`` ... are not field names, so this one is written out)."""
         return {
             "criterion": self.criterion,
             "n_ratings": self.n_ratings,
@@ -385,7 +511,17 @@ def agreement_report(
     ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None,
     criterion: str = "", min_common: int = 2,
 ) -> AgreementReport:
-    """All agreement statistics for one criterion (see the module docstring)."""
+    """All agreement statistics for one criterion (see the module docstring).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> rep = agreement_report(df, scale=(1, 4))
+    >>> rep.n_ratings, rep.icc_design
+    (8, 'complete')
+    """
     df = _check_frame(ratings, ["rater", "item", "system", "score"])
     n_raters = df["rater"].nunique()
     if n_raters < 2:

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
@@ -48,7 +48,7 @@ from statsmodels.stats.multitest import multipletests
 
 from nlgeval.errors import InputError
 from nlgeval.human.guards import min_attainable_pvalue_signed_rank
-from nlgeval.results import ConfidenceInterval
+from nlgeval.results import ConfidenceInterval, StatResult
 
 Pairing = Literal["item", "lsed"]
 Correction = Literal["bonferroni", "holm", "none"]
@@ -88,7 +88,14 @@ def _check_frame(ratings: pd.DataFrame, needed: Sequence[str]) -> pd.DataFrame:
 
 def correct_pvalues(pvalues: Sequence[float] | np.ndarray, correction: str,
                     alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    """Adjusted p-values and reject decisions (statsmodels ``multipletests``, method explicit)."""
+    """Adjusted p-values and reject decisions (statsmodels ``multipletests``, method explicit).
+
+    Examples
+    --------
+    >>> adj, reject = correct_pvalues([0.01, 0.04, 0.03], "holm")
+    >>> adj.round(2).tolist(), reject.tolist()
+    ([0.03, 0.06, 0.06], [True, False, False])
+    """
     p = np.asarray(pvalues, dtype=float)
     if correction not in ("bonferroni", "holm", "none"):
         raise InputError(f"correction must be bonferroni, holm or none, got {correction!r}")
@@ -104,7 +111,13 @@ def correct_pvalues(pvalues: Sequence[float] | np.ndarray, correction: str,
 
 def wilcoxon_method(d: np.ndarray) -> str:
     """Which p-value ``scipy.stats.wilcoxon(method="auto")`` computes for differences ``d``
-    (mirrors scipy 1.17's rule, so reports can say it)."""
+    (mirrors scipy 1.17's rule, so reports can say it).
+
+    Examples
+    --------
+    >>> wilcoxon_method([1.0, -2.0, 3.0]), wilcoxon_method([1.0, 1.0, 0.0])
+    ('exact', 'exact-permutation')
+    """
     d = np.asarray(d, dtype=float)
     if len(d) > 50:
         return "normal"
@@ -118,8 +131,22 @@ def wilcoxon_method(d: np.ndarray) -> str:
 
 
 @dataclass(frozen=True)
-class SignedRankResult:
-    """One Wilcoxon signed-rank test of paired samples ``a`` vs ``b``."""
+class SignedRankResult(StatResult):
+    """One Wilcoxon signed-rank test of paired samples ``a`` vs ``b``; ``ci_low``/``ci_high``
+    bound the rank-biserial effect size (``confidence_interval()``; keys ``effect_size_low``
+    / ``effect_size_high`` / ``confidence`` kept in ``to_dict``).
+
+    Examples
+    --------
+    >>> res = signed_rank([3, 4, 5, 6, 7], [1, 1, 2, 2, 3])
+    >>> stat, p = res
+    >>> float(p), res.effect_size
+    (0.0625, 1.0)
+    """
+
+    _aliases: ClassVar[dict[str, str]] = {"effect_size_low": "ci_low",
+                                          "effect_size_high": "ci_high",
+                                          "confidence": "confidence_level"}
 
     n: int
     statistic: float
@@ -129,23 +156,32 @@ class SignedRankResult:
     w_minus: float
     n_zero: int
     method: str
-    effect_size_low: float = np.nan
-    effect_size_high: float = np.nan
-    confidence: float = 0.95
+    ci_low: float = np.nan
+    ci_high: float = np.nan
+    confidence_level: float = 0.95
 
     @property
-    def confidence_interval(self) -> ConfidenceInterval:
-        """Interval for the rank-biserial effect size (see the module docstring)."""
-        return ConfidenceInterval(self.effect_size_low, self.effect_size_high)
+    def effect_size_low(self) -> float:
+        """Lower bound of the rank-biserial r's interval (the ``pairs`` table's name)."""
+        return self.ci_low
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    @property
+    def effect_size_high(self) -> float:
+        """Upper bound of the rank-biserial r's interval."""
+        return self.ci_high
 
 
 def rank_biserial_ci(r: float, n_nonzero: int, confidence: float = 0.95
                      ) -> ConfidenceInterval:
     """Fisher-z interval of the matched-pairs rank-biserial r from ``n_nonzero`` non-zero
-    differences (as R's ``effectsize::rank_biserial``; half-rank adjustment at |r| = 1)."""
+    differences (as R's ``effectsize::rank_biserial``; half-rank adjustment at |r| = 1).
+
+    Examples
+    --------
+    >>> ci = rank_biserial_ci(0.5, 20)
+    >>> ci.low < 0.5 < ci.high
+    True
+    """
     nd = int(n_nonzero)
     if nd == 0 or not np.isfinite(r):
         return ConfidenceInterval(np.nan, np.nan)
@@ -168,6 +204,12 @@ def signed_rank(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> Si
 
     All-zero differences (no evidence of any difference) give p = 1 and r = 0 (scipy returns
     NaN there); zero pairs give NaN for everything.
+
+    Examples
+    --------
+    >>> res = signed_rank([5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6])
+    >>> float(res.pvalue), res.effect_size, res.method
+    (0.03125, 1.0, 'exact-permutation')
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -176,10 +218,10 @@ def signed_rank(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> Si
     nz = d[d != 0]
     if n == 0:
         return SignedRankResult(0, np.nan, np.nan, np.nan, np.nan, np.nan, 0, "none",
-                                confidence=confidence)
+                                confidence_level=confidence)
     if len(nz) == 0:
         return SignedRankResult(n, 0.0, 1.0, 0.0, 0.0, 0.0, n, "all-zero",
-                                confidence=confidence)
+                                confidence_level=confidence)
     ranks = stats.rankdata(np.abs(nz))
     w_plus = float(ranks[nz > 0].sum())
     w_minus = float(ranks[nz < 0].sum())
@@ -189,7 +231,7 @@ def signed_rank(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> Si
     return SignedRankResult(
         n=n, statistic=float(res.statistic), pvalue=float(res.pvalue), effect_size=float(r),
         w_plus=w_plus, w_minus=w_minus, n_zero=int(n - len(nz)), method=wilcoxon_method(d),
-        effect_size_low=ci.low, effect_size_high=ci.high, confidence=confidence,
+        ci_low=ci.low, ci_high=ci.high, confidence_level=confidence,
     )
 
 
@@ -240,6 +282,16 @@ def pairwise_wilcoxon(
     is rated higher (W+ > W-), ``"<"`` when lower, ``"="`` otherwise; ``higher`` names the
     higher-rated system (``""`` for ties); ``mean_a``/``mean_b`` are the means of the paired
     ratings.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": [str(i) for i in range(6) for _ in "ab"],
+    ...                    "system": list("ab") * 6, "rater": "r",
+    ...                    "score": [5, 1, 6, 2, 7, 3, 8, 4, 9, 5, 10, 6]})
+    >>> pairs = pairwise_wilcoxon(df)
+    >>> pairs[["system_a", "system_b", "pvalue", "higher"]].values.tolist()
+    [['a', 'b', 0.03125, 'a']]
     """
     if pairing not in ("item", "lsed"):
         raise InputError(f"pairing must be 'item' or 'lsed', got {pairing!r}")
@@ -281,7 +333,7 @@ def pairwise_wilcoxon(
             "higher": a if d > 0 else b if d < 0 else "",
             "mean_a": float(np.mean(x)), "mean_b": float(np.mean(y)),
             "n_unpaired": unpaired, "method": res.method,
-            "effect_size_low": res.effect_size_low, "effect_size_high": res.effect_size_high,
+            "effect_size_low": res.ci_low, "effect_size_high": res.ci_high,
             "n_nonzero": res.n - res.n_zero,
         })
     out = pd.DataFrame(rows)
@@ -298,7 +350,16 @@ def pairwise_warnings(pairs: pd.DataFrame, *, alpha: float, correction: str) -> 
     """Warnings for a pairwise Wilcoxon table: pairs whose exact test can never reach the
     corrected level (too few non-zero differences: the smallest two-sided p is 2 / 2^n), and
     pairs whose (per-comparison) effect-size interval excludes 0 while the corrected p-value
-    is not significant."""
+    is not significant.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from nlgeval.human.compare import PAIRWISE_COLUMNS
+    >>> pairwise_warnings(pd.DataFrame(columns=list(PAIRWISE_COLUMNS)), alpha=0.05,
+    ...                   correction="holm")
+    []
+    """
     m = len(pairs)
     level = alpha / m if correction == "bonferroni" and m else alpha
     out = []
@@ -332,8 +393,18 @@ def pairwise_warnings(pairs: pd.DataFrame, *, alpha: float, correction: str) -> 
 
 
 @dataclass(frozen=True)
-class FriedmanResult:
-    """Friedman's test over k systems in n complete blocks; Kendall's W = chi2 / (n (k - 1))."""
+class FriedmanResult(StatResult):
+    """Friedman's test over k systems in n complete blocks; Kendall's W = chi2 / (n (k - 1)).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": [1, 1, 1, 2, 2, 2, 3, 3, 3], "system": list("abc") * 3,
+    ...                    "score": [1, 2, 3, 1, 3, 2, 1, 2, 3]})
+    >>> res = friedman(df)
+    >>> res.df, round(res.kendalls_w, 3)
+    (2, 0.778)
+    """
 
     statistic: float
     pvalue: float
@@ -344,9 +415,6 @@ class FriedmanResult:
     block: str
     n_dropped_blocks: int
     mean_ranks: dict[str, float]
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def friedman(
@@ -361,6 +429,15 @@ def friedman(
     are averaged. Incomplete blocks raise :class:`InputError` naming one, unless
     ``drop_incomplete=True`` (then they are dropped and counted in ``n_dropped_blocks``).
     Needs at least 3 systems (for 2 use the Wilcoxon test) and 2 complete blocks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": [1, 1, 1, 2, 2, 2, 3, 3, 3], "system": list("abc") * 3,
+    ...                    "score": [1, 2, 3, 1, 2, 3, 1, 2, 3]})
+    >>> res = friedman(df)
+    >>> res.statistic, res.kendalls_w
+    (6.0, 1.0)
     """
     needed = ["item", "system", "score"] + (["rater"] if block == "rater" else [])
     if block not in ("item", "rater"):

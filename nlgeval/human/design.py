@@ -31,61 +31,26 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.human.design_layout import (
+    _check_counts,
+    _left_right,
+    _main_trials,
+    _names,
+    _practice_trials,
+    block_layout,
+    is_latin_square,
+    random_latin_square,
+)
+from nlgeval.results import Result
+
+__all__ = ["PAIR_SEP", "DesignSummary", "LatinSquareDesign", "block_layout", "is_latin_square",
+           "latin_square_design", "random_latin_square"]
 
 PAIR_SEP = " vs "
 
 
-def _names(value: Sequence[str] | int, what: str, prefix: str) -> list[str]:
-    if isinstance(value, bool):
-        raise InputError(f"{what} must be a count or a list of names, got {value!r}")
-    if isinstance(value, int | np.integer):
-        if value < 1:
-            raise InputError(f"the number of {what} must be at least 1, got {value}")
-        return [f"{prefix}{i}" for i in range(1, int(value) + 1)]
-    if isinstance(value, str):
-        raise InputError(f"{what} must be a count or a list of names, got the string {value!r}")
-    names = [str(v).strip() for v in value]
-    if not names:
-        raise InputError(f"no {what} given")
-    if any(n == "" for n in names):
-        raise InputError(f"empty name among the {what}")
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError(f"duplicate {what}: {', '.join(dup)}")
-    return names
-
-
-def random_latin_square(n: int, rng: np.random.Generator) -> np.ndarray:
-    """An n x n Latin square of symbols 0..n-1: a cyclic square with random row, column and
-    symbol permutations (Kow & Belz 2012, section 3.1)."""
-    rows = rng.permutation(n)
-    cols = rng.permutation(n)
-    symbols = rng.permutation(n)
-    return symbols[(rows[:, None] + cols[None, :]) % n]
-
-
-def is_latin_square(square: np.ndarray) -> bool:
-    """True when every row and every column of a square array holds each of its symbols once."""
-    square = np.asarray(square)
-    n = square.shape[0]
-    if square.shape != (n, n):
-        return False
-    symbols = np.unique(square)
-    if len(symbols) != n:
-        return False
-    rows_ok = all(len(np.unique(r)) == n for r in square)
-    cols_ok = all(len(np.unique(c)) == n for c in square.T)
-    return rows_ok and cols_ok
-
-
-def _nearest_multiples(count: int, n: int) -> list[int]:
-    low = (count // n) * n
-    high = low + n
-    return [c for c in (low, high) if c >= n]
-
-
 @dataclass(frozen=True)
-class DesignSummary:
+class DesignSummary(Result):
     """Counts that prove (or measure the lack of) balance of a design.
 
     ``evaluator_by_symbol`` / ``scenario_by_symbol``: how often each evaluator / scenario meets
@@ -93,6 +58,12 @@ class DesignSummary:
     ``system_appearances``: per evaluator, how often each system appears (in either slot);
     ``left_right``: for relative designs, per pair how often each system was on the left.
     ``imbalance``: max - min of each count table (0 everywhere = perfectly balanced).
+
+    Examples
+    --------
+    >>> s = latin_square_design(3, 3, 6, seed=1).summary()
+    >>> s.balanced, s.raters_per_output
+    (True, 2)
     """
 
     n_symbols: int
@@ -105,11 +76,18 @@ class DesignSummary:
     balanced: bool
     notes: tuple[str, ...] = field(default=())
 
+    @property
+    def raters_per_output(self) -> int:
+        """Fewest evaluators judging one output (scenario x symbol); >= 2 allows agreement."""
+        return int(self.scenario_by_symbol.to_numpy().min())
+
     def to_dict(self) -> dict[str, Any]:
+        """Counts as records (index reset), so the keys of ``design --json`` stay flat."""
         out: dict[str, Any] = {
             "n_symbols": self.n_symbols,
             "n_squares": self.n_squares,
             "balanced": self.balanced,
+            "raters_per_output": self.raters_per_output,
             "imbalance": dict(self.imbalance),
             "evaluator_by_symbol": self.evaluator_by_symbol.reset_index().to_dict("records"),
             "scenario_by_symbol": self.scenario_by_symbol.reset_index().to_dict("records"),
@@ -126,6 +104,8 @@ class DesignSummary:
             f"Latin-square design: {self.n_symbols} symbols, {self.n_squares} square(s); "
             + ("balanced" if self.balanced else "NOT balanced: " + ", ".join(
                 f"{k} max-min = {v}" for k, v in self.imbalance.items() if v)),
+            f"each output is judged by {self.raters_per_output} evaluator(s)"
+            + ("" if self.raters_per_output >= 2 else " (agreement needs at least 2)"),
             "",
             "Trials per evaluator x " + ("pair" if self.left_right is not None else "system") + ":",
             self.evaluator_by_symbol.to_string(),
@@ -143,13 +123,19 @@ class DesignSummary:
 
 
 @dataclass(frozen=True)
-class LatinSquareDesign:
+class LatinSquareDesign(Result):
     """A Latin-square experimental design.
 
     ``trials``: one row per trial, columns ``evaluator, position, scenario, system,
     [system_b], practice`` (position is 1-based within the evaluator's session; practice trials
     come first). ``layout``: the LSED array itself (rows = evaluators, columns = scenarios,
     cells = system or pair), before each evaluator's random ordering.
+
+    Examples
+    --------
+    >>> d = latin_square_design(["A", "B"], 4, 2, seed=1)
+    >>> d.layout.shape, d.trials.columns.tolist()
+    ((2, 4), ['evaluator', 'position', 'scenario', 'system', 'practice'])
     """
 
     trials: pd.DataFrame
@@ -226,6 +212,7 @@ class LatinSquareDesign:
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The design with its balance summary (what ``design latin-square --json`` prints)."""
         return {
             "trials": self.trials.to_dict("records"),
             "systems": list(self.systems),
@@ -250,6 +237,8 @@ def latin_square_design(
     practice: int = 0,
     practice_scenarios: Sequence[str] | None = None,
     allow_incomplete: bool = False,
+    scenarios_per_evaluator: int | None = None,
+    raters_per_output: int | None = None,
 ) -> LatinSquareDesign:
     """Build a randomised Latin-square experimental design (Kow & Belz 2012, section 3).
 
@@ -277,6 +266,23 @@ def latin_square_design(
     allow_incomplete:
         Build the most balanced design when the counts do not fit (cut squares), instead of
         raising; the imbalance is reported by :meth:`LatinSquareDesign.summary`.
+    scenarios_per_evaluator:
+        Each evaluator judges this many scenarios (a multiple of n dividing the number of
+        scenarios) instead of all of them: the scenarios are split into blocks of this size,
+        and each block gets its own groups of n evaluators, each group a row of Latin squares
+        over the block (see :func:`block_layout`).
+    raters_per_output:
+        How many evaluators judge each output (scenario x system, or scenario x pair), so that
+        agreement can be computed (k >= 2). The number of evaluators must then be
+        blocks x k x n (the error says which number); default: whatever the evaluators give.
+
+    Examples
+    --------
+    >>> d = latin_square_design(3, 6, 12, seed=1, scenarios_per_evaluator=3)
+    >>> d.trials.groupby("evaluator").size().unique().tolist()  # 3 trials each
+    [3]
+    >>> d.trials.groupby(["scenario", "system"]).size().unique().tolist()  # 2 raters each
+    [2]
     """
     sys_names = _names(systems, "systems", "S")
     if len(sys_names) < 2:
@@ -286,138 +292,39 @@ def latin_square_design(
     if isinstance(practice, bool) or int(practice) < 0:
         raise InputError(f"practice must be a non-negative number of trials, got {practice!r}")
     practice = int(practice)
-    if relative:
-        pairs = list(combinations(sys_names, 2))
-        symbols = [a + PAIR_SEP + b for a, b in pairs]
-    else:
-        pairs = []
-        symbols = list(sys_names)
+    pairs = list(combinations(sys_names, 2)) if relative else []
+    symbols = [a + PAIR_SEP + b for a, b in pairs] if relative else list(sys_names)
     n = len(symbols)
     kind = "system pairs" if relative else "systems"
-    n_s, n_e = len(scen_names), len(ev_names)
-    problems = []
-    if n_s % n:
-        problems.append(
-            f"{n_s} scenarios is not a multiple of the {n} {kind}; nearest that fit: "
-            + " or ".join(map(str, _nearest_multiples(n_s, n)))
-        )
-    if n_e % n:
-        problems.append(
-            f"{n_e} evaluators is not a multiple of the {n} {kind}; nearest that fit: "
-            + " or ".join(map(str, _nearest_multiples(n_e, n)))
-        )
-    notes: list[str] = []
-    if problems and not allow_incomplete:
-        raise InputError(
-            "the counts do not fit a Latin square: " + "; ".join(problems)
-            + " (or pass allow_incomplete=True / --allow-incomplete for the most balanced "
-            "incomplete design, whose imbalance the summary reports)"
-        )
-    if problems:
-        notes.append("incomplete design (counts do not fit a Latin square): " + "; ".join(problems))
-
+    notes = _check_counts(len(scen_names), len(ev_names), n, kind,
+                          scenarios_per_evaluator=scenarios_per_evaluator,
+                          raters_per_output=raters_per_output,
+                          allow_incomplete=allow_incomplete)
     rng = np.random.default_rng(seed)
-    br, bc = -(-n_e // n), -(-n_s // n)  # squares per column / row of the grid (ceil)
-    grid = np.empty((br * n, bc * n), dtype=np.int64)
-    for a in range(br):
-        for b in range(bc):
-            grid[a * n:(a + 1) * n, b * n:(b + 1) * n] = random_latin_square(n, rng)
-    # cut squares (only with allow_incomplete): keep the first rows / columns
-    grid = grid[:n_e, :n_s]
+    m = scenarios_per_evaluator or len(scen_names)
+    grid, n_squares = block_layout(n, len(scen_names), len(ev_names), m, rng)
     # random allocation of scenario ids to the square columns
-    scen_order = [scen_names[i] for i in rng.permutation(n_s)]
-
-    left = np.zeros_like(grid, dtype=bool)  # True: the pair's first system goes on the left
-    if relative:
-        # Balance left/right per pair: within each evaluator alternate the order of its
-        # occurrences of a pair; start every evaluator where the previous one (in a random
-        # order) left off, so each pair's overall counts differ by at most one.
-        for k in range(n):
-            flip = bool(rng.integers(2))
-            for i in rng.permutation(n_e):
-                cols = np.flatnonzero(grid[i] == k)
-                cols = cols[rng.permutation(len(cols))]
-                for c in cols:
-                    left[i, c] = flip
-                    flip = not flip
-
-    layout = pd.DataFrame(
-        np.asarray(symbols, dtype=object)[grid], index=ev_names, columns=scen_order
-    )
+    scen_order = [scen_names[i] for i in rng.permutation(len(scen_names))]
+    left = _left_right(grid, n, rng) if relative else np.zeros_like(grid, dtype=bool)
+    cells = np.where(grid >= 0, np.asarray(symbols, dtype=object)[np.maximum(grid, 0)], "")
+    layout = pd.DataFrame(cells, index=ev_names, columns=scen_order)
     layout.index.name, layout.columns.name = "evaluator", "scenario"
-
-    # each evaluator's trial set in its own random order (vectorised: argsort of uniforms)
-    order = np.argsort(rng.random((n_e, n_s)), axis=1)
-    rows_i = np.repeat(np.arange(n_e), n_s)
-    cols_j = order.ravel()
-    sym_idx = grid[rows_i, cols_j]
-    main = pd.DataFrame(
-        {
-            "evaluator": np.asarray(ev_names, dtype=object)[rows_i],
-            "position": np.tile(np.arange(1, n_s + 1), n_e) + practice,
-            "scenario": np.asarray(scen_order, dtype=object)[cols_j],
-        }
-    )
-    if relative:
-        first = np.asarray([p[0] for p in pairs], dtype=object)[sym_idx]
-        second = np.asarray([p[1] for p in pairs], dtype=object)[sym_idx]
-        on_left = left[rows_i, cols_j]
-        main["system"] = np.where(on_left, first, second)
-        main["system_b"] = np.where(on_left, second, first)
-    else:
-        main["system"] = np.asarray(symbols, dtype=object)[sym_idx]
-    main["practice"] = False
-
+    main = _main_trials(grid, left, ev_names, scen_order, symbols, pairs, practice, rng)
     frames = []
     if practice:
-        p_names = (
-            [f"practice-{i}" for i in range(1, practice + 1)]
-            if practice_scenarios is None
-            else _names(practice_scenarios, "practice scenarios", "")
-        )
-        overlap = sorted(set(p_names) & set(scen_names))
-        if overlap:
-            raise InputError(
-                "practice scenarios must not be main scenarios (an evaluator would see them "
-                f"twice): {', '.join(overlap)}"
-            )
-        recs = []
-        for e in ev_names:
-            scen_p = [p_names[i % len(p_names)] for i in rng.permutation(max(practice,
-                                                                             len(p_names)))]
-            scen_p = scen_p[:practice]
-            for pos in range(practice):
-                k = int(rng.integers(n))
-                rec = {"evaluator": e, "position": pos + 1, "scenario": scen_p[pos]}
-                if relative:
-                    a, b = pairs[k]
-                    if rng.integers(2):
-                        a, b = b, a
-                    rec["system"], rec["system_b"] = a, b
-                else:
-                    rec["system"] = symbols[k]
-                rec["practice"] = True
-                recs.append(rec)
-        frames.append(pd.DataFrame(recs))
+        frames.append(_practice_trials(ev_names, scen_names, practice_scenarios, practice,
+                                       symbols, pairs, rng))
     frames.append(main)
     trials = pd.concat(frames, ignore_index=True)
-    trials = trials.sort_values(["evaluator", "position"], key=lambda s: s.map(
-        {e: i for i, e in enumerate(ev_names)}) if s.name == "evaluator" else s,
-        kind="stable").reset_index(drop=True)
+    rank = {e: i for i, e in enumerate(ev_names)}
+    trials = trials.sort_values(["evaluator", "position"], key=lambda s: s.map(rank)
+                                if s.name == "evaluator" else s,
+                                kind="stable").reset_index(drop=True)
     cols = ["evaluator", "position", "scenario", "system"] + (["system_b"] if relative else [])
     trials = trials[cols + ["practice"]]
     trials["position"] = trials["position"].astype(int)
     trials["practice"] = trials["practice"].astype(bool)
     return LatinSquareDesign(
-        trials=trials,
-        layout=layout,
-        systems=tuple(sys_names),
-        scenarios=tuple(scen_names),
-        evaluators=tuple(ev_names),
-        symbols=tuple(symbols),
-        relative=relative,
-        seed=int(seed),
-        n_squares=br * bc,
-        practice=practice,
-        notes=tuple(notes),
-    )
+        trials=trials, layout=layout, systems=tuple(sys_names), scenarios=tuple(scen_names),
+        evaluators=tuple(ev_names), symbols=tuple(symbols), relative=relative, seed=int(seed),
+        n_squares=n_squares, practice=practice, notes=tuple(notes))

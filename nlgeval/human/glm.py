@@ -31,9 +31,8 @@ flag beside it.
 Guardrails (:mod:`nlgeval.human.guards`): constant or near-constant ratings, a model that fits
 every rating exactly, and a design matrix too large for memory raise :class:`InputError`.
 
-An optional ordinal alternative, :func:`ordinal_model`, fits a fixed-effects cumulative-logit
-model (statsmodels ``OrderedModel``) with the same terms; a cumulative link *mixed* model is not
-provided (no maintained Python implementation).
+The ordinal alternative (cumulative-logit model with system contrasts and a proportional-odds
+check) is :func:`nlgeval.human.ordinal.ordinal_model`.
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,12 +49,23 @@ from scipy import stats
 
 from nlgeval.errors import InputError
 from nlgeval.human.compare import _check_frame
-from nlgeval.human.guards import check_dense, check_exact_fit, check_variation
+from nlgeval.human.guards import check_exact_fit, check_model_size, check_variation
+from nlgeval.results import Result
 
 
 @dataclass(frozen=True)
-class GLMTukeyResult:
-    """ANOVA table, Tukey HSD pairs, system means, homogeneous subsets and letters."""
+class GLMTukeyResult(Result):
+    """ANOVA table, Tukey HSD pairs, system means, homogeneous subsets and letters.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"system": list("abc") * 4, "rater": list("112233441122"),
+    ...                    "score": [1, 3, 5, 2, 3, 6, 1, 4, 5, 2, 4, 7]})
+    >>> res = glm_tukey(df, factors=("rater",))
+    >>> res.letters
+    {'a': 'a', 'b': 'b', 'c': 'c'}
+    """
 
     anova: pd.DataFrame
     tukey: pd.DataFrame
@@ -71,24 +80,7 @@ class GLMTukeyResult:
     alpha: float
     formula: str
     notes: tuple[str, ...] = field(default=())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "formula": self.formula,
-            "anova_type": "II",
-            "anova": self.anova.to_dict("records"),
-            "tukey": self.tukey.to_dict("records"),
-            "means": self.means.to_dict("records"),
-            "subsets": [list(s) for s in self.subsets],
-            "letters": dict(self.letters),
-            "mse": self.mse,
-            "df_resid": self.df_resid,
-            "n_harmonic": self.n_harmonic,
-            "q_critical": self.q_critical,
-            "critical_range": self.critical_range,
-            "alpha": self.alpha,
-            "notes": list(self.notes),
-        }
+    anova_type: str = "II"
 
 
 def _q_sf(q: float, k: int, df: float) -> float:
@@ -107,7 +99,14 @@ def _q_ppf(p: float, k: int, df: float) -> float:
 
 def homogeneous_subsets(means: pd.Series, critical_range: float) -> list[list[str]]:
     """SPSS-style homogeneous subsets: maximal runs of the sorted means whose range
-    (max - min) is below ``critical_range``, in ascending order of means."""
+    (max - min) is below ``critical_range``, in ascending order of means.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> homogeneous_subsets(pd.Series({"a": 1.0, "b": 1.2, "c": 3.0}), critical_range=0.5)
+    [['a', 'b'], ['c']]
+    """
     s = means.sort_values(kind="stable")
     names, vals = list(s.index), s.to_numpy(dtype=float)
     runs: list[tuple[int, int]] = []
@@ -122,7 +121,13 @@ def homogeneous_subsets(means: pd.Series, critical_range: float) -> list[list[st
 
 def letter_display(subsets: Sequence[Sequence[str]], systems: Sequence[str]) -> dict[str, str]:
     """Compact letter display from homogeneous subsets: subset k gets letter k ('a' = lowest
-    means); each system gets the letters of the subsets that contain it."""
+    means); each system gets the letters of the subsets that contain it.
+
+    Examples
+    --------
+    >>> letter_display([["a", "b"], ["b", "c"]], ["a", "b", "c"])
+    {'a': 'a', 'b': 'ab', 'c': 'b'}
+    """
     alphabet = string.ascii_lowercase + string.ascii_uppercase
     letters = {s: "" for s in systems}
     for k, sub in enumerate(subsets):
@@ -141,6 +146,14 @@ def tukey_hsd_from_mse(
     pvalue_adjusted, low, high, reject, smd, smd_low, smd_high``; ``se`` is the standard error
     of the difference, the interval is diff +- q_{1-alpha} se / sqrt(2); ``smd`` is
     diff / sqrt(MSE) with the interval scaled the same way.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = tukey_hsd_from_mse(pd.Series({"a": 2.0, "b": 4.0}), pd.Series({"a": 10, "b": 10}),
+    ...                        mse=1.0, df_resid=18)
+    >>> t[["system_a", "system_b", "diff", "reject"]].values.tolist()
+    [['a', 'b', 2.0, True]]
     """
     k = len(means)
     q_crit = _q_ppf(1 - alpha, k, df_resid)
@@ -175,6 +188,15 @@ def glm_tukey(
     the 2009 paper). Needs at least 2 systems, more observations than parameters, ratings that
     vary, and a design matrix below ``max_dense_bytes`` (default
     :data:`nlgeval.human.guards.DENSE_LIMIT_BYTES`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"system": list("ab") * 6, "rater": list("112233112233"),
+    ...                    "score": [1, 4, 2, 4, 1, 5, 2, 5, 1, 4, 2, 6]})
+    >>> res = glm_tukey(df, factors=("rater",))
+    >>> res.anova["factor"].tolist(), bool(res.tukey["reject"].iloc[0])
+    (['system', 'rater', 'Residual'], True)
     """
     import statsmodels.formula.api as smf
     from statsmodels.stats.anova import anova_lm
@@ -206,9 +228,12 @@ def glm_tukey(
             f"{len(data)} ratings: no residual degrees of freedom left"
         )
     # patsy builds the full treatment-coded design matrix; OLS's pinv needs a few copies
-    check_dense(len(data), n_params, analysis=f"the GLM {formula.replace('f_', '')}",
-                hint="leave out the item factor (--factors rater), or compare with --method "
-                "wilcoxon (on per-item means) or --method mixed", limit_bytes=max_dense_bytes)
+    check_model_size(len(data), {c: int(data[c].nunique()) for c in data.columns
+                                 if c.startswith("f_")},
+                     analysis=f"the GLM {formula.replace('f_', '')}",
+                     hint="leave out the item factor (--factors rater), or compare with "
+                     "--method wilcoxon (on per-item means) or --method mixed",
+                     limit_bytes=max_dense_bytes)
     model = smf.ols(formula, data=data).fit()
     if model.df_resid < 1 or not np.isfinite(model.mse_resid):
         raise InputError("no residual degrees of freedom (too few ratings for the model)")
@@ -255,92 +280,3 @@ def _clean_term(term: str) -> str:
     if term.startswith("C(f_") and term.endswith(")"):
         return term[4:-1]
     return term
-
-
-@dataclass(frozen=True)
-class OrdinalModelResult:
-    """Fixed-effects cumulative-logit model: system effects (log cumulative odds of a higher
-    rating) relative to the ``reference`` system (the first in the data), and the LR test of
-    the system factor."""
-
-    coefficients: pd.DataFrame
-    lr_statistic: float
-    lr_df: int
-    lr_pvalue: float
-    formula: str
-    n: int
-    reference: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"formula": self.formula, "n": self.n, "reference": self.reference,
-                "coefficients": self.coefficients.to_dict("records"),
-                "lr_statistic": self.lr_statistic, "lr_df": self.lr_df,
-                "lr_pvalue": self.lr_pvalue}
-
-
-def ordinal_model(
-    ratings: pd.DataFrame, *, factors: Sequence[str] = ("rater",),
-    max_dense_bytes: float | None = None,
-) -> OrdinalModelResult:
-    """Cumulative-logit (proportional-odds) model of the ratings' ordered categories on
-    system + factors, fixed effects (statsmodels ``OrderedModel``, ``distr="logit"``);
-    the effect of system is tested by a likelihood-ratio test against the model without it.
-
-    Chosen over a cumulative link mixed model because no maintained Python package fits CLMMs;
-    with many raters/items the fixed effects cost degrees of freedom, hence the default
-    ``factors=("rater",)``.
-    """
-    from statsmodels.miscmodels.ordinal_model import OrderedModel
-
-    df = _check_frame(ratings, ["system", "score", *factors])
-    systems = list(dict.fromkeys(df["system"]))
-    if len(systems) < 2:
-        raise InputError("comparing systems needs at least 2 systems", column="system")
-    check_variation(df["score"].to_numpy(dtype=float), analysis="the ordinal model")
-    levels = np.sort(df["score"].unique())
-    if len(levels) < 2:
-        raise InputError(f"an ordinal model needs at least 2 distinct scores, got {len(levels)}",
-                         column="score")
-    if len(levels) > 30:
-        raise InputError(
-            f"{len(levels)} distinct scores: an ordinal model needs a few ordered categories "
-            "(e.g. a 1-7 scale); use the GLM for slider/continuous ratings", column="score")
-    y = pd.Series(pd.Categorical(df["score"], categories=levels, ordered=True))
-
-    def design(with_system: bool) -> pd.DataFrame:
-        parts = []
-        if with_system:
-            parts.append(pd.get_dummies(pd.Categorical(df["system"], categories=systems),
-                                        prefix="system", drop_first=True, dtype=float))
-        for f in factors:
-            if df[f].nunique() > 1:
-                parts.append(pd.get_dummies(df[f], prefix=f, drop_first=True, dtype=float))
-        return pd.concat(parts, axis=1) if parts else pd.DataFrame(index=df.index)
-
-    n_cols = len(systems) - 1 + sum(df[f].nunique() - 1 for f in factors)
-    check_dense(len(df), n_cols, analysis="the ordinal model", limit_bytes=max_dense_bytes,
-                hint="leave out the rater factor, or compare with --method wilcoxon")
-    x_full = design(True)
-    full = OrderedModel(y, x_full, distr="logit").fit(method="bfgs", disp=False, maxiter=2000)
-    x_red = design(False)
-    if x_red.shape[1] == 0:
-        # thresholds-only model: log-likelihood from the marginal category shares
-        shares = y.value_counts(normalize=True)
-        llf_red = float((y.map(shares).astype(float).apply(np.log)).sum())
-    else:
-        llf_red = float(OrderedModel(y, x_red, distr="logit").fit(
-            method="bfgs", disp=False, maxiter=2000).llf)
-    lr = max(2.0 * (float(full.llf) - llf_red), 0.0)
-    k = len(systems) - 1
-    names = [c for c in x_full.columns if c.startswith("system_")]
-    coef = pd.DataFrame({
-        "term": names,
-        "coef": [float(full.params[c]) for c in names],
-        "se": [float(full.bse[c]) for c in names],
-        "pvalue": [float(full.pvalues[c]) for c in names],
-    })
-    return OrdinalModelResult(
-        coefficients=coef, lr_statistic=lr, lr_df=k, lr_pvalue=float(stats.chi2.sf(lr, k)),
-        formula="score(ordered) ~ " + " + ".join(["system", *factors]), n=len(df),
-        reference=systems[0],
-    )

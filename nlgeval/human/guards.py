@@ -39,7 +39,16 @@ def check_variation(
     near_constant_share: float = NEAR_CONSTANT_SHARE,
 ) -> None:
     """Raise :class:`InputError` when the ratings are constant or near-constant (see the
-    module docstring); ``analysis`` names the model in the message."""
+    module docstring); ``analysis`` names the model in the message.
+
+    Examples
+    --------
+    >>> check_variation([1, 2, 3, 4], analysis="the GLM")
+    >>> check_variation([3, 3, 3], analysis="the GLM")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: column 'score': all 3 ratings are 3: the GLM has no variation ...
+    """
     x = np.asarray(scores, dtype=float)
     n = len(x)
     if n == 0:
@@ -66,7 +75,16 @@ def check_variation(
 
 
 def check_exact_fit(ss_resid: float, ss_total: float, *, analysis: str) -> None:
-    """Raise when a model explains the ratings exactly (residual SS is rounding noise)."""
+    """Raise when a model explains the ratings exactly (residual SS is rounding noise).
+
+    Examples
+    --------
+    >>> check_exact_fit(4.0, 10.0, analysis="the GLM")
+    >>> check_exact_fit(0.0, 10.0, analysis="the GLM")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: the GLM fits the ratings exactly ...
+    """
     if not np.isfinite(ss_resid) or ss_resid <= 1e-10 * max(ss_total, 1e-300):
         raise InputError(
             f"{analysis} fits the ratings exactly (residual variance {max(ss_resid, 0):.3g} "
@@ -79,7 +97,16 @@ def check_dense(
     limit_bytes: int | float | None = None, copies: int = 1,
 ) -> None:
     """Raise a one-line :class:`InputError` when ``copies`` dense float64 ``n_rows x n_cols``
-    matrices would exceed ``limit_bytes`` (default :data:`DENSE_LIMIT_BYTES`)."""
+    matrices would exceed ``limit_bytes`` (default :data:`DENSE_LIMIT_BYTES`).
+
+    Examples
+    --------
+    >>> check_dense(1_000_000, 10_008, analysis="the GLM", hint="use --factors rater")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: the GLM needs a dense 1,000,000 x 10,008 matrix (74.6 GiB ...
+    """
     limit = DENSE_LIMIT_BYTES if limit_bytes is None else float(limit_bytes)
     need = float(n_rows) * float(n_cols) * 8.0 * copies
     if need > limit:
@@ -88,13 +115,44 @@ def check_dense(
             f"float64), above the limit of {_gib(limit)} (--max-dense-gib); {hint}")
 
 
+def check_model_size(
+    n_rows: int, fixed_levels: Mapping[str, int], *, analysis: str, hint: str,
+    random_levels: Mapping[str, int] | None = None, limit_bytes: int | float | None = None,
+    copies: int = 1,
+) -> int:
+    """The one design-size guard of the ratings models (GLM, ordinal, mixed): the dense
+    treatment-coded fixed-effects matrix (``n_rows`` x (1 + sum(levels - 1))) and, for a mixed
+    model, the dense q x q matrix of the random effects (q = total random levels) must fit
+    ``limit_bytes`` (``copies`` of each: the solvers keep a few). Returns the number of
+    fixed-effect columns.
+
+    Examples
+    --------
+    >>> check_model_size(100, {"system": 4, "rater": 10}, analysis="the GLM", hint="")
+    13
+    """
+    n_cols = 1 + sum(max(int(k) - 1, 0) for k in fixed_levels.values())
+    check_dense(n_rows, n_cols, analysis=analysis, hint=hint, limit_bytes=limit_bytes,
+                copies=copies)
+    if random_levels:
+        q = sum(int(k) for k in random_levels.values())
+        check_dense(q, q, analysis=analysis, hint=hint, limit_bytes=limit_bytes, copies=copies)
+    return n_cols
+
+
 def _gib(nbytes: float) -> str:
     return f"{nbytes / (1 << 30):.3g} GiB"
 
 
 def min_attainable_pvalue_signed_rank(n_nonzero: int) -> float:
     """Smallest two-sided p-value the exact Wilcoxon signed-rank test can give with
-    ``n_nonzero`` non-zero differences: all signs equal, p = 2 / 2^n."""
+    ``n_nonzero`` non-zero differences: all signs equal, p = 2 / 2^n.
+
+    Examples
+    --------
+    >>> min_attainable_pvalue_signed_rank(4)  # 2 / 2^4
+    0.125
+    """
     return float(min(1.0, 2.0 * 0.5 ** max(int(n_nonzero), 0)))
 
 
@@ -103,7 +161,13 @@ def level_warnings(
     minimum: Mapping[str, int] | None = None,
 ) -> list[str]:
     """Warnings for factors with too few levels for ``purpose`` (e.g. ``{"rater": 3}`` with
-    the default minimum of :data:`MIN_LEVELS_VARIANCE`)."""
+    the default minimum of :data:`MIN_LEVELS_VARIANCE`).
+
+    Examples
+    --------
+    >>> level_warnings({"rater": 3, "item": 40}, purpose="the rater variance")
+    ['only 3 raters: the rater variance is unreliable with fewer than 5']
+    """
     out = []
     for name, k in counts.items():
         need = (minimum or {}).get(name, MIN_LEVELS_VARIANCE)

@@ -47,6 +47,16 @@ def significant_difference_pairs(
     Directions are ``">"``/``"<"``/``"="`` for A vs B, metric directions oriented so that ``">"``
     means A is better. ``cache``: a dict reused across calls (e.g. one per criterion) so that a
     metric's tests on the same outputs are computed once.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> items = [str(i) for i in range(8)]
+    >>> human = pd.DataFrame({"system": ["a"] * 8 + ["b"] * 8, "item": items * 2,
+    ...                       "score": [5, 6, 5, 6, 7, 6, 5, 6] + [1, 2, 2, 1, 3, 2, 1, 2]})
+    >>> metric = human.assign(metric="m", score=human["score"] * 0.1)
+    >>> significant_difference_pairs(human, metric)[["metric", "outcome"]].values.tolist()
+    [['m', 'predicted']]
     """
     for name, df, cols in (("human", human, ("system", "item", "score")),
                            ("metric_scores", metric_scores, ("metric", "system", "item", "score"))):
@@ -123,6 +133,16 @@ def significant_difference_agreement(
 
     ``human``: ``system, item, score`` (one criterion; several rows per output are averaged);
     ``metric_scores``: ``metric, system, item, score`` (segment scores).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> items = [str(i) for i in range(8)]
+    >>> human = pd.DataFrame({"system": ["a"] * 8 + ["b"] * 8, "item": items * 2,
+    ...                       "score": [5, 6, 5, 6, 7, 6, 5, 6] + [1, 2, 2, 1, 3, 2, 1, 2]})
+    >>> metric = human.assign(metric="m", score=human["score"] * 0.1)
+    >>> significant_difference_agreement(human, metric)[["metric", "predicted"]].values.tolist()
+    [['m', 1]]
     """
     pairs = significant_difference_pairs(human, metric_scores, higher_is_better=higher_is_better,
                                          alpha=alpha, correction=correction, cache=cache)

@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -49,7 +49,8 @@ from scipy import stats
 
 from nlgeval.errors import InputError
 from nlgeval.human.compare import _check_frame, correct_pvalues
-from nlgeval.human.guards import check_dense, check_variation, level_warnings
+from nlgeval.human.guards import check_model_size, check_variation, level_warnings
+from nlgeval.results import Result
 
 CONTRAST_COLUMNS = (
     "system_a", "system_b", "estimate", "se", "statistic", "p", "p_adjusted", "ci_low",
@@ -58,8 +59,23 @@ CONTRAST_COLUMNS = (
 
 
 @dataclass(frozen=True)
-class MixedModelResult:
-    """Fixed system effects, pairwise contrasts and variance components of the mixed model."""
+class MixedModelResult(Result):
+    """Fixed system effects, pairwise contrasts and variance components of the mixed model.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(7)
+    >>> u, v = rng.normal(0, 0.7, 6), rng.normal(0, 0.5, 6)  # rater and item effects
+    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, 3 + (s == "b") + u[r] + v[i]
+    ...                     + rng.normal(0, 0.5)) for r in range(6) for i in range(6)
+    ...                    for s in "ab"], columns=["rater", "item", "system", "score"])
+    >>> res = mixed_model(df)
+    >>> res.contrasts.loc[0, ["system_a", "system_b"]].tolist(), res.method
+    (['a', 'b'], 'mixed')
+    """
+
+    _aliases: ClassVar[dict[str, str]] = {"ci_level": "ci_level"}
 
     contrasts: pd.DataFrame
     means: pd.DataFrame
@@ -74,6 +90,14 @@ class MixedModelResult:
     alpha: float
     correction: str
     warnings: tuple[str, ...] = field(default=())
+    method: str = "mixed"
+    test: str = "Wald z"
+    ci_adjusted: bool = False
+
+    @property
+    def ci_level(self) -> float:
+        """Level of the per-comparison intervals, 1 - alpha."""
+        return 1.0 - self.alpha
 
     @property
     def statistic(self) -> np.ndarray:
@@ -84,27 +108,6 @@ class MixedModelResult:
     def pvalue(self) -> np.ndarray:
         """Adjusted p-value of each pairwise contrast."""
         return self.contrasts["p_adjusted"].to_numpy()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": "mixed",
-            "formula": self.formula,
-            "reference": self.reference,
-            "test": "Wald z",
-            "correction": self.correction,
-            "alpha": self.alpha,
-            "ci_level": 1.0 - self.alpha,
-            "ci_adjusted": False,
-            "contrasts": self.contrasts.to_dict("records"),
-            "means": self.means.to_dict("records"),
-            "variance": dict(self.variance),
-            "n": self.n,
-            "n_raters": self.n_raters,
-            "n_items": self.n_items,
-            "llf": self.llf,
-            "converged": self.converged,
-            "warnings": list(self.warnings),
-        }
 
 
 def mixed_model(
@@ -121,11 +124,20 @@ def mixed_model(
     ``ratings``: columns ``system, score`` and each of ``random`` (one criterion). A random
     factor with a single level is left out (with a warning). Raises :class:`InputError` for
     fewer than 2 systems, constant ratings, or a design too large for dense matrices.
-    """
-    import statsmodels.api as sm
-    from scipy import sparse
-    from statsmodels.regression.mixed_linear_model import VCSpec
 
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(7)
+    >>> u, v = rng.normal(0, 0.7, 6), rng.normal(0, 0.5, 6)  # rater and item effects
+    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, 3 + (s == "b") + u[r] + v[i]
+    ...                     + rng.normal(0, 0.5)) for r in range(6) for i in range(6)
+    ...                    for s in "ab"], columns=["rater", "item", "system", "score"])
+    >>> res = mixed_model(df)
+    >>> c = res.contrasts.iloc[0]
+    >>> bool(c["estimate"] < 0 and c["significant"]), sorted(res.variance)[:3]
+    (True, ['item', 'rater', 'residual'])
+    """
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be between 0 and 1, got {alpha}")
     df = _check_frame(ratings, ["system", "score", *random])
@@ -134,33 +146,60 @@ def mixed_model(
         raise InputError(f"comparing systems needs at least 2 systems; got {len(systems)}",
                          column="system")
     check_variation(df["score"].to_numpy(dtype=float), analysis="the mixed model")
-    warns: list[str] = []
-    used = []
-    levels = {}
-    for f in random:
-        k = int(df[f].nunique())
-        levels[f] = k
-        if k < 2:
-            warns.append(f"random factor '{f}' has a single level and is left out")
-            continue
-        used.append(f)
+    levels = {f: int(df[f].nunique()) for f in random}
+    used = [f for f in random if levels[f] >= 2]
+    warns = [f"random factor '{f}' has a single level and is left out"
+             for f in random if levels[f] < 2]
     if not used:
         raise InputError("the mixed model needs a random factor with at least 2 levels "
                          f"({', '.join(random)}); use --method glm-tukey")
-    q = sum(levels[f] for f in used)
     hint = ("compare with --method wilcoxon (on per-item means), or fit the model to a random "
             "subset of items")
-    check_dense(len(df), len(systems), analysis="the mixed model", hint=hint,
-                limit_bytes=max_dense_bytes, copies=4)
-    check_dense(q, q, analysis="the mixed model", hint=hint, limit_bytes=max_dense_bytes,
-                copies=4)
+    check_model_size(len(df), {"system": len(systems)}, analysis="the mixed model", hint=hint,
+                     random_levels={f: levels[f] for f in used},
+                     limit_bytes=max_dense_bytes, copies=4)
     warns += level_warnings({f: levels[f] for f in used},
                             purpose="its variance component (and the Wald tests)")
+    fit, x, codes, fit_warns = _fit_mixed(df, systems, used, reml)
+    warns += fit_warns
+    converged = bool(getattr(fit, "converged", True))
+    if not converged:
+        warns.append("the optimiser did not converge: do not report these estimates")
+    beta = np.asarray(fit.fe_params, dtype=float)
+    vcomp = dict(zip(fit.model.exog_vc.names, np.asarray(fit.vcomp, dtype=float), strict=True))
+    vcomp = {f: max(v, 0.0) for f, v in vcomp.items()}
+    resid = float(fit.scale)
+    # Covariance of the fixed effects given the variance components, (X' V^-1 X)^-1, as lme4's
+    # vcov() and emmeans use (statsmodels' cov_params() inverts the Hessian of the full REML
+    # likelihood instead, which differs slightly in small samples).
+    cov = _fixed_effects_cov(x, codes, vcomp, resid)
+    total = resid + sum(vcomp.values())
+    contrasts, c_warns = _contrasts(systems, beta, cov, float(np.sqrt(total)), alpha=alpha,
+                                    correction=correction)
+    warns += c_warns
+    counts = df.groupby("system")["score"].size()
+    means = _model_means(systems, beta, cov, alpha, [int(counts[s]) for s in systems])
+    variance = {**{f: vcomp.get(f, 0.0) for f in random}, "residual": resid, "total": total}
+    variance.update({f"share_{f}": variance[f] / total for f in (*random, "residual")})
+    formula = "score ~ system + " + " + ".join(f"(1 | {f})" for f in used)
+    return MixedModelResult(
+        contrasts=contrasts, means=means, variance=variance, formula=formula,
+        reference=systems[0], n=len(df), n_raters=int(levels.get("rater", 0)),
+        n_items=int(levels.get("item", 0)), llf=float(fit.llf), converged=converged,
+        alpha=alpha, correction=correction, warnings=tuple(dict.fromkeys(warns)),
+    )
 
-    # Treatment-coded fixed effects and sparse 0/1 indicator matrices for the crossed random
-    # intercepts, passed to MixedLM as variance components (VCSpec) directly: statsmodels then
-    # solves with sparse matrices (half the time of the dense matrices from_formula builds,
-    # and no n x levels dense copy)
+
+def _fit_mixed(df: pd.DataFrame, systems: list[str], used: list[str], reml: bool
+               ):  # noqa: ANN202 (statsmodels results, design, codes, warnings)
+    """Fit MixedLM: treatment-coded fixed effects and sparse 0/1 indicator matrices for the
+    crossed random intercepts, passed as variance components (VCSpec) directly: statsmodels
+    then solves with sparse matrices (half the time of the dense matrices ``from_formula``
+    builds, and no n x levels dense copy)."""
+    import statsmodels.api as sm
+    from scipy import sparse
+    from statsmodels.regression.mixed_linear_model import VCSpec
+
     n = len(df)
     sys_code = pd.Categorical(df["system"], categories=systems).codes
     x = np.zeros((n, len(systems)))
@@ -175,6 +214,7 @@ def mixed_model(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = model.fit(reml=reml, method=["lbfgs", "bfgs", "cg"])
+    warns = []
     for w in caught:
         msg = str(w.message)
         if "boundary" in msg.lower():
@@ -182,22 +222,15 @@ def mixed_model(
                          "factor shows no detectable variation")
         elif "converge" in msg.lower() or "singular" in msg.lower() or "Hessian" in msg:
             warns.append(f"statsmodels: {msg.splitlines()[0]}")
-    converged = bool(getattr(fit, "converged", True))
-    if not converged:
-        warns.append("the optimiser did not converge: do not report these estimates")
-    k = len(systems)
-    beta = np.asarray(fit.fe_params, dtype=float)
-    vcomp = dict(zip(model.exog_vc.names, np.asarray(fit.vcomp, dtype=float), strict=True))
-    vcomp = {f: max(v, 0.0) for f, v in vcomp.items()}
-    resid = float(fit.scale)
-    # Covariance of the fixed effects given the variance components, (X' V^-1 X)^-1, as lme4's
-    # vcov() and emmeans use (statsmodels' cov_params() inverts the Hessian of the full REML
-    # likelihood instead, which differs slightly in small samples).
-    cov = _fixed_effects_cov(x, codes, vcomp, resid)
-    total = resid + sum(vcomp.values())
-    sd = float(np.sqrt(total))
+    return fit, x, codes, warns
 
-    # contrasts beta_a - beta_b as rows of L (treatment coding: beta_ref = 0)
+
+def _contrasts(systems: list[str], beta: np.ndarray, cov: np.ndarray, sd: float, *,
+               alpha: float, correction: str) -> tuple[pd.DataFrame, list[str]]:
+    """Wald contrasts beta_a - beta_b (rows of L; treatment coding, beta_ref = 0), adjusted
+    p-values, per-comparison intervals and d = estimate / total SD; a warning where an
+    interval excludes 0 beside a non-significant adjusted p."""
+    k = len(systems)
     pairs = list(combinations(range(k), 2))
     big_l = np.zeros((len(pairs), k))
     for row, (a, b) in enumerate(pairs):
@@ -219,32 +252,30 @@ def mixed_model(
         "smd_low": lo / sd, "smd_high": hi / sd,
     })[list(CONTRAST_COLUMNS)]
     excl = ((lo > 0) | (hi < 0)) & ~reject
+    warns = []
     if excl.any():
         names = ", ".join(f"{a}-{b}" for a, b in zip(
             contrasts["system_a"][excl], contrasts["system_b"][excl], strict=True))
         warns.append(f"the {1 - alpha:.0%} interval excludes 0 for {names} but the "
                      f"{correction}-adjusted p-value is not significant: intervals are per "
                      "comparison, significance is adjusted over all pairs")
-    # model-based system means (intercept + effect) with their standard errors
+    return contrasts, warns
+
+
+def _model_means(systems: list[str], beta: np.ndarray, cov: np.ndarray, alpha: float,
+                 counts: list[int]) -> pd.DataFrame:
+    """Model-based system means (intercept + effect) with standard errors and intervals."""
+    k = len(systems)
     big_m = np.zeros((k, k))
     big_m[:, 0] = 1.0
     big_m[np.arange(1, k), np.arange(1, k)] = 1.0
     m_est = big_m @ beta
     m_se = np.sqrt(np.einsum("ij,jk,ik->i", big_m, cov, big_m))
-    counts = df.groupby("system")["score"].size()
+    zc = stats.norm.ppf(1.0 - alpha / 2.0)
     means = pd.DataFrame({"system": systems, "mean": m_est, "se": m_se,
                           "ci_low": m_est - zc * m_se, "ci_high": m_est + zc * m_se,
-                          "n": [int(counts[s]) for s in systems]})
-    means = means.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)
-    variance = {**{f: vcomp.get(f, 0.0) for f in random}, "residual": resid, "total": total}
-    variance.update({f"share_{f}": variance[f] / total for f in (*random, "residual")})
-    formula = "score ~ system + " + " + ".join(f"(1 | {f})" for f in used)
-    return MixedModelResult(
-        contrasts=contrasts, means=means, variance=variance, formula=formula,
-        reference=systems[0], n=len(df), n_raters=int(levels.get("rater", 0)),
-        n_items=int(levels.get("item", 0)), llf=float(fit.llf), converged=converged,
-        alpha=alpha, correction=correction, warnings=tuple(dict.fromkeys(warns)),
-    )
+                          "n": counts})
+    return means.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def _fixed_effects_cov(x: np.ndarray, codes: dict[str, np.ndarray], vcomp: dict[str, float],

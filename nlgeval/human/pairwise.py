@@ -27,9 +27,9 @@ relative scales, e.g. -2..2 or -50..50); otherwise the scale must be given.
   system since the start of the current cluster beats it with bootstrap p <= alpha, where p =
   share of replicates in which it is not stronger.
 
-Written here rather than taken from ``choix``: choix fits point estimates only (no ties, no
-bootstrap); the fitter below is a Newton iteration over the sufficient statistics (k x k win
-counts), vectorised over all bootstrap replicates at once.
+The fitting machinery (Newton fitter, resampling, rank clusters) is in
+:mod:`nlgeval.human.bt_fit`. (This module stays a little above 400 lines: the sign tests and
+Bradley-Terry share the outcome parsing and are documented together, with examples.)
 """
 
 from __future__ import annotations
@@ -37,14 +37,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from nlgeval.errors import InputError
+from nlgeval.human.bt_fit import (
+    _bootstrap_strengths,
+    _no_mle_message,
+    _strongly_connected,
+    assign_rank_clusters,
+    bt_loglik,
+    fit_bradley_terry,
+)
 from nlgeval.human.compare import correct_pvalues
+from nlgeval.results import Result
 
 TIE_WORDS = {"tie", "draw", "both", "neither", "none", "equal", "same", "", "tie (bothbad)"}
 SIGN_COLUMNS = (
@@ -84,7 +93,13 @@ def _clean(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def preference_midpoint(scores: np.ndarray, scale: tuple[float, float] | None) -> float:
     """The no-preference value: the middle of ``scale``, else 0 for a centred scale (some
-    negative preference); otherwise raise (the midpoint of e.g. a 1..5 scale is unknown)."""
+    negative preference); otherwise raise (the midpoint of e.g. a 1..5 scale is unknown).
+
+    Examples
+    --------
+    >>> preference_midpoint([1, 5, 3], scale=(1, 5)), preference_midpoint([-2, 1], None)
+    (3.0, 0.0)
+    """
     s = np.asarray(scores, dtype=float)
     if scale is not None:
         return (float(scale[0]) + float(scale[1])) / 2.0
@@ -102,7 +117,16 @@ def pairwise_outcomes(
     """One row per judgement: ``system_a, system_b`` (in the order the systems first appear),
     ``outcome`` (+1 A wins, 0 tie, -1 B wins), ``preference`` (signed distance from the
     midpoint, towards A; NaN for a ``winner`` table) and the ``item``/``rater`` columns when
-    present."""
+    present.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"system": ["A", "A", "B"], "system_b": ["B", "B", "A"],
+    ...                    "score": [2.0, 0.0, 1.0]})
+    >>> pairwise_outcomes(df, scale=(-2, 2))[["system_a", "system_b", "outcome"]].values.tolist()
+    [['A', 'B', 1], ['A', 'B', 0], ['A', 'B', -1]]
+    """
     df = _clean(ratings)
     if "winner" in df.columns:
         w = df["winner"].fillna("").astype(str).str.strip()
@@ -182,7 +206,17 @@ def sign_tests(
     """Sign test for every compared pair (see the module docstring); columns
     :data:`SIGN_COLUMNS`. ``outcomes`` from :func:`pairwise_outcomes`. The frame's
     ``attrs["warnings"]`` lists pairs too small to ever reach the corrected level and effect-size
-    intervals that disagree with the corrected significance flag."""
+    intervals that disagree with the corrected significance flag.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"system": ["A"] * 6, "system_b": ["B"] * 6,
+    ...                    "score": [2.0, 1.0, 2.0, 1.0, 1.0, -1.0]})
+    >>> t = sign_tests(pairwise_outcomes(df, scale=(-2, 2)))
+    >>> t[["wins_a", "wins_b", "pvalue"]].values.tolist()
+    [[5.0, 1.0, 0.21875]]
+    """
     systems = _systems(outcomes)
     g = outcomes.groupby(["system_a", "system_b"], sort=False)
     rows = []
@@ -241,7 +275,16 @@ def sign_tests(
 def win_matrix(outcomes: pd.DataFrame, systems: Sequence[str] | None = None,
                ties: Literal["half", "drop"] = "half") -> np.ndarray:
     """k x k matrix W with W[i, j] = wins of i over j (+ half of their ties when
-    ``ties="half"``)."""
+    ``ties="half"``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> o = pd.DataFrame({"system_a": ["A"] * 6, "system_b": ["B"] * 6,
+    ...                   "outcome": [1, 1, 1, 1, 1, -1]})
+    >>> win_matrix(o).tolist()
+    [[0.0, 5.0], [1.0, 0.0]]
+    """
     systems = list(systems) if systems is not None else _systems(outcomes)
     idx = {s: i for i, s in enumerate(systems)}
     a = outcomes["system_a"].map(idx).to_numpy()
@@ -260,80 +303,21 @@ def win_matrix(outcomes: pd.DataFrame, systems: Sequence[str] | None = None,
     return w
 
 
-def bt_loglik(beta: np.ndarray, wins: np.ndarray, prior: float = 0.0) -> np.ndarray:
-    """Bradley-Terry log-likelihood (minus ``prior / 2 * sum beta^2``) of strengths
-    ``beta`` (..., k) given win matrices ``wins`` (..., k, k)."""
-    d = beta[..., :, None] - beta[..., None, :]
-    # log P(i beats j) = -log(1 + exp(-(b_i - b_j)))
-    ll = -(wins * np.logaddexp(0.0, -d)).sum(axis=(-1, -2))
-    return ll - 0.5 * prior * (beta ** 2).sum(axis=-1)
-
-
-def _strongly_connected(wins: np.ndarray) -> np.ndarray:
-    """Per matrix in ``wins`` (..., k, k): is the directed graph i -> j (i beat j at least
-    partly) strongly connected? Boolean transitive closure by repeated squaring."""
-    k = wins.shape[-1]
-    reach = (wins > 0) | np.eye(k, dtype=bool)
-    steps = max(1, int(np.ceil(np.log2(max(k, 2)))))
-    r = reach.astype(np.float64)
-    for _ in range(steps):
-        r = np.minimum(r @ r, 1.0)
-    return (r > 0).all(axis=(-1, -2))
-
-
-def fit_bradley_terry(wins: np.ndarray, *, prior: float = 0.0, tol: float = 1e-10,
-                      max_iter: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """Maximum-likelihood (or MAP, ``prior > 0``) Bradley-Terry strengths for one or many win
-    matrices ``wins`` (..., k, k); returns (strengths centred at mean 0, converged flags).
-
-    Newton's method on the concave log-likelihood with the sum-to-zero constraint (the step
-    solves (-H + 1 1'/k) d = g, whose solution lies in the constraint plane because g and H 1
-    sum to 0 there), with step halving until the log-likelihood does not decrease; batched
-    over the leading axes. Matrices without a finite MLE (not strongly connected, ``prior =
-    0``) diverge and come back with ``converged = False``.
-    """
-    w = np.asarray(wins, dtype=float)
-    batch = w.shape[:-2]
-    k = w.shape[-1]
-    w = w.reshape(-1, k, k)
-    b = np.zeros((w.shape[0], k))
-    n = w + np.swapaxes(w, -1, -2)
-    done = np.zeros(w.shape[0], dtype=bool)
-    ones = np.ones((k, k)) / k
-    ll = bt_loglik(b, w, prior)
-    halvings = 0.5 ** np.arange(0, 30)
-    for _ in range(max_iter):
-        act = ~done
-        if not act.any():
-            break
-        ba, wa, na = b[act], w[act], n[act]
-        d = ba[:, :, None] - ba[:, None, :]
-        p = 1.0 / (1.0 + np.exp(-d))  # P(i beats j)
-        g = (wa - na * p).sum(axis=2) - prior * ba
-        info = na * p * (1.0 - p)
-        # minus the Hessian: off-diagonal -info_ij, diagonal sum_j info_ij + prior
-        neg_h = np.where(np.eye(k, dtype=bool), 0.0, -info)
-        neg_h[:, np.arange(k), np.arange(k)] = info.sum(axis=2) + prior
-        step = np.linalg.solve(neg_h + ones * (1.0 if prior == 0 else 0.0), g[..., None])[..., 0]
-        # step halving, vectorised over a ladder of step sizes
-        cand = ba[:, None, :] + halvings[None, :, None] * step[:, None, :]
-        cll = bt_loglik(cand, wa[:, None], prior)
-        ok = cll >= ll[act][:, None] - 1e-12 * np.abs(ll[act][:, None])
-        first = np.where(ok.any(axis=1), ok.argmax(axis=1), len(halvings) - 1)
-        new_b = cand[np.arange(len(first)), first]
-        new_ll = cll[np.arange(len(first)), first]
-        moved = np.abs(new_b - ba).max(axis=1)
-        b[act] = new_b - new_b.mean(axis=1, keepdims=True)
-        ll[act] = new_ll
-        idx = np.flatnonzero(act)
-        done[idx[moved < tol]] = True
-    converged = done & np.isfinite(b).all(axis=1) & (np.abs(b).max(axis=1) < 50)
-    return b.reshape(*batch, k), converged.reshape(batch)
-
-
 @dataclass(frozen=True)
-class BradleyTerryResult:
-    """Bradley-Terry strengths (log-odds scale, mean 0), bootstrap intervals, rank clusters."""
+class BradleyTerryResult(Result):
+    """Bradley-Terry strengths (log-odds scale, mean 0), bootstrap intervals, rank clusters.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> o = pd.DataFrame({"system_a": ["A", "A", "B", "A"], "system_b": ["B", "B", "A", "B"],
+    ...                   "outcome": [1, 1, -1, -1]})
+    >>> res = bradley_terry(o, n_boot=0)
+    >>> res.method, res.ranking["strength"].round(3).tolist()
+    ('bradley-terry', [0.549, -0.549])
+    """
+
+    _aliases: ClassVar[dict[str, str]] = {"ci_level": "ci_level"}
 
     ranking: pd.DataFrame
     win_probability: pd.DataFrame
@@ -348,78 +332,29 @@ class BradleyTerryResult:
     alpha: float
     loglik: float
     warnings: tuple[str, ...] = field(default=())
+    method: str = "bradley-terry"
+    scale: str = "log-odds: P(i beats j) = 1 / (1 + exp(strength_j - strength_i))"
 
     @property
     def statistic(self) -> np.ndarray:
         """Strengths in ranking order."""
         return self.ranking["strength"].to_numpy()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "method": "bradley-terry",
-            "ranking": self.ranking.to_dict("records"),
-            "win_probability": self.win_probability.to_dict("records"),
-            "pairwise_p": self.pairwise_p.to_dict("records"),
-            "scale": "log-odds: P(i beats j) = 1 / (1 + exp(strength_j - strength_i))",
-            "n_judgements": self.n_judgements,
-            "ties": self.ties,
-            "prior": self.prior,
-            "n_boot": self.n_boot,
-            "n_boot_used": self.n_boot_used,
-            "resample": self.resample,
-            "seed": self.seed,
-            "alpha": self.alpha,
-            "ci_level": 1.0 - self.alpha,
-            "loglik": self.loglik,
-            "warnings": list(self.warnings),
-        }
+    @property
+    def ci_level(self) -> float:
+        """Level of the bootstrap intervals, 1 - alpha."""
+        return 1.0 - self.alpha
 
 
-def assign_rank_clusters(p_not_better: np.ndarray, alpha: float) -> list[int]:
-    """MTME's ``AssignRanks`` rule. ``p_not_better[s, i]`` (systems sorted by decreasing
-    strength, s < i): p-value that system s is not better than system i."""
-    k = p_not_better.shape[0]
-    ranks = []
-    current, start = 1, 0
-    for i in range(k):
-        if i > start and np.any(p_not_better[start:i, i] <= alpha):
-            current += 1
-            start = i
-        ranks.append(current)
-    return ranks
-
-
-def _resample_counts(outcomes: pd.DataFrame, systems: list[str], resample: str, n_boot: int,
-                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """(n_boot, k, k) bootstrap win matrices and (n_boot, k, k) symmetric tie counts.
-    Resampling judgements is a multinomial draw over the cells
-    (pair, outcome); resampling clusters (items / raters) draws cluster counts and sums the
-    clusters' own tables -- both without touching individual judgements."""
-    k = len(systems)
-    idx = {s: i for i, s in enumerate(systems)}
-    a = outcomes["system_a"].map(idx).to_numpy()
-    b = outcomes["system_b"].map(idx).to_numpy()
-    o = outcomes["outcome"].to_numpy()
-    # cell of each judgement: the (winner, loser) entry, or the tie cell of the pair
-    win_i = np.where(o > 0, a, b)
-    win_j = np.where(o > 0, b, a)
-    cell = np.where(o == 0, k * k + np.minimum(a, b) * k + np.maximum(a, b), win_i * k + win_j)
-    n_cells = 2 * k * k
-    if resample == "judgements":
-        counts = np.bincount(cell, minlength=n_cells).astype(float)
-        draws = rng.multinomial(len(o), counts / counts.sum(), size=n_boot).astype(float)
-    else:
-        col = {"items": "item", "raters": "rater"}[resample]
-        if col not in outcomes.columns:
-            raise InputError(f"resampling {resample} needs a '{col}' column")
-        cl, cl_idx = np.unique(outcomes[col].to_numpy(), return_inverse=True)
-        table = np.zeros((len(cl), n_cells))
-        np.add.at(table, (cl_idx, cell), 1.0)
-        picks = rng.multinomial(len(cl), np.full(len(cl), 1.0 / len(cl)), size=n_boot)
-        draws = picks.astype(float) @ table
-    wins = draws[:, : k * k].reshape(n_boot, k, k)
-    tie = draws[:, k * k:].reshape(n_boot, k, k)
-    return wins, tie + np.swapaxes(tie, -1, -2)
+def _check_bt_options(alpha: float, prior: float, resample: str, n_boot: int) -> None:
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}")
+    if prior < 0:
+        raise InputError(f"prior must be >= 0, got {prior}")
+    if resample not in ("judgements", "items", "raters"):
+        raise InputError(f"resample must be judgements, items or raters, got {resample!r}")
+    if n_boot < 0:
+        raise InputError(f"n_boot must be >= 0, got {n_boot}")
 
 
 def bradley_terry(
@@ -437,15 +372,17 @@ def bradley_terry(
     ``outcomes``: from :func:`pairwise_outcomes`. Returns the ranking (``system, strength,
     ci_low, ci_high, rank, wins, losses, ties, n``), the model's win probabilities for every
     pair, and the bootstrap p-values used for the clusters.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> o = pd.DataFrame({"system_a": ["A", "A", "B", "A", "B", "C"],
+    ...                   "system_b": ["B", "C", "C", "B", "C", "A"],
+    ...                   "outcome": [1, 1, 1, -1, 0, -1]})
+    >>> bradley_terry(o, n_boot=0).ranking["system"].tolist()
+    ['A', 'B', 'C']
     """
-    if not 0 < alpha < 1:
-        raise InputError(f"alpha must be between 0 and 1, got {alpha}")
-    if prior < 0:
-        raise InputError(f"prior must be >= 0, got {prior}")
-    if resample not in ("judgements", "items", "raters"):
-        raise InputError(f"resample must be judgements, items or raters, got {resample!r}")
-    if n_boot < 0:
-        raise InputError(f"n_boot must be >= 0, got {n_boot}")
+    _check_bt_options(alpha, prior, resample, n_boot)
     systems = _systems(outcomes)
     k = len(systems)
     if k < 2:
@@ -460,30 +397,9 @@ def bradley_terry(
     if not bool(conv):
         raise InputError("the Bradley-Terry fit did not converge; pass a prior (e.g. "
                          "--bt-prior 0.1)")
-    warns: list[str] = []
-    rng = np.random.default_rng(seed)
-    used = 0
-    if n_boot:
-        bw, bt_ties = _resample_counts(outcomes, systems, resample, n_boot, rng)
-        if ties == "half":
-            bw = bw + 0.5 * bt_ties
-        ok = _strongly_connected(bw) if prior == 0 else np.ones(n_boot, dtype=bool)
-        boot = np.full((n_boot, k), np.nan)
-        if ok.any():
-            bb, bconv = fit_bradley_terry(bw[ok], prior=prior)
-            bb[~bconv] = np.nan
-            boot[ok] = bb
-        good = np.isfinite(boot).all(axis=1)
-        used = int(good.sum())
-        boot = boot[good]
-        if used < n_boot:
-            warns.append(f"{n_boot - used} of {n_boot} bootstrap replicates have no finite MLE "
-                         "(a system won or lost every resampled comparison) and are left out; "
-                         "the intervals are from the other replicates (a prior, --bt-prior, "
-                         "keeps them all)")
-        if used < 0.9 * n_boot:
-            warns.append("more than 10 % of the bootstrap replicates were left out: the "
-                         "intervals are unreliable")
+    boot, warns = _bootstrap_strengths(outcomes, systems, ties=ties, prior=prior,
+                                       n_boot=n_boot, resample=resample, seed=seed)
+    used = len(boot)
     order = np.argsort(-beta, kind="stable")
     if used >= 2:
         lo, hi = np.quantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
@@ -494,28 +410,46 @@ def bradley_terry(
         p = np.full((k, k), np.nan)
     p_sorted = p[np.ix_(order, order)]
     ranks = assign_rank_clusters(np.nan_to_num(p_sorted, nan=1.0), alpha)
+    ranking = _ranking_table(outcomes, systems, beta, lo, hi, order, ranks)
+    probs = [{"system_a": systems[i], "system_b": systems[j],
+              "p_a_beats_b": float(1.0 / (1.0 + np.exp(beta[j] - beta[i]))),
+              "n": int(w[i, j] + w[j, i])} for i, j in combinations(range(k), 2)]
+    pp = [{"system": systems[order[x]], "over": systems[order[y]],
+           "p_not_better": float(p_sorted[x, y])}
+          for x in range(k) for y in range(x + 1, k)]
+    warns += _ranking_warnings(ranking, ranks, w, systems)
+    return BradleyTerryResult(
+        ranking=ranking, win_probability=pd.DataFrame(probs), pairwise_p=pd.DataFrame(pp),
+        n_judgements=len(outcomes), ties=ties, prior=float(prior), n_boot=int(n_boot),
+        n_boot_used=used, resample=resample, seed=int(seed), alpha=alpha,
+        loglik=float(bt_loglik(beta, w, prior)), warnings=tuple(warns),
+    )
+
+
+def _ranking_table(outcomes: pd.DataFrame, systems: list[str], beta: np.ndarray,
+                   lo: np.ndarray, hi: np.ndarray, order: np.ndarray,
+                   ranks: list[int]) -> pd.DataFrame:
+    """The ranking with strengths, intervals, clusters and win/loss/tie counts."""
+    k = len(systems)
     o = outcomes["outcome"].to_numpy()
     ia = outcomes["system_a"].map({s: i for i, s in enumerate(systems)}).to_numpy()
     ib = outcomes["system_b"].map({s: i for i, s in enumerate(systems)}).to_numpy()
     wins = np.bincount(np.where(o > 0, ia, ib)[o != 0], minlength=k)
     losses = np.bincount(np.where(o > 0, ib, ia)[o != 0], minlength=k)
     tcount = np.bincount(np.concatenate([ia[o == 0], ib[o == 0]]), minlength=k)
-    ranking = pd.DataFrame({
+    return pd.DataFrame({
         "system": [systems[i] for i in order], "strength": beta[order],
         "ci_low": lo[order], "ci_high": hi[order], "rank": ranks,
         "wins": wins[order], "losses": losses[order], "ties": tcount[order],
         "n": (wins + losses + tcount)[order],
     })
-    probs = []
-    for i, j in combinations(range(k), 2):
-        probs.append({"system_a": systems[i], "system_b": systems[j],
-                      "p_a_beats_b": float(1.0 / (1.0 + np.exp(beta[j] - beta[i]))),
-                      "n": int(w[i, j] + w[j, i])})
-    pp = []
-    for x in range(k):
-        for y in range(x + 1, k):
-            pp.append({"system": systems[order[x]], "over": systems[order[y]],
-                       "p_not_better": float(p_sorted[x, y])})
+
+
+def _ranking_warnings(ranking: pd.DataFrame, ranks: list[int], w: np.ndarray,
+                      systems: list[str]) -> list[str]:
+    """Clusters that disagree with overlapping intervals; pairs with very few judgements."""
+    k = len(systems)
+    warns = []
     overlap = [f"{ranking['system'][x]}-{ranking['system'][y]}"
                for x in range(k) for y in range(x + 1, k)
                if ranks[x] != ranks[y] and ranking["ci_low"][x] <= ranking["ci_high"][y]]
@@ -531,28 +465,4 @@ def bradley_terry(
         warns.append(f"{len(thin)} pairs have fewer than 5 judgements ({', '.join(thin[:6])}"
                      f"{' ...' if len(thin) > 6 else ''}): their order rests on the model's "
                      "transitivity")
-    return BradleyTerryResult(
-        ranking=ranking, win_probability=pd.DataFrame(probs), pairwise_p=pd.DataFrame(pp),
-        n_judgements=len(outcomes), ties=ties, prior=float(prior), n_boot=int(n_boot),
-        n_boot_used=used, resample=resample, seed=int(seed), alpha=alpha,
-        loglik=float(bt_loglik(beta, w, prior)), warnings=tuple(warns),
-    )
-
-
-def _no_mle_message(w: np.ndarray, systems: list[str]) -> str:
-    from scipy.sparse.csgraph import connected_components
-
-    n_weak, _ = connected_components((w + w.T) > 0, directed=False)
-    if n_weak > 1:
-        return (f"the systems fall into {n_weak} groups never compared with each other: a "
-                "joint Bradley-Terry ranking is not identified (compare across groups)")
-    never_lost = [s for i, s in enumerate(systems) if w[:, i].sum() == 0]
-    never_won = [s for i, s in enumerate(systems) if w[i, :].sum() == 0]
-    who = []
-    if never_lost:
-        who.append(f"never lost: {', '.join(never_lost)}")
-    if never_won:
-        who.append(f"never won: {', '.join(never_won)}")
-    detail = "; ".join(who) or "a group of systems beat every system outside it"
-    return ("the Bradley-Terry maximum-likelihood strengths are infinite (" + detail + "); "
-            "pass a prior to shrink them (e.g. --bt-prior 0.1)")
+    return warns

@@ -9,6 +9,9 @@ Documented handling of awkward input (never a silent wrong answer):
   naming both rows;
 * a ``practice`` column (as written by the online experiment): rows whose value is true
   (``1/true/yes``) are practice trials and are left out of every analysis;
+* a ``qc_check`` column (the online experiment's export with attention checks): rows with a
+  check kind (``repeat``, ``degraded``, ...) show a repeated or degraded output; they are left
+  out unless ``keep_checks`` (quality control, :mod:`nlgeval.human.qc`, reads them);
 * several criteria in a file and no ``criterion`` chosen -> :class:`InputError` listing them;
 * too few raters or systems for an analysis -> that analysis raises, saying what it needs.
 """
@@ -30,7 +33,13 @@ _FALSE = {"0", "false", "no", "n", "f", ""}
 
 
 def parse_scale(text: str | Sequence[float] | None) -> tuple[float, float] | None:
-    """``"1,7"`` / ``"1-7"`` / ``(1, 7)`` -> ``(1.0, 7.0)``; ``None`` -> ``None``."""
+    """``"1,7"`` / ``"1-7"`` / ``(1, 7)`` -> ``(1.0, 7.0)``; ``None`` -> ``None``.
+
+    Examples
+    --------
+    >>> parse_scale("1,7"), parse_scale("1-5"), parse_scale(None)
+    ((1.0, 7.0), (1.0, 5.0), None)
+    """
     if text is None:
         return None
     if isinstance(text, str):
@@ -60,13 +69,23 @@ def validate_ratings(
     scale: tuple[float, float] | str | None = None,
     file: str | Path | None = None,
     require_criterion: bool = True,
+    keep_checks: bool = False,
 ) -> pd.DataFrame:
     """Check a ratings frame and return a clean copy (string ids, float score, no practice rows).
 
     ``criterion`` keeps only that criterion (an unknown name raises, listing those present);
     without it, a frame holding several criteria raises when ``require_criterion``. ``scale``
     ``(min, max)`` checks every score. Rows keep their file row in ``_row`` when read from a file.
-    The ``criterion`` column may be absent (a single-criterion frame).
+    The ``criterion`` column may be absent (a single-criterion frame). Attention-check rows
+    (non-empty ``qc_check``) are dropped unless ``keep_checks``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r1"], "item": [1, 2], "system": ["a", "a"],
+    ...                    "score": ["3", "4"]})
+    >>> validate_ratings(df, criterion="fluency")[["item", "criterion", "score"]].values.tolist()
+    [['1', 'fluency', 3.0], ['2', 'fluency', 4.0]]
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"ratings must be a pandas DataFrame, got {type(df).__name__}")
@@ -86,6 +105,10 @@ def validate_ratings(
                 file=file, row=row_of(df, pos), column="practice",
             )
         df = df[~flag.isin(_TRUE)]
+    if "qc_check" in df.columns:
+        df["qc_check"] = df["qc_check"].fillna("").astype(str).str.strip()
+        if not keep_checks:
+            df = df[df["qc_check"] == ""]
     for col in ("rater", "item", "system", "criterion"):
         s = df[col]
         missing = s.isna() | (s.astype(str).str.strip() == "")
@@ -131,6 +154,8 @@ def validate_ratings(
     if "system_b" in df.columns:  # relative judgements: the pair is the key
         df["system_b"] = df["system_b"].fillna("").astype(str).str.strip()
         key = ("rater", "item", "system", "system_b", "criterion")
+    if keep_checks and "qc_check" in df.columns:  # a repeat check re-rates the same output
+        key = (*key, "qc_check")
     check_unique(df, key, file=file, what="judgement")
     return df.reset_index(drop=True)
 
@@ -138,7 +163,14 @@ def validate_ratings(
 def is_relative(ratings: pd.DataFrame) -> bool:
     """True for pairwise (relative) judgements: a ``system_b`` column with values, as
     ``nlgeval experiment export`` writes in relative mode (``score`` = preference for
-    ``system`` over ``system_b``)."""
+    ``system`` over ``system_b``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> is_relative(pd.DataFrame({"system": ["a"], "system_b": ["b"]}))
+    True
+    """
     if "system_b" not in ratings.columns:
         return False
     col = ratings["system_b"].fillna("").astype(str).str.strip()
@@ -149,21 +181,20 @@ def read_ratings(
     path: str | Path,
     criterion: str | None = None,
     scale: tuple[float, float] | str | None = None,
+    keep_checks: bool = False,
 ) -> pd.DataFrame:
     """Read a ratings CSV/TSV/JSONL (``rater, item, system, criterion, score``; extra columns
-    kept) and validate it (see :func:`validate_ratings`). Returns the frame without ``_row``."""
+    kept) and validate it (see :func:`validate_ratings`). Returns the frame without ``_row``.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
+    >>> _ = path.write_text("rater,item,system,criterion,score\\nr1,1,a,q,3\\nr1,1,b,q,5\\n")
+    >>> read_ratings(path)["score"].tolist()
+    [3.0, 5.0]
+    """
     df = read_table(path, RATING_COLUMNS)
-    out = validate_ratings(df, criterion=criterion, scale=scale, file=path)
+    out = validate_ratings(df, criterion=criterion, scale=scale, file=path,
+                           keep_checks=keep_checks)
     return out.drop(columns=[ROW])
-
-
-def require_levels(ratings: pd.DataFrame, column: str, minimum: int, what: str) -> list[str]:
-    """The distinct values of ``column`` (in order of appearance); raise if fewer than
-    ``minimum`` (e.g. a comparison needs 2 systems, agreement needs 2 raters)."""
-    levels = list(dict.fromkeys(ratings[column].astype(str)))
-    if len(levels) < minimum:
-        raise InputError(
-            f"{what} needs at least {minimum} distinct {column}s; the ratings have "
-            f"{len(levels)} ({', '.join(levels) or 'none'})", column=column,
-        )
-    return levels

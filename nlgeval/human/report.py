@@ -8,6 +8,7 @@ from nlgeval.human.agreement import AgreementReport
 from nlgeval.human.compare import FriedmanResult
 from nlgeval.human.glm import GLMTukeyResult
 from nlgeval.human.mixed import MixedModelResult
+from nlgeval.human.ordinal import OrdinalModelResult
 from nlgeval.human.pairwise import BradleyTerryResult
 from nlgeval.tables import PaperTable
 
@@ -20,7 +21,20 @@ def _ci_text(lo: pd.Series, hi: pd.Series, digits: int = 2) -> list[str]:
 def wilcoxon_table(pairs: pd.DataFrame, *, criterion: str = "", pairing: str = "item",
                    correction: str = "bonferroni", alpha: float = 0.05) -> PaperTable:
     """One row per system pair: n, W, p, adjusted p, r with its interval, and which system is
-    rated higher."""
+    rated higher.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
+    ...                    for r in range(4) for i in range(6) for s in "abc"],
+    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.human.compare import pairwise_wilcoxon
+    >>> t = wilcoxon_table(pairwise_wilcoxon(df), criterion="fluency")
+    >>> t.data["System A"].tolist(), t.label
+    (['a', 'a', 'b'], 'tab:wilcoxon')
+    """
     cols = ["system_a", "system_b", "n", "statistic", "pvalue", "pvalue_adjusted",
             "effect_size", "higher", "significant"]
     data = pairs[cols].rename(columns={
@@ -45,7 +59,19 @@ def wilcoxon_table(pairs: pd.DataFrame, *, criterion: str = "", pairing: str = "
 
 def glm_tables(res: GLMTukeyResult, *, criterion: str = "") -> dict[str, PaperTable]:
     """``means``: system means with homogeneous-subset letters (as in Reiter & Belz 2009);
-    ``anova``: the ANOVA table; ``tukey``: pairwise Tukey HSD."""
+    ``anova``: the ANOVA table; ``tukey``: pairwise Tukey HSD.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
+    ...                    for r in range(4) for i in range(6) for s in "abc"],
+    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.human.glm import glm_tukey
+    >>> sorted(glm_tables(glm_tukey(df)))
+    ['anova', 'means', 'tukey']
+    """
     what = f" ({criterion})" if criterion else ""
     means = res.means[["system", "mean", "sd", "n", "letters"]].rename(columns={
         "system": "System", "mean": "Mean", "sd": "SD", "n": "N", "letters": "Subsets"})
@@ -76,6 +102,19 @@ def glm_tables(res: GLMTukeyResult, *, criterion: str = "") -> dict[str, PaperTa
 
 
 def friedman_table(res: FriedmanResult, *, criterion: str = "") -> PaperTable:
+    """Mean rank per system, the Friedman test and Kendall's W in the caption.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
+    ...                    for r in range(4) for i in range(6) for s in "abc"],
+    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.human.compare import friedman
+    >>> friedman_table(friedman(df)).label
+    'tab:friedman'
+    """
     data = pd.DataFrame({"System": list(res.mean_ranks), "Mean rank": list(
         res.mean_ranks.values())}).sort_values("Mean rank", ascending=False)
     what = f" ({criterion})" if criterion else ""
@@ -87,7 +126,17 @@ def friedman_table(res: FriedmanResult, *, criterion: str = "") -> PaperTable:
 
 
 def agreement_table(rep: AgreementReport) -> PaperTable:
-    """Agreement coefficients in one table."""
+    """Agreement coefficients in one table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 6, "item": list("112233445566"),
+    ...                    "system": "a", "score": [1, 2, 2, 3, 3, 3, 4, 4, 2, 2, 1, 1]})
+    >>> from nlgeval.human.agreement import agreement_report
+    >>> agreement_table(agreement_report(df, scale=(1, 4))).label
+    'tab:agreement'
+    """
     rows = [
         ("Fleiss' kappa", rep.fleiss.kappa),
         ("Krippendorff's alpha (nominal)", rep.krippendorff["nominal"]),
@@ -111,7 +160,16 @@ def agreement_table(rep: AgreementReport) -> PaperTable:
 def table9(agreement: pd.DataFrame, *, alpha: float = 0.05,
            correction: str = "bonferroni") -> PaperTable:
     """Reiter & Belz (2009) Table 9 layout from
-    :func:`nlgeval.human.metric_agreement.significant_difference_agreement`."""
+    :func:`nlgeval.human.metric_agreement.significant_difference_agreement`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t9 = pd.DataFrame({"metric": ["BLEU"], "human_significant": [3], "predicted": [2],
+    ...                    "backwards": [0], "missed": [1], "spurious": [0]})
+    >>> table9(t9).label
+    'tab:metric-significance'
+    """
     data = agreement.rename(columns={
         "metric": "Metric", "human_significant": "Human sig.", "predicted": "Predicted",
         "backwards": "Backwards", "missed": "Missed", "spurious": "Spurious"})
@@ -125,7 +183,22 @@ def table9(agreement: pd.DataFrame, *, alpha: float = 0.05,
 def mixed_tables(res: MixedModelResult, *, criterion: str = "") -> dict[str, PaperTable]:
     """``contrasts``: pairwise system contrasts of the mixed model with CIs, adjusted p and
     the standardised difference d; ``means``: model-based system means; ``variance``: the
-    variance components and their shares."""
+    variance components and their shares.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
+    ...                    for r in range(4) for i in range(6) for s in "abc"],
+    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.human.mixed import mixed_model
+    >>> u, v = rng.normal(0, 0.7, 4), rng.normal(0, 0.5, 6)  # rater and item effects
+    >>> df["score"] = [3 + u[int(r[1])] + v[int(i[1])] + rng.normal(0, 0.5)
+    ...                for r, i in zip(df["rater"], df["item"])]
+    >>> sorted(mixed_tables(mixed_model(df)))
+    ['contrasts', 'means', 'variance']
+    """
     what = f" ({criterion})" if criterion else ""
     c = res.contrasts
     lvl = f"{1 - res.alpha:.0%}"
@@ -157,8 +230,63 @@ def mixed_tables(res: MixedModelResult, *, criterion: str = "") -> dict[str, Pap
     }
 
 
+def ordinal_tables(res: OrdinalModelResult, *, criterion: str = "") -> dict[str, PaperTable]:
+    """``ordinal_<criterion>``: the system coefficients (log odds of a higher rating relative to
+    the reference) with the LR test; ``ordinal_contrasts_<criterion>``: pairwise contrasts as
+    log odds and odds ratios with intervals and adjusted p-values, the proportional-odds check
+    in the caption.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
+    ...                    for r in range(4) for i in range(6) for s in "abc"],
+    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.human.ordinal import ordinal_model
+    >>> sorted(ordinal_tables(ordinal_model(df, factors=()), criterion="q"))
+    ['ordinal_contrasts_q', 'ordinal_q']
+    """
+    what = f" ({criterion})" if criterion else ""
+    coef = PaperTable(
+        data=res.coefficients,
+        caption=f"{res.formula}{what}; system effect: LR chi2({res.lr_df}) = "
+        f"{res.lr_statistic:.2f}, p = {res.lr_pvalue:.3g}; coefficients are log odds of a "
+        f"higher rating relative to {res.reference}", label="tab:ordinal", digits=3)
+    c = res.contrasts
+    lvl = f"{1 - res.alpha:.0%}"
+    data = pd.DataFrame({
+        "System A": c["system_a"], "System B": c["system_b"], "Log OR (A - B)": c["estimate"],
+        f"{lvl} CI": _ci_text(c["ci_low"], c["ci_high"]), "Odds ratio": c["odds_ratio"],
+        f"{lvl} CI of OR": _ci_text(c["odds_ratio_low"], c["odds_ratio_high"]),
+        "p": c["pvalue"], f"p ({res.correction})": c["pvalue_adjusted"],
+        "Significant": c["significant"]})
+    po = res.proportional_odds
+    check = "" if po is None else (
+        f" Proportional-odds check (LR against system effects per cut-point): chi2({po.df}) = "
+        f"{po.statistic:.2f}, p = {po.pvalue:.3g}, "
+        + ("no evidence against it." if po.holds else "REJECTED."))
+    contrasts = PaperTable(
+        data=data, caption=f"Pairwise system contrasts from the cumulative-logit model{what}: "
+        f"Wald z tests, {res.correction} adjustment over {len(c)} pairs, intervals per "
+        f"comparison; an odds ratio above 1 means A is rated higher.{check}",
+        label="tab:ordinal-contrasts", digits={"p": 4, f"p ({res.correction})": 4},
+        notes=res.warnings)
+    return {f"ordinal_{criterion}": coef, f"ordinal_contrasts_{criterion}": contrasts}
+
+
 def bradley_terry_table(res: BradleyTerryResult, *, criterion: str = "") -> PaperTable:
-    """Bradley-Terry strengths with bootstrap intervals and rank clusters."""
+    """Bradley-Terry strengths with bootstrap intervals and rank clusters.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from nlgeval.human.pairwise import bradley_terry
+    >>> o = pd.DataFrame({"system_a": ["A", "A", "B", "A"], "system_b": ["B", "B", "A", "B"],
+    ...                   "outcome": [1, 1, -1, -1]})
+    >>> bradley_terry_table(bradley_terry(o, n_boot=0)).data["System"].tolist()
+    ['A', 'B']
+    """
     r = res.ranking
     data = pd.DataFrame({"Rank": r["rank"], "System": r["system"], "Strength": r["strength"],
                          f"{1 - res.alpha:.0%} CI": _ci_text(r["ci_low"], r["ci_high"]),
@@ -174,7 +302,17 @@ def bradley_terry_table(res: BradleyTerryResult, *, criterion: str = "") -> Pape
 
 def sign_table(pairs: pd.DataFrame, *, criterion: str = "", correction: str = "holm",
                alpha: float = 0.05) -> PaperTable:
-    """Per-pair sign tests of pairwise judgements."""
+    """Per-pair sign tests of pairwise judgements.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from nlgeval.human.pairwise import pairwise_outcomes, sign_tests
+    >>> df = pd.DataFrame({"system": ["A"] * 4, "system_b": ["B"] * 4,
+    ...                    "score": [1.0, 2.0, -1.0, 1.0]})
+    >>> sign_table(sign_tests(pairwise_outcomes(df, scale=(-2, 2)))).data["A wins"].tolist()
+    [3]
+    """
     data = pd.DataFrame({
         "System A": pairs["system_a"], "System B": pairs["system_b"],
         "A wins": pairs["wins_a"], "B wins": pairs["wins_b"], "Ties": pairs["ties"],

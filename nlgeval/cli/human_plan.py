@@ -1,0 +1,169 @@
+"""CLI ``plan power``: how many items and raters a comparison of two systems needs (power by
+simulation, Card et al. 2020). Parse -> :func:`nlgeval.human.power.simulate_power` -> render."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
+from nlgeval.cli.human import _load
+from nlgeval.errors import InputError
+
+plan_app = typer.Typer(help="Plan a human evaluation: power of a system comparison.",
+                       no_args_is_help=True)
+
+
+class DesignOpt(StrEnum):
+    """``plan power --design``: how raters and items are shared between the two systems.
+
+    Examples
+    --------
+    >>> DesignOpt.paired.value
+    'paired'
+    """
+
+    paired = "paired"
+    between = "between"
+    independent = "independent"
+
+
+class PowerTestOpt(StrEnum):
+    """``plan power --test``: the analysis of per-item means.
+
+    Examples
+    --------
+    >>> PowerTestOpt("t").value
+    't'
+    """
+
+    t = "t"
+    wilcoxon = "wilcoxon"
+
+
+def _ints(value: str, what: str) -> list[int]:
+    try:
+        out = [int(v) for v in split_list(value) or []]
+    except ValueError:
+        raise InputError(f"--{what} must be comma-separated whole numbers, got {value!r}"
+                         ) from None
+    if not out:
+        raise InputError(f"--{what} is empty")
+    return out
+
+
+@plan_app.command("power")
+def plan_power(
+    pilot: Annotated[Path | None, typer.Argument(
+        help="Pilot ratings (rater,item,system,criterion,score): variance components are "
+        "estimated from them (mixed model). Omit to state them with --sd-*.")] = None,
+    effect: Annotated[float, typer.Option(
+        help="Difference between two systems to detect, on the rating scale.")] = 0.5,
+    criterion: Annotated[str | None, typer.Option(help="Criterion of the pilot.")] = None,
+    items: Annotated[str, typer.Option(help="Numbers of items to try.")] = "10,20,40,80,160",
+    raters_per_item: Annotated[str, typer.Option(
+        help="Raters per output to try.")] = "1,3,5",
+    design: Annotated[DesignOpt, typer.Option(
+        help="paired: same raters for both outputs of an item; between: different raters; "
+        "independent: each system on its own items.")] = DesignOpt.paired,
+    test: Annotated[PowerTestOpt, typer.Option(help="Analysis of per-item means.")
+                    ] = PowerTestOpt.t,
+    pool: Annotated[int | None, typer.Option(help="Size of the rater pool.")] = None,
+    comparisons: Annotated[int, typer.Option(
+        help="Planned number of pairwise comparisons (Bonferroni).")] = 1,
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    target: Annotated[float, typer.Option(help="Power to reach.")] = 0.8,
+    scale: Annotated[str | None, typer.Option(
+        help="Rating scale 'MIN,MAX': simulated ratings are rounded to its points.")] = None,
+    sd_rater: Annotated[float | None, typer.Option(help="SD of rater effects.")] = None,
+    sd_item: Annotated[float | None, typer.Option(help="SD of item effects.")] = None,
+    sd_residual: Annotated[float | None, typer.Option(help="Residual SD.")] = None,
+    mean: Annotated[float | None, typer.Option(help="Mean rating (for --scale).")] = None,
+    sims: Annotated[int, typer.Option(help="Simulated experiments per grid point.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed for numpy.random.default_rng.")] = 1,
+    out_dir: Annotated[Path | None, typer.Option(
+        help="Write the table (CSV, Markdown, LaTeX) and the plot (PNG, PDF) here.")] = None,
+    backend: Annotated[str, typer.Option(
+        help="Run the grid points on serial, process (local pool) or dask (see --scheduler); "
+        "never changes a number.")] = "serial",
+    scheduler: Annotated[str | None, typer.Option(
+        help="Dask scheduler: local:N (a LocalCluster) or an address such as "
+        "tcp://host:8786. Implies --backend dask.")] = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """How many items and raters per output does a comparison of two systems need?
+    Power by simulation (Card et al. 2020).
+
+    Examples
+    --------
+    >>> from typer.testing import CliRunner
+    >>> from nlgeval.cli import app
+    >>> res = CliRunner().invoke(app, ["plan", "power", "--sd-residual", "1", "--effect", "1",
+    ...                                "--items", "10,40", "--raters-per-item", "1",
+    ...                                "--sims", "200", "--json"])
+    >>> res.exit_code
+    0
+    """
+    from nlgeval.human.power import (
+        VarianceComponents,
+        components_from_pilot,
+        plot_power,
+        simulate_power,
+    )
+    from nlgeval.human.ratings import parse_scale
+    from nlgeval.provenance import run_record
+    from nlgeval.tables import PaperTable
+
+    setup(quiet, as_json)
+    sc = parse_scale(scale)
+    if pilot is not None:
+        df, sc_pilot, crit = _load(pilot, criterion, scale)
+        vc = components_from_pilot(df)
+        sc = sc or sc_pilot
+        source = f"pilot {pilot} ({crit}, {len(df)} ratings)"
+    else:
+        if sd_residual is None:
+            raise InputError("give pilot ratings, or at least --sd-residual (and --sd-rater, "
+                             "--sd-item)")
+        vc = VarianceComponents(rater=(sd_rater or 0.0) ** 2, item=(sd_item or 0.0) ** 2,
+                                residual=sd_residual ** 2, mean=0.0)
+        source = "stated variance components"
+    overrides = {k: v ** 2 for k, v in (("rater", sd_rater), ("item", sd_item),
+                                          ("residual", sd_residual)) if v is not None}
+    vc = VarianceComponents(**{**vc.to_dict(), **overrides,
+                               **({"mean": mean} if mean is not None else {})})
+    if sc is not None and mean is None and pilot is None:
+        vc = VarianceComponents(**{**vc.to_dict(), "mean": (sc[0] + sc[1]) / 2})
+    res = simulate_power(effect, vc, items=_ints(items, "items"),
+                         raters_per_item=_ints(raters_per_item, "raters-per-item"),
+                         design=design.value, test=test.value, pool=pool,  # type: ignore[arg-type]
+                         alpha=alpha, comparisons=comparisons, scale=sc, n_sims=sims,
+                         seed=seed, target=target, scheduler=scheduler,
+                         backend="dask" if scheduler and backend == "serial" else backend)
+    table = PaperTable(
+        data=res.table.rename(columns={"n_items": "Items", "raters_per_item": "Raters/output",
+                                       "n_ratings": "Ratings", "power": "Power",
+                                       "mc_se": "MC SE"}),
+        caption=f"Simulated power ({res.n_sims} experiments per cell, seed {res.seed}) to "
+        f"detect a difference of {effect:g} ({res.test} test, {res.design} design, alpha "
+        f"{alpha:g} / {comparisons}); variance components from {source}: rater "
+        f"{vc.rater:.3g}, item {vc.item:.3g}, residual {vc.residual:.3g}.",
+        label="tab:power", digits={"Power": 3, "MC SE": 3}, notes=res.notes)
+    if out_dir is not None:
+        table.write(out_dir, "power")
+        plot_power(res, out_dir / "power")
+    if as_json:
+        emit_json({**res.to_dict(), "source": source,
+                   "run": run_record(seed=seed, command="plan power")})
+        return
+    typer.echo(table.to_markdown())
+    best = res.smallest()
+    for r in best.itertuples():
+        typer.echo(f"{r.raters_per_item} rater(s) per output: {r.n_items} items reach power "
+                   f"{r.power:.2f} >= {target:g}")
+    if best.empty:
+        typer.echo(f"no design in the grid reaches power {target:g}; try more items or raters")
