@@ -104,6 +104,49 @@ def test_bad_options_raise_input_errors() -> None:
     assert reference_systems(corpus) == ["REF"]
 
 
+def test_settings_are_checked_once_and_round_trip() -> None:
+    from nlgeval.report import ValidationSettings
+
+    s = ValidationSettings(levels=["seg", "system"], statistics=["tau_b", "wmt23"], seed=2,
+                           epsilon={"bleu": 0.5})
+    assert s.levels == ("segment", "system", "item")
+    assert s.statistics == ("tau_b", "pairwise_accuracy", "pearson", "acc_eq")
+    assert s.canonical_coefficients == ["kendall", "pearson"]
+    assert s.meta_statistics == ["pairwise_accuracy", "acc_eq"]
+    assert ValidationSettings(**s.to_dict()) == s
+    for bad, match in (({"alpha": 0}, "alpha must be between 0 and 1"),
+                       ({"confidence_level": 1.0}, "confidence_level must be between"),
+                       ({"resamples": -1}, "resamples must be a whole number >= 0"),
+                       ({"permutations": 2.5}, "permutations must be a whole number"),
+                       ({"normalise": "rank"}, "normalise must be 'none' or 'z'"),
+                       ({"min_coverage": 2}, "min_coverage must be between 0 and 1"),
+                       ({"statistics": ["r2"]}, "unknown statistic 'r2'"),
+                       ({"coefficients": []}, "no statistics to compute"),
+                       ({"levels": []}, "name at least one level")):
+        with pytest.raises(InputError, match=match):
+            ValidationSettings(**bad)
+
+
+def test_settings_object_and_keywords_give_the_same_study() -> None:
+    from nlgeval.report import ValidationSettings
+
+    corpus, seg = synthetic_corpus(n_systems=5, n_items=10)
+    s = ValidationSettings(levels=["system"], coefficients=["pearson"], resamples=50,
+                           permutations=20, seed=5, table9=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = run_validation(corpus, segment_scores=seg, settings=s)
+        b = run_validation(corpus, segment_scores=seg, levels=["system"],
+                           coefficients=["pearson"], resamples=50, permutations=20, seed=5,
+                           table9=False)
+        c = run_validation(corpus, segment_scores=seg, settings=s, seed=6)  # overrides
+    pd.testing.assert_frame_equal(a.correlations, b.correlations)
+    assert a.settings() == b.settings() and c.seed == 6 and a.significant_differences is None
+    assert not np.allclose(a.correlations.ci_low, c.correlations.ci_low)
+    with pytest.raises(InputError, match="settings are: metrics, criteria"):
+        run_validation(corpus, segment_scores=seg, resample_count=3)
+
+
 def test_report_directory(study, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     record = write_report(study, tmp_path / "rep")
     rep = tmp_path / "rep"
@@ -194,3 +237,11 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and "unknown correlation level 'document'" in err[0]
     assert proc.stdout == ""
+
+
+def test_cli_option_errors_name_the_option() -> None:
+    res = CliRunner().invoke(app, ["validate", "any-corpus", "--confidence", "2", "--quiet"])
+    assert isinstance(res.exception, InputError)
+    assert str(res.exception) == "--confidence must be between 0 and 1, got 2.0"
+    res = CliRunner().invoke(app, ["validate", "any-corpus", "--permutations", "-1"])
+    assert "--permutations must be a whole number >= 0" in str(res.exception)

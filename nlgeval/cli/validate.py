@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import warnings
@@ -29,7 +30,9 @@ def validate(
                         "study without texts: use with --scores instead of a corpus.")] = None,
     lower_is_better: Annotated[str | None, typer.Option(
         "--lower-is-better", help="Comma-separated metrics where lower is better (e.g. an "
-                                  "error count); negated before any correlation.")] = None,
+                                  "error count); negated before any correlation (default: none; "
+                                  "nlgeval's own metrics such as TER know their "
+                                  "direction).")] = None,
     min_coverage: Annotated[float, typer.Option(
         "--min-coverage", help="Least share of the rated outputs an external metric must "
                                "score.")] = 0.5,
@@ -95,73 +98,87 @@ def validate(
     """Correlate every metric with every human criterion and write the validation report.
 
     Tables (CSV, Markdown, LaTeX), figures (PNG, PDF), report.html and run.json go to --out.
+    \f
+    Examples
+    --------
+    Options are checked before any data is read (``nlgeval validate`` prints the error on
+    one line and exits with status 2):
+
+    >>> from nlgeval.cli import main
+    >>> main(["validate", "e2e", "--alpha", "2"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
     """
+    # (long only through its option declarations: the body is parse -> settings -> study ->
+    # render)
     setup(quiet, as_json)
-    from nlgeval.metrics import parse_metric_list
     from nlgeval.report import run_validation, write_report
 
-    if not 0 < confidence < 1:
-        raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
-    if not 0 < alpha < 1:
-        raise InputError(f"--alpha must be between 0 and 1, got {alpha}")
-    if permutations < 0:
-        raise InputError(f"--permutations must be >= 0, got {permutations}")
-    if not 0 <= min_coverage <= 1:
-        raise InputError(f"--min-coverage must be between 0 and 1, got {min_coverage}")
+    settings = _settings(
+        criteria=split_list(criteria),
+        levels=split_list(levels) or ["segment", "system"],
+        statistics=split_list(statistics) or ["pearson"],
+        spa_permutations=spa_permutations, epsilon=_parse_epsilon(epsilon) or {},
+        resamples=resamples, resample=resample, normalise=normalise, seed=seed,
+        confidence_level=confidence, alpha=alpha, permutations=permutations,
+        exclude_systems=[] if keep_reference_systems else None, cache=not no_cache,
+        lower_is_better=split_list(lower_is_better) or [], min_coverage=min_coverage,
+    )
     t0 = time.perf_counter()
     corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
     t_load = time.perf_counter() - t0
-    if metrics is not None and metrics.strip().lower() == "none":
-        metric_list: list[str] | None = []
-    elif metrics:
-        metric_list = parse_metric_list(metrics)
-    else:
-        metric_list = [] if human is not None or (corp.references.empty and ext is not None) \
-            else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        study = run_validation(
-            corp,
-            metric_list,
-            criteria=split_list(criteria),
-            levels=split_list(levels) or ["segment", "system"],
-            statistics=split_list(statistics) or ["pearson"],
-            spa_permutations=spa_permutations,
-            epsilon=_parse_epsilon(epsilon),
-            resamples=resamples,
-            resample=resample,
-            normalise=normalise,
-            seed=seed,
-            confidence_level=confidence,
-            alpha=alpha,
-            permutations=permutations,
-            exclude_systems=[] if keep_reference_systems else None,
-            cache=not no_cache,
-            scores=ext,
-            lower_is_better=split_list(lower_is_better) or [],
-            min_coverage=min_coverage,
-        )
+        study = run_validation(corp, _metric_list(metrics, human, corp, ext), settings=settings,
+                               scores=ext)
     if not quiet:
         for msg in dict.fromkeys(str(w.message) for w in caught):
             typer.echo(f"warning: {msg}", err=True)
-    study.timings = {"load corpus": t_load, **study.timings}
+    study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
     out_dir = out if out is not None else Path("reports") / corp.name
     write_report(study, out_dir, extra_record={"argv": sys.argv[1:]})
     if as_json:
-        emit_json({
-            "corpus": corp.name,
-            "out": str(out_dir),
-            "settings": study.settings(),
-            "correlations": study.correlation_records(),
-            "verdict": study.verdict,
-            "leaderboards": {k: v.to_dict(orient="records")
-                             for k, v in study.leaderboards.items()},
-            "signatures": study.signatures,
-            "notes": study.notes,
-        })
+        full = study.to_dict()
+        emit_json({"corpus": corp.name, "out": str(out_dir),
+                   **{k: full[k] for k in ("settings", "correlations", "verdict",
+                                           "leaderboards", "signatures", "notes")}})
         return
     if not quiet:
         _print_summary(study, out_dir)
+
+
+#: ValidationSettings field -> the option that sets it, for error messages
+_OPTION_NAMES = {"confidence_level": "--confidence", "alpha": "--alpha",
+                 "permutations": "--permutations", "spa_permutations": "--spa-permutations",
+                 "resamples": "--resamples", "min_coverage": "--min-coverage",
+                 "normalise": "--normalise", "seed": "--seed"}
+
+
+def _settings(**options: Any) -> Any:
+    """A ValidationSettings; its errors name the command-line options."""
+    from nlgeval.report import ValidationSettings
+
+    try:
+        return ValidationSettings(**options)
+    except InputError as exc:
+        msg = str(exc)
+        field, _, rest = msg.partition(" ")
+        if field in _OPTION_NAMES:
+            raise InputError(f"{_OPTION_NAMES[field]} {rest}") from None
+        raise
+
+
+def _metric_list(metrics: str | None, human: Path | None, corp: Any, ext: Any) -> list[str] | None:
+    """--metrics as a list: ``none`` computes none; left out, the default set (None), or none
+    for a study without texts (--human, or a corpus without references with --scores)."""
+    from nlgeval.metrics import parse_metric_list
+
+    if metrics is not None and metrics.strip().lower() == "none":
+        return []
+    if metrics:
+        return parse_metric_list(metrics)
+    return [] if human is not None or (corp.references.empty and ext is not None) else None
 
 
 def _parse_epsilon(text: str | None) -> dict[str, float] | None:
@@ -237,5 +254,13 @@ def _print_summary(study: object, out_dir: Path) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``validate`` to the top-level app."""
+    """Add ``validate`` to the top-level app.
+
+    Examples
+    --------
+    >>> app = typer.Typer()
+    >>> register(app)
+    >>> [c.name for c in app.registered_commands]
+    ['validate']
+    """
     app.command("validate")(validate)

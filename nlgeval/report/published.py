@@ -42,6 +42,13 @@ WEBNLG2020_METRIC_MAP: dict[str, str] = {"bleu": "bleu_nltk", "chrf++": "chrf++"
 
 
 def is_webnlg2020(corpus_name: str) -> bool:
+    """Whether ``corpus_name`` names the WebNLG+ 2020 corpus (any spelling).
+
+    Examples
+    --------
+    >>> is_webnlg2020("WebNLG+ 2020"), is_webnlg2020("e2e")
+    (True, False)
+    """
     return corpus_name.lower().replace("+", "").replace(" ", "") in ("webnlg2020", "webnlg")
 
 
@@ -51,6 +58,12 @@ def published_comparison(corpus_name: str, ours: pd.DataFrame) -> pd.DataFrame |
     ``ours``: ``metric, criterion, r`` -- segment-level Pearson r of the *raw* (not negated)
     metric scores with per-rater z-normalised human scores, over the same outputs as the
     organisers (reference system excluded).
+
+    Examples
+    --------
+    >>> ours = pd.DataFrame({"metric": ["chrf++"], "criterion": ["Fluency"], "r": [0.45]})
+    >>> published_comparison("webnlg2020", ours)[["r_published", "difference"]].round(2).values
+    array([[0.41, 0.04]])
     """
     if not is_webnlg2020(corpus_name):
         return None

@@ -1,0 +1,286 @@
+"""First stage of the validation study: metric scores and human scores, ready to correlate.
+
+:func:`prepare_scores` scores every metric on the rated outputs
+(:func:`nlgeval.metrics.scoring.score_corpus`, with its cache) or takes given segment scores,
+joins metric scores computed elsewhere (:mod:`nlgeval.scores`), records which metrics are
+lower-is-better, drops the systems whose outputs *are* the references (a reference-based metric
+scores them perfectly by construction) and aggregates the human ratings per output (mean over
+raters, optionally of per-rater z-scores, as WMT Direct Assessment; Graham et al. 2013).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.corpus import Corpus
+from nlgeval.errors import InputError
+from nlgeval.report.settings import ValidationSettings
+from nlgeval.results import Result
+
+#: The default metric set of ``nlgeval validate`` (those of them the metrics package offers).
+DEFAULT_METRICS: tuple[str, ...] = (
+    "bleu", "chrf", "chrf++", "ter", "rouge1", "rouge2", "rougeL", "nist",
+)
+
+
+@dataclass(frozen=True)
+class ScoreInputs(Result):
+    """Data given to the study instead of (or next to) nlgeval's own metrics.
+
+    ``segment_scores`` (``metric, system, item, score``) replaces scoring (then every metric
+    counts as higher-is-better unless ``higher_is_better`` says otherwise), optionally with
+    ``corpus_scores`` (``system, metric, score``) and ``signatures``; ``scores`` are metric
+    scores computed elsewhere (COMET, BLEURT, an LLM judge, ...) in any frame
+    :func:`nlgeval.scores.tidy_scores` accepts.
+
+    Examples
+    --------
+    >>> ScoreInputs(higher_is_better={"ter": False}).higher_is_better
+    {'ter': False}
+    """
+
+    segment_scores: pd.DataFrame | None = None
+    corpus_scores: pd.DataFrame | None = None
+    higher_is_better: Mapping[str, bool] = field(default_factory=dict)
+    signatures: Mapping[str, str] = field(default_factory=dict)
+    scores: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class PreparedScores(Result):
+    """Output of :func:`prepare_scores`: everything the later stages correlate.
+
+    ``segments``: ``metric, system, item, score`` (system/item as text); ``corpus_scores``:
+    corpus-level scores where a metric has them; ``systems``: the systems correlated (sorted,
+    references excluded); ``human``: ``system, item, criterion, score`` per output;
+    ``rated_items``: sorted items rated for those systems.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> p = PreparedScores(pd.DataFrame(), pd.DataFrame(), ["m"], {}, {"m": True}, [], [],
+    ...                    ["A"], [], pd.DataFrame(), [], ["x"])
+    >>> p.metrics, p.criteria
+    (['m'], ['x'])
+    """
+
+    segments: pd.DataFrame
+    corpus_scores: pd.DataFrame
+    metrics: list[str]
+    signatures: dict[str, str]
+    higher_is_better: dict[str, bool]
+    system_only: list[str]
+    notes: list[str]
+    systems: list[str]
+    excluded: list[str]
+    human: pd.DataFrame
+    rated_items: list[str]
+    criteria: list[str]
+    external: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def prepare_scores(
+    corpus: Corpus, settings: ValidationSettings, inputs: ScoreInputs | None = None
+) -> PreparedScores:
+    """Metric and human scores of ``corpus`` as the study uses them (module docstring).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> c = load_corpus("e2e")
+    >>> c = c.subset(items=c.items[:40])  # 40 inputs, every system: a quick example
+    >>> p = prepare_scores(c, ValidationSettings(metrics=["bleu"]))
+    >>> p.metrics, len(p.systems) > 1, sorted(p.human.columns)
+    (['bleu'], True, ['criterion', 'item', 'n_raters', 'score', 'system'])
+    """
+    inputs = inputs or ScoreInputs()
+    notes: list[str] = list(corpus.notes)
+    criteria = _criteria(corpus, settings)
+    seg, cs, sigs, hib, metrics = _metric_scores(corpus, settings, inputs)
+    hib.update({k: bool(v) for k, v in inputs.higher_is_better.items()})
+    external: dict[str, dict[str, Any]] = {}
+    system_only: list[str] = []
+    if inputs.scores is not None:
+        seg, cs, metrics, system_only, external = _add_external(
+            corpus, inputs.scores, seg, cs, metrics, sigs, hib, settings.min_coverage, notes)
+    if not metrics:
+        raise InputError("no metrics to validate: name metrics to compute (--metrics) or give "
+                         "metric scores (--scores)")
+    for name in settings.lower_is_better:
+        if name not in metrics:
+            raise InputError(f"--lower-is-better names '{name}', which is not a metric of this "
+                             f"study (metrics: {', '.join(metrics)})")
+        hib[name] = False
+    seg = seg.assign(system=seg["system"].astype(str), item=seg["item"].astype(str))
+    bad = ~np.isfinite(seg["score"].astype(float))
+    if bad.any():
+        notes.append(f"{int(bad.sum())} metric score(s) were missing/NaN and were left out")
+    if settings.exclude_systems is None:
+        excluded = reference_systems(corpus)
+        if excluded:
+            notes.append("excluded from metric-human correlations because their outputs are "
+                         f"the references: {', '.join(excluded)}")
+    else:
+        excluded = [str(s) for s in settings.exclude_systems]
+    # canonical (sorted) order of systems and items: resampling and permutation draws index
+    # the (systems x items) matrices, so this makes every number independent of row order
+    systems = sorted(s for s in corpus.systems if s not in excluded)
+    human = corpus.human_scores(normalise=settings.normalise,  # type: ignore[arg-type]
+                                criteria=criteria)
+    human = human.assign(system=human["system"].astype(str), item=human["item"].astype(str))
+    rated_items = sorted(set(human.loc[human["system"].isin(systems), "item"]))
+    return PreparedScores(seg, cs, list(metrics), dict(sigs), hib, list(system_only), notes,
+                          systems, excluded, human, rated_items, criteria, external)
+
+
+def _criteria(corpus: Corpus, settings: ValidationSettings) -> list[str]:
+    if corpus.ratings.empty:
+        raise InputError(f"corpus '{corpus.name}' has no human ratings to validate against")
+    all_criteria = corpus.criteria
+    if settings.criteria is None:
+        return list(all_criteria)
+    unknown = [c for c in settings.criteria if c not in all_criteria]
+    if unknown:
+        raise InputError(f"unknown criterion/criteria {', '.join(unknown)} for corpus "
+                         f"'{corpus.name}' (rated criteria: {', '.join(all_criteria)})")
+    return list(settings.criteria)
+
+
+def _metric_scores(
+    corpus: Corpus, settings: ValidationSettings, inputs: ScoreInputs
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str], dict[str, bool], list[str]]:
+    """nlgeval's own metric scores, or the given segment scores."""
+    metrics = settings.metrics
+    if inputs.segment_scores is None:
+        if metrics is None:
+            from nlgeval.metrics import available_metrics
+
+            avail = set(available_metrics())
+            metrics = tuple(m for m in DEFAULT_METRICS if m in avail)
+        if metrics:
+            return _score_metrics(corpus, list(metrics), settings.cache, settings.cache_dir)
+        return (pd.DataFrame(columns=["metric", "system", "item", "score"]),
+                pd.DataFrame(columns=["system", "metric", "score", "signature"]), {}, {}, [])
+    seg = inputs.segment_scores.copy()
+    miss = [c for c in ("metric", "system", "item", "score") if c not in seg.columns]
+    if miss:
+        raise InputError(f"segment_scores needs columns metric, system, item, score; "
+                         f"missing {miss}")
+    if metrics is None:
+        metrics = tuple(dict.fromkeys(seg["metric"]))
+    seg = seg[seg["metric"].isin(list(metrics))]
+    cs = inputs.corpus_scores if inputs.corpus_scores is not None else pd.DataFrame(
+        columns=["system", "metric", "score", "signature"])
+    return seg, cs, dict(inputs.signatures), {m: True for m in metrics}, list(metrics)
+
+
+def _score_metrics(
+    corpus: Corpus, metrics: Sequence[str], cache: bool, cache_dir: Any
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str], dict[str, bool], list[str]]:
+    from nlgeval.metrics import get_metric
+    from nlgeval.metrics.scoring import score_corpus
+
+    objs = [get_metric(m) for m in metrics]
+    res = score_corpus(corpus, objs, rated_only=True, cache=cache, cache_dir=cache_dir)
+    seg = res.segments.copy()
+    # score_corpus labels a metric by its name, or by its full spec when two share a name;
+    # show the user's own spelling where the name is unambiguous
+    names = [o.name for o in objs]
+    shown = {}
+    for o, spec in zip(objs, metrics, strict=True):
+        key = o.name if names.count(o.name) == 1 else o.spec
+        shown[key] = spec if names.count(o.name) == 1 else o.spec
+    seg["metric"] = seg["metric"].map(lambda n: shown.get(n, n))
+    cs = res.corpus_scores.copy()
+    cs["metric"] = cs["metric"].map(lambda n: shown.get(n, n))
+    sigs = {shown.get(k, k): v for k, v in dict(res.signatures).items()}
+    hib = {lab: bool(o.higher_is_better) for o, lab in zip(objs, shown.values(), strict=True)}
+    return seg, cs, sigs, hib, list(shown.values())
+
+
+def _add_external(
+    corpus: Corpus, scores: pd.DataFrame, seg: pd.DataFrame, cs: pd.DataFrame,
+    metrics: list[str], sigs: dict[str, str], hib: dict[str, bool], min_coverage: float,
+    notes: list[str],
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, dict[str, Any]]]:
+    """Join checked external scores to the computed ones (see :mod:`nlgeval.scores`).
+
+    A system-level-only metric gets its system score copied into every rated output of the
+    system, so that the system-level mean over complete cells is exactly that score; it is
+    never used at segment or item level.
+    """
+    from nlgeval.metrics import available_metrics
+    from nlgeval.scores import check_scores, tidy_scores
+
+    if "_source" not in scores.columns:
+        scores = tidy_scores(scores)
+    checked = check_scores(scores, corpus.outputs, corpus.rated_outputs(),
+                           builtin=[*metrics, *available_metrics()],
+                           min_coverage=min_coverage)
+    notes.extend(checked.notes)
+    frames = [seg[["metric", "system", "item", "score"]], checked.segments]
+    rated = corpus.rated_outputs()[["system", "item"]].astype(str)
+    for m in checked.system_only:
+        sysv = checked.systems[checked.systems["metric"] == m].set_index("system")["score"]
+        filled = rated.assign(metric=m, score=rated["system"].map(sysv).astype(float))
+        frames.append(filled[["metric", "system", "item", "score"]])
+    seg = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    if len(checked.systems):
+        extra = checked.systems.assign(signature="external")
+        cs = pd.concat([c for c in (cs, extra) if c is not None and len(c)],
+                       ignore_index=True)
+    external: dict[str, dict[str, Any]] = {}
+    for m in checked.metrics:
+        src = checked.sources.get(m, "")
+        sigs[m] = f"external scores from {Path(src).name}" if src else "external scores"
+        hib.setdefault(m, True)
+        external[m] = {"source": Path(src).name if src else "", "coverage":
+                       checked.coverage[m], "n_missing": checked.n_missing[m],
+                       "system_level_only": m in checked.system_only}
+    return seg, cs, [*metrics, *checked.metrics], list(checked.system_only), external
+
+
+def reference_systems(corpus: Corpus, threshold: float = 0.9) -> list[str]:
+    """Systems whose outputs equal one of the item's references for >= ``threshold`` of items.
+
+    Such a "system" is the human reference itself (WebNLG's ``WebNLG-2020-reference``): a
+    reference-based metric gives it a perfect score by construction, so it is excluded from
+    metric-human correlations (as the WebNLG organisers did).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> reference_systems(load_corpus("e2e"))
+    []
+    """
+    if corpus.references.empty:
+        return []
+    refs = corpus.references.assign(norm=corpus.references["text"].str.strip())
+    ref_set = set(zip(refs["item"], refs["norm"], strict=True))
+    out = corpus.outputs
+    hit = np.array([(i, t.strip()) in ref_set for i, t in zip(out["item"], out["text"],
+                                                              strict=True)])
+    share = pd.Series(hit).groupby(out["system"].to_numpy()).mean()
+    return [str(s) for s, v in share.items() if v >= threshold]
+
+
+def z_ratings(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Each rater's scores as z-scores per criterion (WMT Direct Assessment; Graham et al.
+    2013); raters with a single score or no spread are left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> r = pd.DataFrame({"rater": ["a", "a", "b"], "criterion": "q", "score": [1.0, 3.0, 5.0]})
+    >>> z_ratings(r)["score"].tolist()
+    [-0.7071067811865475, 0.7071067811865475]
+    """
+    g = ratings.groupby(["rater", "criterion"])["score"]
+    z = (ratings["score"] - g.transform("mean")) / g.transform(lambda s: s.std(ddof=1))
+    return ratings.assign(score=z)[np.isfinite(z)]

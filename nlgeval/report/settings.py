@@ -1,0 +1,194 @@
+"""The settings of a metric-validation study, checked once: :class:`ValidationSettings`.
+
+:func:`nlgeval.report.run_validation` and ``nlgeval validate`` build one
+:class:`ValidationSettings`; every stage of the study (:mod:`nlgeval.report.stages`) reads its
+options from it, and the resolved settings are written to ``run.json`` under ``settings``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nlgeval.correlation.bootstrap import check_resample
+from nlgeval.correlation.coefficients import check_coefficient
+from nlgeval.correlation.levels import check_level
+from nlgeval.errors import InputError
+from nlgeval.report.meta_statistics import (
+    PRESETS,
+    MetaSettings,
+    check_statistic,
+    expand_statistics,
+    is_coefficient,
+)
+from nlgeval.results import Result
+
+
+def _names(value: Sequence[str] | str | None, what: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):  # a bare string is one name, not a sequence of letters
+        value = [value]
+    try:
+        return tuple(str(v) for v in value)
+    except TypeError:
+        raise InputError(f"{what} must be a list of names, got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class ValidationSettings(Result):
+    """Every option of the validation study of Reiter & Belz (2009), validated on creation.
+
+    ``metrics=None``: nlgeval's default metric set (or every metric of given segment scores);
+    ``criteria=None``: every rated criterion. ``statistics`` (overrides ``coefficients``): any
+    coefficient plus the WMT meta-evaluation statistics of :mod:`nlgeval.report.meta`, or the
+    presets ``wmt23``/``wmt24`` (which add the system and item levels). Each statistic is
+    reported under the name given. ``exclude_systems=None`` excludes the systems whose
+    outputs are the references; ``()`` keeps all. ``table9=False`` skips the significant
+    differences of the 2009 paper's Table 9. Bootstrap intervals follow Deutsch et al. (2021),
+    the PERM-BOTH comparisons Deutsch, Dror & Roth (2021).
+
+    After validation, ``levels``, ``coefficients`` and ``statistics`` hold the resolved,
+    de-duplicated values (presets expanded), so ``ValidationSettings(**s.to_dict())`` equals
+    ``s``.
+
+    Examples
+    --------
+    >>> s = ValidationSettings(levels=["segment", "sys"], statistics=["pearson", "wmt24"])
+    >>> s.levels, s.statistics, s.coefficients
+    (('segment', 'system', 'item'), ('pearson', 'soft_pairwise_accuracy', 'acc_eq'), ('pearson',))
+    >>> ValidationSettings(**s.to_dict()) == s
+    True
+    >>> ValidationSettings(alpha=1.5)
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: alpha must be between 0 and 1, got 1.5
+    """
+
+    metrics: tuple[str, ...] | None = None
+    criteria: tuple[str, ...] | None = None
+    levels: tuple[str, ...] = ("segment", "system")
+    coefficients: tuple[str, ...] = ("pearson", "spearman", "kendall")
+    statistics: tuple[str, ...] | None = None
+    resamples: int = 1000
+    resample: str = "both"
+    normalise: str = "none"
+    seed: int = 0
+    confidence_level: float = 0.95
+    alpha: float = 0.05
+    permutations: int = 1000
+    spa_permutations: int = 1000
+    epsilon: Mapping[str, float] = field(default_factory=dict)
+    exclude_systems: tuple[str, ...] | None = None
+    lower_is_better: tuple[str, ...] = ()
+    min_coverage: float = 0.5
+    table9: bool = True
+    cache: bool = True
+    cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__  # frozen: normalise the fields once, here
+        for name in ("metrics", "criteria", "exclude_systems"):
+            put(self, name, _names(getattr(self, name), name))
+        put(self, "lower_is_better", _names(self.lower_is_better, "lower_is_better") or ())
+        levels = [check_level(v) for v in _names(self.levels, "levels") or ()]
+        if not levels:
+            raise InputError("levels: name at least one level (e.g. segment, system)")
+        stats = _names(self.statistics, "statistics")
+        if stats is not None:
+            if any(n.strip().lower() in PRESETS for n in stats):
+                stats = tuple(expand_statistics(stats))
+                # the WMT leaderboards rest on system-level and item-grouped statistics
+                levels += ["system", "item"]
+            labels: dict[str, str] = {}
+            for name in stats:  # the first spelling of each statistic is its label
+                labels.setdefault(check_statistic(name), name.strip())
+            put(self, "statistics", tuple(labels.values()))
+            put(self, "coefficients", tuple(v for k, v in labels.items() if is_coefficient(k)))
+        else:
+            coefs = tuple(dict.fromkeys(check_coefficient(c) for c in
+                                        _names(self.coefficients, "coefficients") or ()))
+            put(self, "coefficients", coefs)
+            put(self, "statistics", coefs)
+        if not self.statistics:
+            raise InputError("no statistics to compute")
+        put(self, "levels", tuple(dict.fromkeys(levels)))
+        put(self, "resample", check_resample(self.resample))
+        put(self, "epsilon", {str(k): float(v) for k, v in dict(self.epsilon or {}).items()})
+        self._check_numbers()
+
+    def _check_numbers(self) -> None:
+        if self.normalise not in ("none", "z"):
+            raise InputError(f"normalise must be 'none' or 'z', got {self.normalise!r}")
+        for name in ("resamples", "permutations", "spa_permutations", "seed"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InputError(f"{name} must be a whole number >= 0, got {v!r}")
+        for name in ("confidence_level", "alpha"):
+            if not 0 < float(getattr(self, name)) < 1:
+                raise InputError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
+        if not 0 <= float(self.min_coverage) <= 1:
+            raise InputError(f"min_coverage must be between 0 and 1, got {self.min_coverage}")
+
+    # ------------------------------------------------------------------ derived views
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Canonical statistic name -> the name it is reported under.
+
+        >>> ValidationSettings(statistics=["tau_b", "acc23"]).labels
+        {'kendall': 'tau_b', 'acc_23': 'acc23'}
+        """
+        return {check_statistic(s): s for s in self.statistics or ()}
+
+    @property
+    def canonical_coefficients(self) -> list[str]:
+        """The correlation coefficients, canonical names (``kendall`` for ``tau_b``).
+
+        >>> ValidationSettings(coefficients=["rho", "tau"]).canonical_coefficients
+        ['spearman', 'kendall']
+        """
+        return [check_statistic(c) for c in self.coefficients]
+
+    @property
+    def meta_statistics(self) -> list[str]:
+        """The WMT meta-evaluation statistics (canonical names), coefficients left out.
+
+        >>> ValidationSettings(statistics=["wmt24"]).meta_statistics
+        ['soft_pairwise_accuracy', 'acc_eq']
+        """
+        return [c for c in self.labels if not is_coefficient(c)]
+
+    @property
+    def comparison_coefficient(self) -> str:
+        """The coefficient metrics are compared on: the first Pearson or Spearman, else the
+        first coefficient (Pearson when there is none).
+
+        >>> ValidationSettings(coefficients=["kendall", "spearman"]).comparison_coefficient
+        'spearman'
+        """
+        coefs = self.canonical_coefficients
+        return next((c for c in coefs if c in ("pearson", "spearman")),
+                    coefs[0] if coefs else "pearson")
+
+    def meta_settings(self) -> MetaSettings:
+        """The options of the meta-evaluation stage (:mod:`nlgeval.report.meta`).
+
+        >>> ValidationSettings(seed=3).meta_settings().seed
+        3
+        """
+        return MetaSettings(permutations=self.permutations,
+                            spa_permutations=self.spa_permutations,
+                            resamples=self.resamples, resample=self.resample,
+                            confidence_level=self.confidence_level, seed=self.seed,
+                            epsilon=dict(self.epsilon) if self.epsilon else None)
+
+    def replace(self, **changes: Any) -> ValidationSettings:
+        """A copy with ``changes`` (validated again).
+
+        >>> ValidationSettings().replace(seed=5).seed
+        5
+        """
+        return dataclasses.replace(self, **changes)
