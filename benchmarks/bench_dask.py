@@ -30,9 +30,9 @@ import time
 
 import pandas as pd
 
-from nlgeval.items.backends import DaskBackend
 from nlgeval.items.profiles import paper_profiles
 from nlgeval.items.study import run_study, warm_up
+from nlgeval.parallel import DaskBackend
 
 SIZES = list(range(2, 246, 10))
 

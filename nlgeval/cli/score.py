@@ -10,25 +10,20 @@ from typing import Annotated
 
 import typer
 
-from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
-from nlgeval.errors import InputError
+from nlgeval.cli._common import (
+    JsonOpt,
+    QuietOpt,
+    check_table_path,
+    emit_json,
+    setup,
+    split_list,
+    write_frame,
+)
 
 DEFAULT_METRICS = "bleu,chrf,chrf++,ter,rougeL"
 
 
-def _write_segments(df: object, out: Path) -> None:
-    import pandas as pd
-
-    assert isinstance(df, pd.DataFrame)
-    suffix = out.suffix.lower()
-    if suffix not in (".csv", ".parquet", ".tsv"):
-        raise InputError(f"--out must end in .csv, .tsv or .parquet, got '{out.name}'", file=out)
-    if out.parent and not out.parent.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".parquet":
-        df.to_parquet(out, index=False)
-    else:
-        df.to_csv(out, index=False, sep="\t" if suffix == ".tsv" else ",")
+SEGMENT_FORMATS = (".csv", ".tsv", ".parquet")
 
 
 def score(
@@ -63,13 +58,29 @@ def score(
         bool, typer.Option("--no-cache", help="Do not read or write the score cache.")
     ] = False,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores).")
+        int | None, typer.Option("--jobs", "-j", help="Worker processes (default: all cores); "
+                                 "with --backend dask and no --scheduler, the LocalCluster's "
+                                 "size.")
+    ] = None,
+    backend: Annotated[
+        str | None, typer.Option("--backend", help="Score chunks of outputs as tasks on serial, "
+                                 "process (a local pool) or dask (see --scheduler); never "
+                                 "changes a number. Default: this process with --jobs.")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Dask scheduler: local:N (a LocalCluster of "
+                                 "N worker processes) or an address such as tcp://host:8786 / a "
+                                 "scheduler file. Implies --backend dask.")
+    ] = None,
+    chunk_size: Annotated[
+        int | None, typer.Option("--chunk-size", help="Outputs per task with --backend "
+                                 "(default: about 4 tasks per worker, at least 500).")
     ] = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Score every output with automatic metrics; print corpus-level scores per system."""
-    setup(quiet, as_json)
+    setup(quiet)
     from nlgeval.corpora import load_corpus
     from nlgeval.metrics import get_metric, parse_metric_list
     from nlgeval.metrics.scoring import score_corpus
@@ -77,9 +88,15 @@ def score(
     specs = parse_metric_list(metrics)
     for s in specs:  # fail fast on a bad spec, before loading the corpus
         get_metric(s)
-    if out is not None and out.suffix.lower() not in (".csv", ".parquet", ".tsv"):
-        raise InputError(f"--out must end in .csv, .tsv or .parquet, got '{out.name}'", file=out)
+    if out is not None:
+        check_table_path(out, SEGMENT_FORMATS)
     c = load_corpus(corpus, data_dir)
+    be = None
+    if backend is not None or scheduler is not None:
+        from nlgeval.parallel import get_backend
+
+        be = get_backend(backend, jobs, scheduler=scheduler,
+                         announce=None if quiet or as_json else lambda s: typer.echo(s, err=True))
     res = score_corpus(
         c,
         specs,
@@ -87,9 +104,11 @@ def score(
         rated_only=rated_only,
         cache=not no_cache,
         n_jobs=jobs,
+        backend=be,
+        chunk_size=chunk_size,
     )
     if out is not None:
-        _write_segments(res.segments, out)
+        write_frame(res.segments, out, SEGMENT_FORMATS)
     if as_json:
         payload = {
             "corpus": c.name,

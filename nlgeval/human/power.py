@@ -26,7 +26,9 @@ individual ratings (rater effects from the pool, item effects, residuals), reduc
 per-item means and runs the test along an axis (scipy's tests are vectorised). Seeded with
 ``numpy.random.default_rng``; every grid point has its own stream,
 ``SeedSequence(seed, spawn_key=(n_items, raters_per_item))``, so a cell's result does not depend
-on the rest of the grid.
+on the rest of the grid, nor on where it runs: the grid points are tasks for a backend of
+:mod:`nlgeval.parallel` (``backend="serial" | "process" | "dask"``), with the same answer on
+every backend.
 
 Checked against the closed forms where they exist (no rater variance, continuous scores):
 power of the paired / one-sample t test and of the two-sample t test (noncentral t;
@@ -45,26 +47,45 @@ import pandas as pd
 from scipy import stats
 
 from nlgeval.errors import InputError
+from nlgeval.parallel import ExecutionBackend, execution_record, get_backend, map_tasks, task_seed
+from nlgeval.results import Result
 
 Design = Literal["paired", "between", "independent"]
 Test = Literal["t", "wilcoxon"]
 
 
 @dataclass(frozen=True)
-class VarianceComponents:
-    """Variances of the rater, item and residual terms (rating-scale units squared)."""
+class VarianceComponents(Result):
+    """Variances of the rater, item and residual terms (rating-scale units squared) of the
+    crossed random-effects model of ratings (Card et al. 2020, section 5).
+
+    Examples
+    --------
+    >>> VarianceComponents(rater=0.2, item=0.3, residual=1.0, mean=4.0).to_dict()
+    {'rater': 0.2, 'item': 0.3, 'residual': 1.0, 'mean': 4.0}
+    """
 
     rater: float
     item: float
     residual: float
     mean: float = 0.0
 
-    def to_dict(self) -> dict[str, float]:
-        return dict(self.__dict__)
-
 
 def components_from_pilot(ratings: pd.DataFrame) -> VarianceComponents:
-    """REML variance components and grand mean from pilot ratings (mixed model)."""
+    """REML variance components and grand mean from pilot ratings (mixed model of
+    :mod:`nlgeval.human.mixed`; Card et al. 2020 recommend planning from a pilot).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> u, v = rng.normal(0, 0.7, 4), rng.normal(0, 0.5, 10)  # rater and item effects
+    >>> rows = [{"rater": f"r{r}", "item": f"i{i}", "system": s, "criterion": "q",
+    ...          "score": float(np.clip(np.rint(3 + u[r] + v[i] + rng.normal(0, 0.8)), 1, 5))}
+    ...         for r in range(4) for i in range(10) for s in ("a", "b")]
+    >>> vc = components_from_pilot(pd.DataFrame(rows))
+    >>> vc.item > vc.rater, vc.residual > 0
+    (True, True)
+    """
     from nlgeval.human.mixed import mixed_model
 
     res = mixed_model(ratings)
@@ -75,8 +96,17 @@ def components_from_pilot(ratings: pd.DataFrame) -> VarianceComponents:
 
 
 @dataclass(frozen=True)
-class PowerResult:
-    """Simulated power for each (items, raters per item) of the grid."""
+class PowerResult(Result):
+    """Simulated power for each (items, raters per item) of the grid (Card et al. 2020);
+    made by :func:`simulate_power`. ``to_dict()`` is the ``plan power --json`` output.
+
+    Examples
+    --------
+    >>> vc = VarianceComponents(rater=0.0, item=0.2, residual=1.0)
+    >>> res = simulate_power(0.8, vc, items=(10, 40), raters_per_item=(2,), n_sims=200)
+    >>> res.smallest()[["raters_per_item", "n_items"]].to_dict("records")
+    [{'raters_per_item': 2, 'n_items': 40}]
+    """
 
     table: pd.DataFrame
     effect: float
@@ -90,14 +120,18 @@ class PowerResult:
     scale: tuple[float, float] | None
     target: float
     notes: tuple[str, ...] = field(default=())
+    execution: dict[str, Any] = field(default_factory=dict)
 
     def smallest(self, target: float | None = None) -> pd.DataFrame:
-        """Per raters-per-item, the smallest number of items reaching ``target`` power."""
+        """Per raters-per-item, the smallest number of items reaching ``target`` power
+        (see the class example)."""
         t = self.target if target is None else target
         ok = self.table[self.table["power"] >= t]
         return ok.sort_values("n_items").groupby("raters_per_item", as_index=False).first()
 
     def to_dict(self) -> dict[str, Any]:
+        """The documented ``--json`` keys (derived ones such as ``smd`` and ``smallest``
+        included, the execution record left out: it never changes a number)."""
         return {
             "method": "power-simulation",
             "effect": self.effect,
@@ -183,10 +217,26 @@ def simulate_power(
     n_sims: int = 1000,
     seed: int = 1,
     target: float = 0.8,
+    backend: str | ExecutionBackend | None = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> PowerResult:
     """Simulated power of detecting ``effect`` for each (items, raters per item); see the
-    module docstring. The table has ``n_items, raters_per_item, n_ratings, power, mc_se``
-    (``mc_se`` = sqrt(power (1 - power) / n_sims))."""
+    module docstring (Card et al. 2020). The table has ``n_items, raters_per_item, n_ratings,
+    power, mc_se`` (``mc_se`` = sqrt(power (1 - power) / n_sims)). ``backend`` (``"serial"``,
+    ``"process"`` with ``workers``, ``"dask"`` with ``scheduler`` ``"local:N"`` or an address,
+    or a backend object of :mod:`nlgeval.parallel`) runs the grid points as tasks; it never
+    changes a number.
+
+    Examples
+    --------
+    >>> vc = VarianceComponents(rater=0.3, item=0.3, residual=1.0)
+    >>> kw = dict(items=(10, 20), raters_per_item=(1, 3), n_sims=100, seed=2)
+    >>> a = simulate_power(0.5, vc, **kw)
+    >>> b = simulate_power(0.5, vc, backend="process", workers=2, **kw)
+    >>> a.table.equals(b.table), a.table["power"].tolist()
+    (True, [0.16, 0.41, 0.45, 0.8])
+    """
     if design not in ("paired", "between", "independent"):
         raise InputError(f"design must be paired, between or independent, got {design!r}")
     if test not in ("t", "wilcoxon"):
@@ -206,14 +256,11 @@ def simulate_power(
     level = alpha / comparisons
     grid = [(int(n), int(k)) for k in dict.fromkeys(raters_per_item)
             for n in dict.fromkeys(items)]
-    rows = []
-    for n, k in grid:
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(n, k)))
-        a, b = _simulate_item_means(rng, n_sims, n, k, effect, components, design, pool, scale)
-        p = _pvalues(a, b, test, design)
-        power = float(np.mean(p < level))
-        rows.append({"n_items": n, "raters_per_item": k, "n_ratings": 2 * n * k,
-                     "power": power, "mc_se": float(np.sqrt(power * (1 - power) / n_sims))})
+    tasks = [_Cell(n, k, int(seed), int(n_sims), float(effect), components, design, pool,
+                   scale, test, level) for n, k in grid]
+    be = get_backend(backend, workers, scheduler=scheduler)
+    rows = map_tasks(_power_cell, tasks, be, description="power simulation",
+                     weights=[n * k for n, k in grid])
     notes = []
     if pool is not None and design != "independent":
         notes.append(f"raters drawn from a pool of {pool}")
@@ -224,11 +271,49 @@ def simulate_power(
         table=pd.DataFrame(rows), effect=float(effect), components=components, design=design,
         test=test, alpha=alpha, comparisons=int(comparisons), n_sims=int(n_sims),
         seed=int(seed), scale=scale, target=float(target), notes=tuple(notes),
+        execution=execution_record(be, tasks=len(tasks)),
     )
 
 
+@dataclass(frozen=True)
+class _Cell:
+    """One grid point: everything its simulation needs (a task for a backend)."""
+
+    n_items: int
+    raters: int
+    seed: int
+    n_sims: int
+    effect: float
+    components: VarianceComponents
+    design: str
+    pool: int | None
+    scale: tuple[float, float] | None
+    test: str
+    level: float
+
+
+def _power_cell(c: _Cell) -> dict[str, float]:
+    """Simulated power of one grid point, from its own stream ``task_seed(seed, n, k)``."""
+    rng = np.random.default_rng(task_seed(c.seed, c.n_items, c.raters))
+    a, b = _simulate_item_means(rng, c.n_sims, c.n_items, c.raters, c.effect, c.components,
+                                c.design, c.pool, c.scale)
+    power = float(np.mean(_pvalues(a, b, c.test, c.design) < c.level))
+    return {"n_items": c.n_items, "raters_per_item": c.raters,
+            "n_ratings": 2 * c.n_items * c.raters, "power": power,
+            "mc_se": float(np.sqrt(power * (1 - power) / c.n_sims))}
+
+
 def plot_power(res: PowerResult, stem: str | Path) -> list[Path]:
-    """Power against the number of items, one line per raters-per-item; ``stem.png/.pdf``."""
+    """Power against the number of items, one line per raters-per-item; ``stem.png/.pdf``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> vc = VarianceComponents(rater=0.0, item=0.2, residual=1.0)
+    >>> res = simulate_power(0.8, vc, items=(10, 20), raters_per_item=(1,), n_sims=50)
+    >>> [p.suffix for p in plot_power(res, Path(tempfile.mkdtemp()) / "power")]
+    ['.png', '.pdf']
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -37,6 +37,15 @@ class StudyCheckpoint:
     ``resume=False`` starts a new file (an existing one is replaced); ``resume=True`` keeps the
     cells of an existing file for the same study and raises :class:`InputError` when the file
     belongs to a different study.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / FILENAME
+    >>> with StudyCheckpoint(path, {"seed": 1}, resume=False) as ck:
+    ...     ck.append([((0, "rwor", 5), 3, 40, 12.5)])
+    >>> StudyCheckpoint(path, {"seed": 1}, resume=True).done
+    {(0, 'rwor', 5): ((0, 'rwor', 5), 3, 40, 12.5)}
     """
 
     def __init__(self, path: str | Path, study: dict[str, Any], *, resume: bool) -> None:
@@ -94,12 +103,13 @@ class StudyCheckpoint:
         return kept
 
     def append(self, cells: Iterable[Cell]) -> None:
-        """Record completed cells (one line, flushed at once)."""
+        """Record completed cells (one line, flushed at once); see the class example."""
         rows = [[k[0], k[1], k[2], rej, r, dr] for k, rej, r, dr in cells]
         self._fh.write(json.dumps({"cells": rows}) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
+        """Close the file (completed cells are already on disk)."""
         self._fh.close()
 
     def __enter__(self) -> StudyCheckpoint:

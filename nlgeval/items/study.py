@@ -17,7 +17,7 @@ How it is fast (the naive study is ~2e9 bootstrap statistics):
   reached) or certified (see :mod:`nlgeval.items.stopping`: the stopped decision differs from the
   full ``nboot``-draw one with probability <= ``eps`` = 1e-10 whatever the data);
 * the sampler is compiled (:mod:`nlgeval.items._kernels`) and tasks (distribution x method x size)
-  run on a pluggable backend (:mod:`nlgeval.items.backends`: serial, a local process pool or a
+  run on a pluggable backend (:mod:`nlgeval.parallel`: serial, a local process pool or a
   Dask cluster), sent to workers in chunks of cells. Each task has its own random stream from
   ``SeedSequence(seed).spawn`` (keyed by distribution position, method and size), so results are
   identical, bit for bit, for any backend, number of workers or chunking;
@@ -39,11 +39,12 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
-from nlgeval.items.backends import ExecutionBackend, get_backend
 from nlgeval.items.profiles import ScoreDistribution
 from nlgeval.items.stopping import certified_schedule
+from nlgeval.parallel import ExecutionBackend, execution_record, get_backend, task_seed
 from nlgeval.progress import progress_bar
 from nlgeval.provenance import run_record
+from nlgeval.results import Result
 
 METHODS = ("bootstrap", "rwor")
 THRESHOLDS = (0.10, 0.05, 0.01)
@@ -59,7 +60,17 @@ def _logfact(nmax: int) -> np.ndarray:
 def observed_subsamples(
     rng: np.random.Generator, counts: np.ndarray, size: int, method: str, replications: int
 ) -> np.ndarray:
-    """(R, K) category counts of R subsamples of ``size`` items from the full counts."""
+    """(R, K) category counts of R subsamples of ``size`` items from the full counts: a
+    Multinomial(size, counts / N) draw (``bootstrap``) or a multivariate hypergeometric draw
+    (``rwor``, without replacement) per replication (González-Corbelle et al. 2023, 4.4).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> sub = observed_subsamples(rng, np.array([3, 5, 2]), 4, "rwor", 3)
+    >>> sub.shape, sub.sum(axis=1).tolist(), bool((sub <= [3, 5, 2]).all())
+    ((3, 3), [4, 4, 4], True)
+    """
     counts = np.asarray(counts, dtype=np.int64)
     if method == "bootstrap":
         return rng.multinomial(size, counts / counts.sum(), size=replications)
@@ -69,12 +80,16 @@ def observed_subsamples(
 
 
 def task_stream(seed: int, dist_index: int, method: str, size: int) -> np.random.SeedSequence:
-    """The independent stream of one task: ``SeedSequence(seed)`` spawned by position."""
-    root = np.random.SeedSequence(seed)
+    """The independent stream of one task: ``SeedSequence(seed)`` spawned by position
+    (:func:`nlgeval.parallel.task_seed`).
+
+    Examples
+    --------
+    >>> task_stream(1, 0, "rwor", 5).spawn_key
+    (0, 1, 5)
+    """
     # spawn_key (dist, method, size) is what root.spawn(n)[d].spawn(2)[m].spawn(N)[s] yields.
-    return np.random.SeedSequence(
-        root.entropy, spawn_key=(dist_index, METHODS.index(method), size)
-    )
+    return task_seed(seed, dist_index, METHODS.index(method), size)
 
 
 @dataclass(frozen=True)
@@ -130,7 +145,12 @@ def _recip(nmax: int) -> np.ndarray:
 
 
 def warm_up() -> None:
-    """Compile the kernels once in this process (workers forked later inherit them)."""
+    """Compile the kernels once in this process (workers forked later inherit them).
+
+    Examples
+    --------
+    >>> warm_up()  # loads the compiled kernels from numba's cache after the first run
+    """
     from nlgeval.items._kernels import two_group_bootstrap
 
     rng = np.random.default_rng(0)
@@ -144,7 +164,16 @@ def warm_up() -> None:
 
 def min_items(sizes: np.ndarray, shares: np.ndarray, threshold: float) -> int | None:
     """Smallest size from which the rejection share stays strictly below ``threshold``
-    (over the sizes studied); ``None`` when even the largest size is not below it."""
+    (over the sizes studied); ``None`` when even the largest size is not below it (the
+    paper's Table 3 rule, González-Corbelle et al. 2023).
+
+    Examples
+    --------
+    >>> min_items(np.array([2, 3, 4, 5]), np.array([0.3, 0.04, 0.06, 0.02]), 0.05)
+    5
+    >>> min_items(np.array([2, 3]), np.array([0.3, 0.2]), 0.05) is None
+    True
+    """
     order = np.argsort(sizes)
     sizes, shares = np.asarray(sizes)[order], np.asarray(shares)[order]
     above = np.flatnonzero(shares >= threshold)
@@ -155,7 +184,15 @@ def min_items(sizes: np.ndarray, shares: np.ndarray, threshold: float) -> int | 
 
 
 def thresholds_table(curves: pd.DataFrame, thresholds: Sequence[float]) -> pd.DataFrame:
-    """Table 3 in long form: ``distribution, method, threshold, min_items``."""
+    """Table 3 in long form: ``distribution, method, threshold, min_items``.
+
+    Examples
+    --------
+    >>> curves = pd.DataFrame({"distribution": "d", "method": "rwor", "size": [2, 3, 4],
+    ...                        "reject_share": [0.2, 0.07, 0.0]})
+    >>> thresholds_table(curves, [0.1, 0.05])["min_items"].tolist()
+    [3, 4]
+    """
     rows = []
     for (dist, method), g in curves.groupby(["distribution", "method"], sort=False):
         for thr in thresholds:
@@ -166,8 +203,18 @@ def thresholds_table(curves: pd.DataFrame, thresholds: Sequence[float]) -> pd.Da
 
 
 @dataclass(frozen=True)
-class StudyResult:
-    """Rejection-share curves (Figure 3) and minimum numbers of items (Table 3)."""
+class StudyResult(Result):
+    """Rejection-share curves (Figure 3) and minimum numbers of items (Table 3) of the
+    resampling study of González-Corbelle et al. (2023); made by :func:`run_study`.
+
+    Examples
+    --------
+    >>> from nlgeval.items.profiles import distribution_from_counts
+    >>> res = run_study([distribution_from_counts("d", [3, 5, 4, 8])], sizes=[2, 10],
+    ...                 replications=20, nboot=20, backend="serial")
+    >>> sorted(res.to_dict())
+    ['curves', 'distributions', 'parameters', 'run', 'seconds', 'thresholds']
+    """
 
     curves: pd.DataFrame  # distribution, method, size, reject_share, replications, mean_draws
     thresholds: pd.DataFrame  # distribution, method, threshold, min_items
@@ -258,11 +305,21 @@ def run_study(
     cannot change the decision).
 
     Execution (none of it changes a number): ``backend`` is ``"serial"``, ``"process"``,
-    ``"dask"`` or a backend object (:mod:`nlgeval.items.backends`); ``scheduler`` is the Dask
+    ``"dask"`` or a backend object (:mod:`nlgeval.parallel`); ``scheduler`` is the Dask
     scheduler (``"local:N"`` or an address); ``chunk_size`` cells are sent to a worker at a time
     (default: about 8 chunks per worker, at most ~20,000 replications each). ``checkpoint`` is a
     JSON-lines file to which completed chunks are appended; with ``resume=True`` the cells
     already there are reused (:mod:`nlgeval.items.checkpoint`).
+
+    Examples
+    --------
+    >>> from nlgeval.items.profiles import distribution_from_counts
+    >>> d = distribution_from_counts("d", [3, 5, 4, 8])
+    >>> kw = dict(sizes=[2, 5, 10], replications=40, nboot=40, seed=2)
+    >>> a = run_study([d], backend="serial", **kw)
+    >>> b = run_study([d], backend="process", workers=2, chunk_size=2, **kw)
+    >>> a.curves["rejections"].tolist() == b.curves["rejections"].tolist()
+    True
     """
     from nlgeval.items.checkpoint import StudyCheckpoint
 
@@ -333,10 +390,8 @@ def run_study(
                 if ckpt is not None:
                     ckpt.append(cells)
                 bar.advance(len(cells))
-        execution = {"backend": getattr(be, "name", type(be).__name__), "workers": be.workers,
-                     "chunk_size": size, "chunks": len(chunks), "resumed_cells": resumed}
-        if getattr(be, "name", "") == "dask":
-            execution["scheduler"] = getattr(be, "scheduler", None) or "local"  # spec given
+        execution = execution_record(be, chunk_size=size, chunks=len(chunks),
+                                     resumed_cells=resumed)
     seconds = time.perf_counter() - t0
     rows = []
     order = {m: i for i, m in enumerate(methods)}

@@ -6,12 +6,22 @@
 item's references are preprocessed once and shared by the systems (see
 :mod:`nlgeval.metrics.base`), identical outputs are scored once, statistics are cached on disk
 (:mod:`nlgeval.metrics.cache`) and large batches use all cores.
+
+With ``backend=`` (:mod:`nlgeval.parallel`: ``"serial"``, ``"process"``, ``"dask"``) the outputs
+are cut into chunks (grouped by item, so a chunk prepares each item's references once for all
+systems) and every chunk is one task; each worker scores with its own statistics cache (the
+SQLite file at ``cache_dir`` as that worker sees it, or none) and only sufficient statistics
+come back. Segment and corpus scores are then computed here from the statistics in output
+order, exactly as in a one-process run, so the numbers are bit for bit the same whatever the
+backend, the number of workers or the chunking.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +33,13 @@ from nlgeval.errors import InputError
 from nlgeval.metrics.base import Metric, _validate_inputs
 from nlgeval.metrics.cache import StatsCache
 from nlgeval.metrics.registry import get_metric
+from nlgeval.parallel import ExecutionBackend, chunks, execution_record, get_backend, map_tasks
 from nlgeval.progress import progress_bar
+from nlgeval.results import Result
 
 
 @dataclass(frozen=True)
-class ScoreResult:
+class ScoreResult(Result):
     """Result of :func:`score_corpus`.
 
     ``segments``: one row per (metric, system, item) -- columns ``metric, system, item, score``.
@@ -35,7 +47,23 @@ class ScoreResult:
     ``signatures``: metric label -> reproducibility signature.
     ``specs``: metric label -> canonical spec string (with options).
     ``higher_is_better``: metric label -> direction.
+    ``execution``: backend, workers and chunks when a backend was given (else empty).
+
+    ``to_dict()`` (the ``--json`` output) leaves out the segments and reports the cache as
+    ``{"hits": ..., "misses": ...}``.
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> res = score_corpus(load_corpus("e2e"), ["chrf"], systems=["adapt"], cache=False)
+    >>> sorted(res.to_dict())
+    ['cache', 'corpus_scores', 'higher_is_better', 'signatures', 'specs']
+    >>> round(float(res.corpus_scores["score"].iloc[0]), 2)
+    65.59
     """
+
+    _aliases = {"cache": "cache"}
+    _omit = frozenset({"segments", "cache_hits", "cache_misses", "execution"})
 
     segments: pd.DataFrame
     corpus_scores: pd.DataFrame
@@ -44,15 +72,12 @@ class ScoreResult:
     higher_is_better: dict[str, bool] = field(default_factory=dict)
     cache_hits: int = 0
     cache_misses: int = 0
+    execution: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "corpus_scores": self.corpus_scores,
-            "signatures": self.signatures,
-            "specs": self.specs,
-            "higher_is_better": self.higher_is_better,
-            "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
-        }
+    @property
+    def cache(self) -> dict[str, int]:
+        """Statistics-cache use: ``{"hits": ..., "misses": ...}``."""
+        return {"hits": self.cache_hits, "misses": self.cache_misses}
 
     def wide(self) -> pd.DataFrame:
         """Segment scores with one column per metric: ``system, item, <metric>...``."""
@@ -84,6 +109,10 @@ def score_corpus(
     cache: bool = True,
     cache_dir: str | Path | None = None,
     n_jobs: int | None = None,
+    backend: str | ExecutionBackend | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    chunk_size: int | None = None,
 ) -> ScoreResult:
     """Score the corpus's outputs with each metric, per segment and per system.
 
@@ -102,9 +131,24 @@ def score_corpus(
         ``~/.cache/nlgeval/scores``).
     n_jobs:
         Worker processes for large batches (default: all cores; 1 = no processes).
+    backend, workers, scheduler, chunk_size:
+        Score chunks of ``chunk_size`` outputs (default: about 4 chunks per worker, at least
+        500 outputs) as tasks on a backend of :mod:`nlgeval.parallel` (``"serial"``,
+        ``"process"``, ``"dask"`` with ``scheduler`` ``"local:N"`` or an address, or a backend
+        object); see the module docstring. ``None`` (default): this process and ``n_jobs``.
 
     The corpus score of a system is computed from its own segments (e.g. corpus BLEU from the
     summed n-gram statistics, not the mean of sentence BLEU).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> e2e = load_corpus("e2e")
+    >>> one = score_corpus(e2e, ["chrf"], systems=["adapt"], cache=False)
+    >>> two = score_corpus(e2e, ["chrf"], systems=["adapt"], cache=False, backend="process",
+    ...                    workers=2, chunk_size=200)
+    >>> one.segments.equals(two.segments), two.execution["chunks"]
+    (True, 4)
     """
     if isinstance(metrics, str):
         metrics = [m for m in metrics.split(",") if m.strip()]
@@ -158,14 +202,26 @@ def score_corpus(
     seg_frames: list[pd.DataFrame] = []
     corpus_rows: list[dict[str, Any]] = []
     signatures: dict[str, str] = {}
+    execution: dict[str, Any] = {}
+    hits = misses = 0
+    if backend is None and scheduler is not None:
+        backend = "dask"
     try:
         with progress_bar(len(hyps) * len(mets), "scoring") as bar:
+            if backend is not None:
+                be = get_backend(backend, workers, scheduler=scheduler)
+                batches, hits, misses, execution = _score_on_backend(
+                    mets, hyps, refs, items, store, digest, be, chunk_size,
+                    cache_dir if cache else _NO_CACHE, bar.advance)
             for m, label in zip(mets, labels, strict=True):
-                bar.update(description=f"scoring {label}")
-                stats, scores = m.score_batch(
-                    hyps, refs, cache=store, n_jobs=n_jobs, advance=bar.advance,
-                    texts_digest=digest,
-                )
+                if backend is not None:
+                    stats, scores = batches[label]
+                else:
+                    bar.update(description=f"scoring {label}")
+                    stats, scores = m.score_batch(
+                        hyps, refs, cache=store, n_jobs=n_jobs, advance=bar.advance,
+                        texts_digest=digest,
+                    )
                 seg_frames.append(
                     pd.DataFrame(
                         {
@@ -192,6 +248,92 @@ def score_corpus(
         signatures=signatures,
         specs={label: m.spec for m, label in zip(mets, labels, strict=True)},
         higher_is_better={label: m.higher_is_better for m, label in zip(mets, labels, strict=True)},
-        cache_hits=store.hits if store is not None else 0,
-        cache_misses=store.misses if store is not None else 0,
+        cache_hits=hits + (store.hits if store is not None else 0),
+        cache_misses=misses + (store.misses if store is not None else 0),
+        execution=execution,
     )
+
+
+_NO_CACHE = "<no cache>"
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """One task: a metric (by spec, rebuilt once per worker process) and a chunk of outputs."""
+
+    spec: str
+    hyps: list[str]
+    refs: list[list[str]]
+    cache_dir: str | None  # None: the worker's default cache; _NO_CACHE: none
+
+
+@lru_cache(maxsize=16)
+def _worker_metric(spec: str) -> Metric:
+    return get_metric(spec)
+
+
+def _score_chunk(task: _Chunk) -> tuple[np.ndarray, int, int]:
+    """Statistics of one chunk, with the worker's own cache (what a backend runs)."""
+    metric = _worker_metric(task.spec)
+    if task.cache_dir == _NO_CACHE:
+        return metric.segment_stats(task.hyps, task.refs, n_jobs=1), 0, 0
+    with StatsCache(task.cache_dir) as store:
+        stats = metric.segment_stats(task.hyps, task.refs, cache=store, n_jobs=1)
+        return stats, store.hits, store.misses
+
+
+def _make_tasks(specs: Sequence[str], hyps: list[str], refs: list[list[str]], items: list[str],
+                size: int, cache_dir: str | Path | None) -> tuple[list[np.ndarray], list[_Chunk]]:
+    """Output positions of each chunk, and one task per (metric, chunk). Outputs are grouped
+    by item: a chunk prepares an item's references once for all systems."""
+    order = np.argsort(pd.factorize(pd.Series(items))[0], kind="stable")
+    parts = [order[r.start:r.stop] for r in chunks(len(hyps), size)]
+    where = None if cache_dir is None or cache_dir == _NO_CACHE else str(cache_dir)
+    tasks = [_Chunk(spec, [hyps[i] for i in p], [refs[i] for i in p],
+                    _NO_CACHE if cache_dir == _NO_CACHE else where)
+             for spec in specs for p in parts]
+    return parts, tasks
+
+
+def _score_on_backend(
+    mets: Sequence[Metric], hyps: list[str], refs: list[list[str]], items: list[str],
+    store: StatsCache | None, digest: bytes | None, be: ExecutionBackend,
+    chunk_size: int | None, cache_dir: str | Path | None, advance: Callable[[float], None],
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], int, int, dict[str, Any]]:
+    """``label -> (stats, segment scores)`` for every metric, the chunks of every metric not in
+    the batch cache run as tasks on ``be``; plus cache hits/misses of the workers and the
+    execution record. Statistics are scattered back to output order before any score is
+    computed, so nothing depends on the chunking."""
+    labels = _labels(mets)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    keys: dict[str, bytes] = {}
+    for m, label in zip(mets, labels, strict=True):
+        if store is not None and digest is not None:
+            keys[label] = store.batch_key(m, digest)
+            hit = store.get_batch(keys[label])
+            if hit is not None:
+                m.n_refs_seen.update(map(len, refs))  # as Metric.score_batch does on a hit
+                out[label] = hit
+                advance(len(hyps))
+    todo = [(m, label) for m, label in zip(mets, labels, strict=True) if label not in out]
+    size = chunk_size or max(500, -(-len(hyps) // (4 * max(1, be.workers))))
+    parts, tasks = _make_tasks([m.spec for m, _ in todo], hyps, refs, items, size, cache_dir)
+    with contextlib.ExitStack() as stack:
+        if hasattr(be, "__enter__") and tasks:
+            stack.enter_context(be)  # type: ignore[arg-type]
+        results = map_tasks(_score_chunk, tasks, be, weights=[len(t.hyps) for t in tasks],
+                            advance=advance)
+        execution = execution_record(be, chunk_size=size, chunks=len(tasks))
+    hits = sum(r[1] for r in results)
+    misses = sum(r[2] for r in results)
+    for j, (m, label) in enumerate(todo):
+        done = results[j * len(parts):(j + 1) * len(parts)]
+        stats = np.empty((len(hyps), done[0][0].shape[1]), dtype=done[0][0].dtype)
+        for p, (st, _, _) in zip(parts, done, strict=True):
+            stats[p] = st
+        m.n_refs_seen.update(map(len, refs))  # what the workers' copies saw (signature)
+        scores = m.segment_from_stats(stats)
+        if store is not None and label in keys:
+            store.put_batch(keys[label], stats, scores)
+        out[label] = (stats, scores)
+    return out, hits, misses, execution
