@@ -499,7 +499,11 @@ def test_correlation_permutation_test_exposes_its_draws() -> None:
 @pytest.mark.parametrize("missing", [0.0, 0.05, 0.3])
 def test_sign_flip_plans_agree(missing: float) -> None:
     """Both ways of computing the permuted deltas (per missingness pattern, per pair) agree."""
-    from nlgeval.correlation.pairwise import _prepare_masks, _sign_flip_pvalues, _SignFlipDesign
+    from nlgeval.correlation._pairwise_kernels import (
+        _prepare_masks,
+        _sign_flip_pvalues,
+        _SignFlipDesign,
+    )
 
     rng = np.random.default_rng(6)
     S, n = 6, 25

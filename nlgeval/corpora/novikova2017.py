@@ -110,6 +110,36 @@ def load(folder: str | Path) -> Corpus:
     path = folder / CSV
     df = read_table(path, ["dataset", "system", "mr_type", "mr", "sys_ref", "domain"]
                     + list(METRIC_COLUMNS) + list(CRITERIA))
+    outputs = _outputs(df, path)
+    item = outputs["item"].tolist()
+    index = pd.Series(np.arange(len(outputs)), index=outputs["item"])
+    notes = [
+        "item = <dataset>-<CSV row>; one output per item (systems are not paired)",
+        "systems renamed to the paper's names: Dusek -> TGen, WEN -> RNNLG (CSV label in "
+        "column system_label)",
+        "rater 'median' = the median of the crowd ratings (individual ratings not published)",
+    ]
+    refs = _read_refs(folder, index, outputs)
+    _note_references(refs, outputs, notes)
+    ratings = _ratings(df, item, outputs)
+    return Corpus.build(
+        desc.info(),
+        outputs,
+        refs,
+        ratings,
+        files={
+            "outputs": path,
+            "references": folder / "references",
+            "ratings": path,
+        },
+        require_references=refs is not None,
+        notes=notes,
+    )
+
+
+def _outputs(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The outputs frame (item ``<dataset>-<CSV row>``, systems renamed to the paper's names,
+    the precomputed metric columns), after checking the dataset and system columns."""
     bad = ~df["dataset"].isin(DATASETS)
     if bad.any():
         pos = int(np.flatnonzero(bad.to_numpy())[0])
@@ -142,14 +172,12 @@ def load(folder: str | Path) -> Corpus:
     )
     for col in METRIC_COLUMNS:
         outputs[col] = to_numeric(df, col, file=path)
-    index = pd.Series(np.arange(len(outputs)), index=outputs["item"])
-    notes = [
-        "item = <dataset>-<CSV row>; one output per item (systems are not paired)",
-        "systems renamed to the paper's names: Dusek -> TGen, WEN -> RNNLG (CSV label in "
-        "column system_label)",
-        "rater 'median' = the median of the crowd ratings (individual ratings not published)",
-    ]
-    refs = _read_refs(folder, index, outputs)
+    return outputs
+
+
+def _note_references(refs: pd.DataFrame | None, outputs: pd.DataFrame, notes: list[str]
+                     ) -> None:
+    """A note on the tokenised references: absent, or how many outputs differ from the CSV."""
     if refs is not None:
         squash = outputs["text"].str.lower().str.replace(r"\s+", "", regex=True)
         differ = squash != outputs["text_lowercased"].str.lower().str.replace(
@@ -165,7 +193,11 @@ def load(folder: str | Path) -> Corpus:
             "references/*.jsonl not found: loaded without references (reference-based "
             "metrics need them; the precomputed metric columns are available)"
         )
-    ratings = pd.concat(
+
+
+def _ratings(df: pd.DataFrame, item: list[str], outputs: pd.DataFrame) -> pd.DataFrame:
+    """One ``median`` rating per output and criterion."""
+    return pd.concat(
         [
             pd.DataFrame(
                 {
@@ -180,19 +212,6 @@ def load(folder: str | Path) -> Corpus:
             for crit in CRITERIA
         ],
         ignore_index=True,
-    )
-    return Corpus.build(
-        desc.info(),
-        outputs,
-        refs,
-        ratings,
-        files={
-            "outputs": path,
-            "references": folder / "references",
-            "ratings": path,
-        },
-        require_references=refs is not None,
-        notes=notes,
     )
 
 

@@ -4,15 +4,17 @@ Parsing WebNLG's XML and E2E's 23 tables takes about a second on an idle machine
 under load; analyses and tests load the same corpus many times. The parsed frames are stored
 under ``<cache>/parsed/<name>-<key>/`` as Parquet (never pickle: nothing executable is read back).
 The key hashes everything the result depends on: nlgeval's and pandas' versions, the source
-code of the loader, :mod:`nlgeval.corpus` and :mod:`nlgeval.io`, the descriptor, the loader
-options, and the resolved path, size and modification time of every input file. Set
-``NLGEVAL_PARSED_CACHE=0`` (or pass ``cache=False`` to ``load_corpus``) to disable it.
+code of the loader (its module and the modules it lists in ``PARSED_WITH``),
+:mod:`nlgeval.corpus` and :mod:`nlgeval.io`, the descriptor, the loader options, and the
+resolved path, size and modification time of every input file. Set ``NLGEVAL_PARSED_CACHE=0``
+(or pass ``cache=False`` to ``load_corpus``) to disable it.
 Any problem with the cache (unwritable, corrupt) falls back to parsing; it never changes results.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import inspect
 import json
 import os
@@ -51,6 +53,14 @@ def enabled() -> bool:
     return os.environ.get("NLGEVAL_PARSED_CACHE", "1").strip().lower() not in {"0", "false", "no"}
 
 
+def _loader_source(loader: Callable[..., Corpus]) -> str:
+    """The source of the loader's module and of the modules it names in ``PARSED_WITH``."""
+    module = inspect.getmodule(loader)
+    names = getattr(module, "PARSED_WITH", ())
+    return "".join(inspect.getsource(m)  # type: ignore[arg-type]
+                   for m in (module, *map(importlib.import_module, names)))
+
+
 def _key(desc: Descriptor, folder: Path, loader: Callable[..., Corpus], options: dict) -> str:
     files = []
     for f in desc.files:
@@ -60,9 +70,7 @@ def _key(desc: Descriptor, folder: Path, loader: Callable[..., Corpus], options:
             files.append([f.path, st.st_size, st.st_mtime_ns])
     payload = {
         "version": nlgeval.__version__,
-        "loader": hashlib.sha256(
-            inspect.getsource(inspect.getmodule(loader)).encode()  # type: ignore[arg-type]
-        ).hexdigest(),
+        "loader": hashlib.sha256(_loader_source(loader).encode()).hexdigest(),
         "corpus": [
             hashlib.sha256(inspect.getsource(m).encode()).hexdigest()
             for m in (corpus_module, io_module)

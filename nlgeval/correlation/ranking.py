@@ -30,6 +30,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.correlation._ranking_checks import (
+    PValues,
+    _check_draws,
+    _check_weights,
+    _pvalue_lookup,
+)
 from nlgeval.errors import InputError
 from nlgeval.results import Result
 
@@ -39,25 +45,6 @@ Range = tuple[float, float]
 #: pairwise accuracy, acc23 / acc_eq) live in [0, 1]; correlations (Pearson, Kendall, tau_23)
 #: in [-1, 1].
 STATISTIC_RANGES: dict[str, Range] = {"accuracy": (0.0, 1.0), "correlation": (-1.0, 1.0)}
-
-PValues = Mapping[tuple[str, str], float] | pd.DataFrame
-
-
-def _pvalue_lookup(pvalues: PValues) -> dict[tuple[str, str], float]:
-    if isinstance(pvalues, pd.DataFrame):
-        miss = [c for c in ("metric_a", "metric_b", "pvalue") if c not in pvalues.columns]
-        if miss:
-            raise InputError(f"p-value table needs columns metric_a, metric_b, pvalue; "
-                             f"missing {miss}")
-        return {(str(a), str(b)): float(p) for a, b, p in
-                zip(pvalues["metric_a"], pvalues["metric_b"], pvalues["pvalue"], strict=True)}
-    out = {}
-    for key, p in pvalues.items():
-        if not (isinstance(key, tuple) and len(key) == 2):
-            raise InputError(f"p-values are keyed by (metric_a, metric_b) pairs, got {key!r}")
-        out[(str(key[0]), str(key[1]))] = float(p)
-    return out
-
 
 def assign_ranks(
     statistics: Mapping[str, float], pvalues: PValues, alpha: float = 0.05
@@ -164,27 +151,7 @@ class TaskResult(Result):
                 raise InputError(f"task {self.name!r}: statistic of metric {m!r} is not a "
                                  f"number: {v!r}") from None
         object.__setattr__(self, "statistics", stats)
-        draws: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
-        for key, pair in self.draws.items():
-            if not (isinstance(key, tuple) and len(key) == 2) or key[0] == key[1]:
-                raise InputError(f"task {self.name!r}: draws are keyed by a pair of two "
-                                 f"different metrics, got {key!r}")
-            a, b = str(key[0]), str(key[1])
-            for m in (a, b):
-                if m not in stats:
-                    raise InputError(f"task {self.name!r}: draws for metric {m!r}, which has "
-                                     "no statistic")
-            try:
-                da, db = (np.asarray(d, dtype=float) for d in pair)
-            except (TypeError, ValueError):
-                raise InputError(f"task {self.name!r}: draws for {key!r} must be two numeric "
-                                 "arrays (draws_a, draws_b)") from None
-            if da.ndim != 1 or da.shape != db.shape or da.size == 0:
-                raise InputError(f"task {self.name!r}: draws for {key!r} must be two 1-D "
-                                 f"arrays of the same non-zero length, got shapes {da.shape} "
-                                 f"and {db.shape}")
-            draws[(a, b)] = (da, db)
-        object.__setattr__(self, "draws", draws)
+        object.__setattr__(self, "draws", _check_draws(self.name, self.draws, stats))
 
     @classmethod
     def from_comparisons(
@@ -301,21 +268,7 @@ def _tasks_and_weights(
     reserved = {"metric", "overall", "rank"} & set(names)
     if reserved:
         raise InputError(f"task names {sorted(reserved)} clash with leaderboard columns")
-    if weights is None:
-        w = np.ones(len(tasks))
-    elif isinstance(weights, Mapping):
-        unknown = sorted(set(map(str, weights)) - set(names))
-        missing = [n for n in names if n not in weights]
-        if unknown or missing:
-            raise InputError(f"weights must name every task exactly: unknown {unknown}, "
-                             f"missing {missing}")
-        w = np.array([float(weights[n]) for n in names])
-    else:
-        w = np.asarray(list(weights), dtype=float)
-        if w.shape != (len(tasks),):
-            raise InputError(f"{len(tasks)} tasks but {w.size} weights")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise InputError(f"weights must be finite, non-negative and not all zero, got {list(w)}")
+    w = _check_weights(weights, names)
     return tasks, w / w.sum()
 
 

@@ -1,0 +1,80 @@
+"""Input checks of :mod:`nlgeval.correlation.ranking` (the WMT rank clusters and leaderboard of
+Freitag et al. 2021-2024): p-value tables, PERM-BOTH draws and task weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.errors import InputError
+
+PValues = Mapping[tuple[str, str], float] | pd.DataFrame
+
+
+def _pvalue_lookup(pvalues: PValues) -> dict[tuple[str, str], float]:
+    """``{(metric_a, metric_b): p}`` from a mapping or a ``metric_a, metric_b, pvalue`` frame."""
+    if isinstance(pvalues, pd.DataFrame):
+        miss = [c for c in ("metric_a", "metric_b", "pvalue") if c not in pvalues.columns]
+        if miss:
+            raise InputError(f"p-value table needs columns metric_a, metric_b, pvalue; "
+                             f"missing {miss}")
+        return {(str(a), str(b)): float(p) for a, b, p in
+                zip(pvalues["metric_a"], pvalues["metric_b"], pvalues["pvalue"], strict=True)}
+    out = {}
+    for key, p in pvalues.items():
+        if not (isinstance(key, tuple) and len(key) == 2):
+            raise InputError(f"p-values are keyed by (metric_a, metric_b) pairs, got {key!r}")
+        out[(str(key[0]), str(key[1]))] = float(p)
+    return out
+
+
+def _check_draws(name: str, draws: Mapping[tuple[str, str], Any], stats: Mapping[str, float]
+                 ) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """A task's PERM-BOTH draws checked: keyed by two different metrics with a statistic, two
+    1-D numeric arrays of the same non-zero length each."""
+    out: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+    for key, pair in draws.items():
+        if not (isinstance(key, tuple) and len(key) == 2) or key[0] == key[1]:
+            raise InputError(f"task {name!r}: draws are keyed by a pair of two "
+                             f"different metrics, got {key!r}")
+        a, b = str(key[0]), str(key[1])
+        for m in (a, b):
+            if m not in stats:
+                raise InputError(f"task {name!r}: draws for metric {m!r}, which has "
+                                 "no statistic")
+        try:
+            da, db = (np.asarray(d, dtype=float) for d in pair)
+        except (TypeError, ValueError):
+            raise InputError(f"task {name!r}: draws for {key!r} must be two numeric "
+                             "arrays (draws_a, draws_b)") from None
+        if da.ndim != 1 or da.shape != db.shape or da.size == 0:
+            raise InputError(f"task {name!r}: draws for {key!r} must be two 1-D "
+                             f"arrays of the same non-zero length, got shapes {da.shape} "
+                             f"and {db.shape}")
+        out[(a, b)] = (da, db)
+    return out
+
+
+def _check_weights(weights: Mapping[str, float] | Sequence[float] | None, names: list[str]
+                   ) -> np.ndarray:
+    """Task weights (by task name or in task order; default equal), checked, not normalised."""
+    if weights is None:
+        w = np.ones(len(names))
+    elif isinstance(weights, Mapping):
+        unknown = sorted(set(map(str, weights)) - set(names))
+        missing = [n for n in names if n not in weights]
+        if unknown or missing:
+            raise InputError(f"weights must name every task exactly: unknown {unknown}, "
+                             f"missing {missing}")
+        w = np.array([float(weights[n]) for n in names])
+    else:
+        w = np.asarray(list(weights), dtype=float)
+        if w.shape != (len(names),):
+            raise InputError(f"{len(names)} tasks but {w.size} weights")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise InputError(f"weights must be finite, non-negative and not all zero, got {list(w)}")
+    return w

@@ -1,0 +1,167 @@
+"""Soft pairwise accuracy (Thompson, Mathur, Deutsch & Khayrallah 2024).
+
+"Improving Statistical Significance in Human Evaluation of Automatic Metrics via Soft Pairwise
+Accuracy", WMT24; MTME ``pce.py``: for every system pair the p-value of a paired sign-flip
+permutation test "system i beats system j", once from the human and once from the metric
+scores; ``SPA = 1 - mean |p_human - p_metric|``. Part of the pairwise family
+(:mod:`nlgeval.correlation.pairwise`, which also holds its PERM-BOTH test); how nlgeval differs
+from MTME is in docs/pairwise.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nlgeval.correlation._pairwise_kernels import (
+    Orientation,
+    _check_masks,
+    _check_orientation,
+    _matrices,
+    _prepare_masks,
+    _pvalue_matrix,
+    _sign_flip_pvalues,
+    _SignFlipDesign,
+    _spa_from_p,
+)
+from nlgeval.errors import InputError
+from nlgeval.results import StatResult
+
+
+def sign_flip_masks(n_segments: int, permutations: int = 1000, seed: int | None = 0
+                    ) -> np.ndarray:
+    """(permutations, n_segments) matrix of +-1 (float64): one sign per segment per permutation.
+
+    Drawn exactly as MTME's ``pce.compute_pairwise_p_values`` draws them
+    (``default_rng(seed).random(..., dtype=float32)`` rounded to 0/1, then ``2m - 1``), so
+    ``seed=4`` (MTME's fixed seed) gives MTME's masks.
+
+    Examples
+    --------
+    >>> sign_flip_masks(4, permutations=3, seed=4)
+    array([[ 1.,  1.,  1.,  1.],
+           [ 1.,  1.,  1., -1.],
+           [-1.,  1., -1., -1.]])
+    """
+    if permutations < 1:
+        raise InputError(f"permutations must be >= 1, got {permutations}")
+    if n_segments < 0:
+        raise InputError(f"n_segments must be >= 0, got {n_segments}")
+    u = np.random.default_rng(seed).random((permutations, n_segments), dtype=np.float32)
+    return np.rint(u).astype(np.float64) * 2.0 - 1.0
+
+
+@dataclass(frozen=True)
+class SoftPairwiseAccuracyResult(StatResult):
+    """Soft pairwise accuracy (Thompson et al. 2024).
+
+    ``pvalues_human[i, j]`` / ``pvalues_metric[i, j]``: share of the sign-flip permutations
+    whose permuted delta of system ``i`` minus system ``j`` is ``>=`` the observed one (the
+    "p-value that ``i`` beats ``j``"); the upper triangle is MTME's matrix, the lower triangle
+    the same test in the other direction; NaN on the diagonal and for pairs without a common
+    segment. ``n_pairs``: pairs averaged over; ``n_segments``: segments with at least one
+    complete cell (the columns of the sign masks). No single-metric test (``pvalue`` NaN).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    >>> res = soft_pairwise_accuracy(X, Y, permutations=200, seed=0)
+    >>> round(res.statistic, 2), res.n_pairs
+    (0.95, 3)
+    >>> res.pvalues_human.round(2)       # p(row system beats column system) from humans
+    array([[ nan, 0.18, 0.06],
+           [1.  ,  nan, 0.19],
+           [1.  , 0.94,  nan]])
+    """
+
+    statistic: float
+    n_pairs: int
+    n_systems: int
+    n_segments: int
+    permutations: int
+    seed: int | None
+    orientation: str
+    pvalues_human: np.ndarray = field(repr=False, compare=False)
+    pvalues_metric: np.ndarray = field(repr=False, compare=False)
+    pvalue: float = math.nan
+    note: str = ""
+
+
+def soft_pairwise_accuracy(
+    X: Any,
+    Y: Any,
+    *,
+    permutations: int = 1000,
+    seed: int | None = 0,
+    orientation: Orientation = "both",
+    masks: Any = None,
+) -> SoftPairwiseAccuracyResult:
+    """Soft pairwise accuracy (Thompson et al. 2024; MTME ``PairwiseConfidenceError``).
+
+    For each system pair ``i < j`` and each of ``permutations`` sign masks ``m`` (one +-1 per
+    segment, shared by all pairs and by metric and humans; :func:`sign_flip_masks`, seeded),
+    the null delta is ``sum_s m_s (x_is - x_js)`` (system score = sum over segments, as MTME)
+    and ``p_ij = #{null >= observed} / permutations`` -- MTME's definition exactly: 1,000
+    permutations by default, the observed delta not counted, ``>=``. Then
+    ``SPA = 1 - mean_{i<j} |p^human_ij - p^metric_ij|``.
+
+    Missing values (MTME raises on scattered missing human scores): a cell takes part only if
+    metric and human are both present; for a pair, the test uses the segments where both
+    systems have a complete cell, the same segments for humans and metric, so both p's answer
+    the same question. Segments with no complete cell are dropped before the masks are drawn
+    (as MTME drops wholly unrated segments), so with complete or wholly-missing segments and
+    ``seed=4`` the masks are MTME's. Pairs with no common segment are left out of the mean.
+
+    ``orientation="given"`` uses the pairs ``i < j`` in row order, as MTME does. The default
+    ``"both"`` averages ``|p^h - p^m|`` over both directions of each pair, so the result does
+    not depend on the order of the systems: ``p_ji = 1 - p_ij + #{null == observed} / K``, and
+    the two agree exactly unless humans and metric have different numbers of exact ties (e.g.
+    two systems with identical human scores on every common segment).
+
+    Deltas are summed in float64 and a permuted delta within 1e-10 (relative to the sum of the
+    absolute scores involved) of the observed one counts as equal; MTME sums in float32, where
+    exact ties can fall either way. ``masks`` (K, n_segments) may be given explicitly (e.g.
+    every sign pattern of a tiny case).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
+    >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
+    >>> round(soft_pairwise_accuracy(X, Y, permutations=200, seed=0).statistic, 2)
+    0.95
+    """
+    orientation = _check_orientation(orientation)
+    X, Y = _matrices(metric=X, human=Y)
+    ok = np.isfinite(X) & np.isfinite(Y)
+    design = _SignFlipDesign.build(ok)
+    n_kept = int(design.keep.sum())
+    if masks is None:
+        M = sign_flip_masks(n_kept, permutations, seed)
+    else:
+        M = _check_masks(masks, n_kept)
+        seed = None
+    K = M.shape[0]
+    Xk = np.where(ok, X, 0.0)[:, design.keep][None]
+    Yk = np.where(ok, Y, 0.0)[:, design.keep][None]
+    prepared = _prepare_masks(design, M)
+    ph = _sign_flip_pvalues(Yk, design, prepared)
+    pm = _sign_flip_pvalues(Xk, design, prepared)
+    spa = float(_spa_from_p(ph, pm, orientation)[0])
+    S = X.shape[0]
+    n_pairs = int(design.has_pair.sum())
+    note = ""
+    if n_pairs == 0:
+        note = "no pair of systems shares a segment with metric and human scores"
+    elif n_pairs < design.ii.size:
+        note = (f"{design.ii.size - n_pairs} system pair(s) without a common complete segment "
+                "left out")
+    return SoftPairwiseAccuracyResult(
+        spa, n_pairs, S, n_kept, K, seed, orientation,
+        _pvalue_matrix(ph[0][0], ph[1][0], design, S),
+        _pvalue_matrix(pm[0][0], pm[1][0], design, S), note=note)
