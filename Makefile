@@ -31,6 +31,8 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed system-deps docs
 	$(VENV)/bin/lint-imports --no-cache
+	$(VENV)/bin/ruff check nlgeval tests benchmarks experiments
+	$(VENV)/bin/vulture nlgeval --min-confidence 80
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # The docs site (docs/ + notebooks/, API reference from the docstrings), warnings as errors.
@@ -39,6 +41,7 @@ docs: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check nlgeval tests benchmarks experiments
+	$(VENV)/bin/vulture nlgeval --min-confidence 80
 
 notebooks: $(VENV)/.installed
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_notebooks.py tests/test_notebook_validate.py

@@ -27,6 +27,14 @@ Each package exports its main functions (``__all__``); docs/api.md gives every i
 
 from __future__ import annotations
 
+import os as _os
+
+# numba's parallel kernels (bootstrap resamples spread over the cores) must survive the fork of
+# a process backend (nlgeval.parallel) or of the figure writer. GNU OpenMP, numba's default
+# layer where TBB is absent, aborts a forked child that launches a parallel region; the
+# workqueue layer is fork-safe. A layer chosen by the user (NUMBA_THREADING_LAYER) is kept.
+_os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
+
 __version__ = "0.1.0"
 
 from nlgeval.errors import InputError, NlgevalError

@@ -24,11 +24,8 @@ QuietOpt = Annotated[
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for numpy.random.default_rng.")]
 
 
-def setup(quiet: bool, as_json: bool = False) -> None:
-    """Apply ``--quiet`` (``--json`` keeps stdout clean but progress still goes to stderr).
-
-    ``as_json`` is ignored: progress bars go to stderr, so ``--json`` output stays clean either
-    way. The parameter remains until every CLI module calls ``setup(quiet)``.
+def setup(quiet: bool) -> None:
+    """Apply ``--quiet``. Progress bars go to stderr, so ``--json`` output stays clean either way.
 
     Examples:
         >>> from nlgeval.progress import is_quiet

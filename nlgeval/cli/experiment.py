@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
         """Validate the experiment, allocate trial sets (Latin square or triangle
         questionnaire) and set up its database. Prints the personal links. --database and
         --base-url are remembered for serve, status and export."""
-        setup(quiet, as_json)
+        setup(quiet)
         from nlgeval.experiment.build import create_experiment
         from nlgeval.experiment.settings import base_url_for
         from nlgeval.experiment.storage import Store

@@ -139,7 +139,7 @@ def latin_square(
     from nlgeval.human.design import latin_square_design
     from nlgeval.provenance import run_record
 
-    setup(quiet, as_json)
+    setup(quiet)
     design = latin_square_design(
         _count_or_names(systems, "systems"), _count_or_names(scenarios, "scenarios"),
         _count_or_names(evaluators, "evaluators"), seed=seed, relative=relative,
@@ -276,7 +276,7 @@ def compare(
     from nlgeval.human.analysis import compare_systems
     from nlgeval.provenance import run_record
 
-    setup(quiet, as_json)
+    setup(quiet)
     df, sc, crit = _load(file, criterion, scale, data_dir, keep_checks=True)
     res = compare_systems(
         df, criterion=crit, method=None if method is None else method.value,
@@ -341,7 +341,7 @@ def agreement(
     from nlgeval.provenance import run_record
     from nlgeval.tables import PaperTable
 
-    setup(quiet, as_json)
+    setup(quiet)
     df, sc, crit = _load(file, criterion, scale, data_dir, keep_checks=True)
     df, qc_report = apply_qc(df, qc.value, scale=sc)
     rep = agreement_report(df, scale=sc, criterion=crit, min_common=min_common)

@@ -118,7 +118,7 @@ def plan_power(
     from nlgeval.provenance import run_record
     from nlgeval.tables import PaperTable
 
-    setup(quiet, as_json)
+    setup(quiet)
     sc = parse_scale(scale)
     if pilot is not None:
         df, sc_pilot, crit = _load(pilot, criterion, scale)

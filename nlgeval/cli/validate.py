@@ -88,6 +88,18 @@ def validate(
         "--keep-reference-systems", help="Do not exclude systems whose outputs are the "
                                          "references.")] = False,
     seed: SeedOpt = 0,
+    backend: Annotated[str, typer.Option(
+        "--backend", help="Where the correlations, bootstrap and permutation tests run, one "
+                          "task per criterion: serial, process (local processes, see "
+                          "--workers) or dask (see --scheduler). Never changes a number.")]
+    = "serial",
+    workers: Annotated[int | None, typer.Option(
+        "--workers", help="Processes for --backend process (default: all cores) or the size "
+                          "of a Dask LocalCluster.")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", help="Dask scheduler: local:N (a LocalCluster of N worker processes) or "
+                            "an address such as tcp://host:8786. Implies --backend dask.")]
+    = None,
     out: Annotated[Path | None, typer.Option(
         "--out", help="Report directory (default: reports/<corpus>).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the score cache.")]
@@ -112,7 +124,7 @@ def validate(
     """
     # (long only through its option declarations: the body is parse -> settings -> study ->
     # render)
-    setup(quiet, as_json)
+    setup(quiet)
     from nlgeval.report import run_validation, write_report
 
     settings = _settings(
@@ -124,6 +136,7 @@ def validate(
         confidence_level=confidence, alpha=alpha, permutations=permutations,
         exclude_systems=[] if keep_reference_systems else None, cache=not no_cache,
         lower_is_better=split_list(lower_is_better) or [], min_coverage=min_coverage,
+        backend=backend, workers=workers, scheduler=scheduler,
     )
     t0 = time.perf_counter()
     corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
@@ -152,7 +165,8 @@ def validate(
 _OPTION_NAMES = {"confidence_level": "--confidence", "alpha": "--alpha",
                  "permutations": "--permutations", "spa_permutations": "--spa-permutations",
                  "resamples": "--resamples", "min_coverage": "--min-coverage",
-                 "normalise": "--normalise", "seed": "--seed"}
+                 "normalise": "--normalise", "seed": "--seed", "backend": "--backend",
+                 "workers": "--workers"}
 
 
 def _settings(**options: Any) -> Any:

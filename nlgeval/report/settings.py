@@ -16,6 +16,7 @@ from nlgeval.correlation.bootstrap import check_resample
 from nlgeval.correlation.coefficients import check_coefficient
 from nlgeval.correlation.levels import check_level
 from nlgeval.errors import InputError
+from nlgeval.parallel import BACKENDS
 from nlgeval.report.meta_statistics import (
     PRESETS,
     MetaSettings,
@@ -87,6 +88,9 @@ class ValidationSettings(Result):
     table9: bool = True
     cache: bool = True
     cache_dir: str | None = None
+    backend: str = "serial"
+    workers: int | None = None
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         put = object.__setattr__  # frozen: normalise the fields once, here
@@ -129,6 +133,15 @@ class ValidationSettings(Result):
         for name in ("confidence_level", "alpha"):
             if not 0 < float(getattr(self, name)) < 1:
                 raise InputError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
+        if self.scheduler is not None and self.backend != "dask":
+            object.__setattr__(self, "backend", "dask")
+        if self.backend not in BACKENDS:
+            raise InputError(f"backend must be one of {', '.join(BACKENDS)}, "
+                             f"got {self.backend!r}")
+        if self.workers is not None and (isinstance(self.workers, bool)
+                                         or not isinstance(self.workers, int)
+                                         or self.workers < 1):
+            raise InputError(f"workers must be a whole number >= 1, got {self.workers!r}")
         if not 0 <= float(self.min_coverage) <= 1:
             raise InputError(f"min_coverage must be between 0 and 1, got {self.min_coverage}")
 

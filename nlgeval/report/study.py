@@ -18,6 +18,7 @@ driven by one :class:`~nlgeval.report.settings.ValidationSettings`:
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,8 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus
 from nlgeval.errors import InputError
-from nlgeval.progress import progress_bar
+from nlgeval.parallel import get_backend, map_tasks
+from nlgeval.progress import is_quiet, progress_bar
 from nlgeval.provenance import Timings
 from nlgeval.report.differences import significant_differences
 from nlgeval.report.meta import verdict, wanted
@@ -144,6 +146,7 @@ class ValidationStudy(Result):
             "external_scores": self.external, "system_level_only": self.system_only,
             "min_coverage": c.min_coverage, "statistics": self.statistics,
             "spa_permutations": c.spa_permutations, "fixed_epsilon": self.epsilon,
+            "backend": c.backend, "workers": c.workers, "scheduler": c.scheduler,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -273,37 +276,82 @@ def _correlate(
     """Stages 2-3 for every criterion: correlations, comparisons, clusters, leaderboards, and
     the missing-output counts per ``metric|criterion``.
 
-    Rows are kept criterion by criterion (coefficients first, then the meta-evaluation
-    statistics), the order of the correlations table and comparisons.csv.
+    One task per criterion, run on ``settings.backend`` (serial, process or Dask; see
+    :mod:`nlgeval.parallel`). Every random draw inside a task is seeded from ``settings.seed``
+    alone, so the numbers do not depend on the backend or the number of workers. Rows are kept
+    criterion by criterion (coefficients first, then the meta-evaluation statistics), the
+    order of the correlations table and comparisons.csv.
     """
-    tasks = len(prep.criteria) * len(prep.metrics) * (
+    per_criterion = len(prep.metrics) * (
         len(settings.levels) * len(settings.coefficients)
         + len(wanted(settings.meta_statistics, settings.levels)))
+    tasks = [_CriterionTask(prep, settings, crit) for crit in prep.criteria]
+    if settings.backend == "serial":
+        with progress_bar(len(tasks) * per_criterion, "correlations + bootstrap") as bar:
+            parts = [task(bar) for task in tasks]
+    else:
+        backend = get_backend(settings.backend, settings.workers, settings.scheduler,
+                              announce=None if is_quiet() else _announce)
+        parts = map_tasks(_run_criterion, tasks, backend,
+                          description="correlations + bootstrap (criteria)")
     rows: list[dict[str, Any]] = []
     comps: list[pd.DataFrame] = []
     clus: list[pd.DataFrame] = []
     boards: dict[str, list[pd.DataFrame]] = {}
     missing: dict[str, Any] = {}
-    with progress_bar(tasks, "correlations + bootstrap") as bar:
-        for crit in prep.criteria:
-            cm = criterion_matrices(prep, crit)
-            missing.update({f"{m}|{crit}": v for m, v in cm.missing.items()})
-            rows += correlation_rows(cm, prep, settings, bar)
-            c, k = metric_comparisons(cm, prep, settings)
-            comps += c
-            clus += k
-            meta = meta_evaluation(cm, prep, settings, bar)
-            if meta is not None:
-                rows += meta.rows
-                comps += [meta.comparisons] if len(meta.comparisons) else []
-                clus += [meta.clusters] if len(meta.clusters) else []
-                for style, board in meta.leaderboards.items():
-                    boards.setdefault(style, []).append(board)
+    for part in parts:
+        rows += part.rows
+        comps += part.comparisons
+        clus += part.clusters
+        missing.update(part.missing)
+        for style, board in part.leaderboards.items():
+            boards.setdefault(style, []).append(board)
     return (pd.DataFrame(rows, columns=CORRELATION_COLUMNS),
             pd.concat(comps, ignore_index=True) if comps else
             pd.DataFrame(columns=COMPARISON_COLUMNS),
             pd.concat(clus, ignore_index=True) if clus else pd.DataFrame(columns=CLUSTER_COLUMNS),
             {k: pd.concat(v, ignore_index=True) for k, v in boards.items()}, missing)
+
+
+@dataclass(frozen=True)
+class _CriterionPart:
+    rows: list[dict[str, Any]]
+    comparisons: list[pd.DataFrame]
+    clusters: list[pd.DataFrame]
+    leaderboards: dict[str, pd.DataFrame]
+    missing: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _CriterionTask:
+    """Stages 2-3 for one criterion: a picklable task for :func:`nlgeval.parallel.map_tasks`."""
+
+    prep: PreparedScores
+    settings: ValidationSettings
+    criterion: str
+
+    def __call__(self, bar: Any = None) -> _CriterionPart:
+        cm = criterion_matrices(self.prep, self.criterion)
+        rows = correlation_rows(cm, self.prep, self.settings, bar)
+        comps, clus = metric_comparisons(cm, self.prep, self.settings)
+        boards: dict[str, pd.DataFrame] = {}
+        meta = meta_evaluation(cm, self.prep, self.settings, bar)
+        if meta is not None:
+            rows += meta.rows
+            comps += [meta.comparisons] if len(meta.comparisons) else []
+            clus += [meta.clusters] if len(meta.clusters) else []
+            boards = dict(meta.leaderboards)
+        return _CriterionPart(rows, comps, clus, boards,
+                              {f"{m}|{self.criterion}": v for m, v in cm.missing.items()})
+
+
+def _run_criterion(task: _CriterionTask) -> _CriterionPart:
+    return task()
+
+
+def _announce(line: str) -> None:
+    """Where a Dask backend prints its dashboard address (stderr, like progress bars)."""
+    print(line, file=sys.stderr)
 
 
 def _correlation_notes(
