@@ -311,6 +311,32 @@ def test_cache_key_changes_with_weights_and_layer(model_dir, tmp_path):
         assert again.last_run is None and cache.hits >= 2
 
 
+@needs_model
+def test_local_model_label_shows_folder_name_and_weights_hash_not_the_path(model_dir, tmp_path):
+    from nlgeval.metrics.registry import metric_label, metric_labels
+
+    spelling = f"bertscore: layer=6, model={model_dir}"
+    m = get_metric(spelling)
+    want = f"local:{model_dir.name}@{MINILM_SHA256[:12]}"  # the hub's SHA-256, not ours
+    assert metric_label(m) == f"bertscore:model={want},layer=6"
+    assert metric_label(m, spelling) == f"bertscore: layer=6, model={want}"
+    assert str(model_dir) in m.spec  # the full path stays in the spec (run.json provenance)
+    # two local models of the same folder name: one label each, by weights hash
+    other = _perturbed_copy(model_dir, tmp_path / "model")
+    pair = [m, get_metric(f"bertscore:model={other},layer=6")]
+    labels = metric_labels(pair, [spelling, f"bertscore:model={other},layer=6"])
+    assert labels == [f"bertscore:model={want},layer=6",
+                      f"bertscore:model=local:model@{_sha256(other / 'model.safetensors')[:12]}"
+                      ",layer=6"]
+    assert metric_labels(pair[:1], [spelling]) == [f"bertscore: layer=6, model={want}"]
+    for label in [*labels, metric_label(get_metric(f"embedding-cosine:model={model_dir}"))]:
+        assert "/" not in label.split("model=", 1)[1] and str(tmp_path) not in label
+    # a hub name is public already: left as it is (and not resolved)
+    hub = get_metric("embedding-cosine:model=sentence-transformers/all-MiniLM-L12-v2")
+    assert metric_label(hub) == "embedding-cosine:model=sentence-transformers/all-MiniLM-L12-v2"
+    assert hub._identity is None
+
+
 # ------------------------------------------------------------------------------ offline, errors
 @needs_model
 def test_local_folder_never_touches_the_network(model_dir, monkeypatch):
@@ -324,7 +350,8 @@ def test_local_folder_never_touches_the_network(model_dir, monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(neural, "_MODELS", {})  # load from disk again
+    for key in list(neural._MODELS):  # load from disk again (the dict the metric modules
+        monkeypatch.delitem(neural._MODELS, key)  # share; restored after the test)
     for spec in (f"bertscore:model={model_dir},layer=2", f"embedding-cosine:model={model_dir}"):
         assert get_metric(spec).segment_scores(["a pub"], [["a pub by the river"]]).shape == (1,)
     assert attempts == []

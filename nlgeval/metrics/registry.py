@@ -12,6 +12,7 @@ Built-in adapters are listed in :data:`BUILTIN`. Third-party packages add metric
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 
 from nlgeval.errors import InputError
@@ -138,6 +139,53 @@ def get_metric(spec: str | Metric) -> Metric:
         return spec
     name, opts = parse_spec(spec)
     return metric_class(name)(**opts)
+
+
+def metric_label(metric: Metric, spelling: str | None = None) -> str:
+    """The label of a metric in tables and reports: ``spelling`` (the user's own spec, as
+    given) or else the canonical :attr:`~nlgeval.metrics.Metric.spec`, with a local model
+    folder shown by its public name instead of its path.
+
+    A spec may name a folder of this machine (``bertscore:model=/home/me/models/minilm``); a
+    label is what users publish, so it shows the folder's name and the first 12 hex digits of
+    the weights' SHA-256 instead (``model=local:minilm@53aa51172d14``; see
+    :attr:`nlgeval.metrics.neural.ModelIdentity.public_name`). The full spec stays in the
+    run's provenance (run.json records the specs as given). A metric class hides paths by
+    defining ``public_spelling(spelling) -> str``; other labels are returned as they are.
+
+    Examples:
+        >>> metric_label(get_metric("bleu:lowercase=true"))
+        'bleu:lowercase=true'
+        >>> metric_label(get_metric("chrf"), "chrf:char_order=6")
+        'chrf:char_order=6'
+    """
+    text = metric.spec if spelling is None else spelling
+    public = getattr(metric, "public_spelling", None)
+    return public(text) if callable(public) else text
+
+
+def metric_labels(metrics: Sequence[Metric], spellings: Sequence[str] | None = None) -> list[str]:
+    """Labels of the metrics of one run: the name where it is unambiguous (or, with
+    ``spellings``, the user's spelling), the canonical spec where two metrics share a name --
+    each through :func:`metric_label`, so that no label holds a local model path.
+
+    Examples:
+        >>> ms = [get_metric("bleu"), get_metric("chrf"), get_metric("chrf:char_order=4")]
+        >>> metric_labels(ms)
+        ['bleu', 'chrf', 'chrf:char_order=4']
+        >>> metric_labels(ms[:1], ["BLEU "])
+        ['BLEU ']
+    """
+    names = [m.name for m in metrics]
+    if spellings is not None and len(spellings) != len(metrics):
+        raise ValueError(f"{len(spellings)} spellings for {len(metrics)} metrics")
+    out = []
+    for k, m in enumerate(metrics):
+        if names.count(m.name) > 1:
+            out.append(metric_label(m))
+        else:
+            out.append(m.name if spellings is None else metric_label(m, spellings[k]))
+    return out
 
 
 def describe_metrics() -> list[dict[str, object]]:
