@@ -32,7 +32,7 @@ from nlgeval.corpus import Corpus
 from nlgeval.errors import InputError
 from nlgeval.metrics.base import Metric, _validate_inputs
 from nlgeval.metrics.cache import StatsCache
-from nlgeval.metrics.registry import get_metric
+from nlgeval.metrics.registry import get_metric, metric_labels
 from nlgeval.parallel import ExecutionBackend, chunks, execution_record, get_backend, map_tasks
 from nlgeval.progress import progress_bar
 from nlgeval.results import Result
@@ -91,9 +91,9 @@ class ScoreResult(Result):
 
 
 def _labels(metrics: Sequence[Metric]) -> list[str]:
-    """Metric names as labels; the full spec where the same name appears twice."""
-    names = [m.name for m in metrics]
-    labels = [m.name if names.count(m.name) == 1 else m.spec for m in metrics]
+    """Metric names as labels; the spec where the same name appears twice (with a local model
+    folder shown by its public name: :func:`nlgeval.metrics.registry.metric_labels`)."""
+    labels = metric_labels(metrics)
     if len(set(labels)) != len(labels):
         dup = sorted({x for x in labels if labels.count(x) > 1})
         raise InputError(f"metric(s) requested twice: {', '.join(dup)}")

@@ -184,18 +184,16 @@ def _score_metrics(
     corpus: Corpus, metrics: Sequence[str], cache: bool, cache_dir: Any
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str], dict[str, bool], list[str]]:
     from nlgeval.metrics import get_metric
+    from nlgeval.metrics.registry import metric_labels
     from nlgeval.metrics.scoring import score_corpus
 
     objs = [get_metric(m) for m in metrics]
     res = score_corpus(corpus, objs, rated_only=True, cache=cache, cache_dir=cache_dir)
     seg = res.segments.copy()
-    # score_corpus labels a metric by its name, or by its full spec when two share a name;
-    # show the user's own spelling where the name is unambiguous
-    names = [o.name for o in objs]
-    shown = {}
-    for o, spec in zip(objs, metrics, strict=True):
-        key = o.name if names.count(o.name) == 1 else o.spec
-        shown[key] = spec if names.count(o.name) == 1 else o.spec
+    # score_corpus labels a metric by its name, or by its spec when two share a name; show the
+    # user's own spelling where the name is unambiguous -- never a local model folder's path
+    # (metric_labels shows it by its public name; the specs as given stay in run.json)
+    shown = dict(zip(metric_labels(objs), metric_labels(objs, list(metrics)), strict=True))
     seg["metric"] = seg["metric"].map(lambda n: shown.get(n, n))
     cs = res.corpus_scores.copy()
     cs["metric"] = cs["metric"].map(lambda n: shown.get(n, n))

@@ -147,6 +147,8 @@ class ValidationStudy(Result):
             "min_coverage": c.min_coverage, "statistics": self.statistics,
             "spa_permutations": c.spa_permutations, "fixed_epsilon": self.epsilon,
             "backend": c.backend, "workers": c.workers, "scheduler": c.scheduler,
+            # the metric specs as given (a local model's folder included); tables use labels
+            "metric_specs": list(c.metrics) if c.metrics is not None else None,
         }
 
     def to_dict(self) -> dict[str, Any]:
