@@ -272,3 +272,15 @@ def test_scale_violation_in_library_call() -> None:
     long = to_long(KRIPP)
     with pytest.raises(InputError, match="outside the declared scale"):
         pairwise_cohen_kappa(long, scale=(1, 4))
+
+
+def test_old_import_paths_name_the_split_kernels() -> None:
+    """The kernels moved to ``kappa_alpha`` / ``intraclass``; ``nlgeval.human.agreement`` still
+    exports the very same objects (a pure refactor: old imports keep working)."""
+    from nlgeval.human import agreement, intraclass, kappa_alpha
+
+    for name in ("FleissResult", "categories_for", "cohen_kappa_table", "cohen_kappas",
+                 "fleiss_kappa", "krippendorff_alpha", "pairwise_cohen_kappa"):
+        assert getattr(agreement, name) is getattr(kappa_alpha, name), name
+    for name in ("ICCResult", "icc", "icc_complete", "icc_oneway"):
+        assert getattr(agreement, name) is getattr(intraclass, name), name

@@ -232,3 +232,17 @@ def test_tiny_n_exact(a: list[float], b: list[float]) -> None:
     res = signed_rank(np.array(a), np.array(b))
     assert res.pvalue == pytest.approx(exact_signed_rank_p(np.array(a) - np.array(b)))
     assert res.n == len(a)
+
+
+def test_old_import_paths_name_the_split_modules() -> None:
+    """The signed-rank kernel moved to ``wilcoxon``, the Friedman test to ``friedman_test`` and
+    the reading of pairwise judgements to ``judgements``; ``nlgeval.human.compare`` and
+    ``nlgeval.human.pairwise`` still export the very same objects (old imports keep working)."""
+    from nlgeval.human import compare, friedman_test, judgements, pairwise, wilcoxon
+
+    for name in ("SignedRankResult", "rank_biserial_ci", "signed_rank", "wilcoxon_method"):
+        assert getattr(compare, name) is getattr(wilcoxon, name), name
+    for name in ("FriedmanResult", "friedman"):
+        assert getattr(compare, name) is getattr(friedman_test, name), name
+    for name in ("TIE_WORDS", "pairwise_outcomes", "preference_midpoint", "_system_order"):
+        assert getattr(pairwise, name) is getattr(judgements, name), name

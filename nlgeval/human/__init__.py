@@ -5,18 +5,22 @@ Modules (one job each):
 ``design``            Latin-square experimental designs (LG-Eval, Kow & Belz 2012), with k
                       raters per output; building blocks in ``design_layout``.
 ``ratings``           read and validate a ratings CSV (``rater, item, system, criterion, score``).
-``compare``           pairwise Wilcoxon signed-rank tests (item or LSED pairing), Friedman test.
+``frames``            the common input check of one criterion's ratings frame.
+``compare``           pairwise Wilcoxon signed-rank tests (item or LSED pairing); the test and
+                      its effect size in ``wilcoxon``, the Friedman test in ``friedman_test``.
 ``glm``               the 2009 paper's GLM: OLS ANOVA + Tukey HSD on the model's MSE,
                       homogeneous subsets, letter display.
 ``ordinal``           cumulative-logit model: system contrasts, proportional-odds check.
 ``mixed``             linear mixed model, crossed random rater and item effects (MixedLM).
 ``pairwise``          pairwise (relative) judgements: sign tests, Bradley-Terry, rank clusters
-                      (fitting machinery in ``bt_fit``).
+                      (outcomes read in ``judgements``, fitting machinery in ``bt_fit``).
 ``power``             power of a planned comparison by simulation (``nlgeval plan power``).
 ``qc``                quality control of raters (control items, the experiment's checks).
 ``analysis``          ``compare_systems``: one call for ``nlgeval compare``.
 ``guards``            refusals and warnings for degenerate input (constant ratings, huge designs).
-``agreement``         Cohen's / Fleiss' kappa, Krippendorff's alpha, ICC, per-rater z-scores.
+``agreement``         the agreement report, per-rater z-scores and summaries; kernels in
+                      ``kappa_alpha`` (Cohen's / Fleiss' kappa, Krippendorff's alpha) and
+                      ``intraclass`` (ICC).
 ``metric_agreement``  how many human-significant differences a metric finds (2009, Table 9).
 ``report``            paper tables for the above.
 """

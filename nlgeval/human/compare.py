@@ -12,43 +12,41 @@ ratings are formed either
   highest with the highest. A Latin-square design makes every rater rate each system equally
   often; a rater who did not raises :class:`InputError`.
 
-The test itself is :func:`scipy.stats.wilcoxon` (``zero_method="wilcox"``: zero differences are
-dropped; ``method="auto"``: exact distribution for n <= 50 without ties or zeros, exact
-enumeration of the permutation distribution for n <= 13 with ties/zeros, normal approximation
-with tie correction otherwise -- the ``method`` column says which). Multiple-comparison
+The test of each pair and its effect size (the matched-pairs rank-biserial r with a
+Fisher-z interval) are :func:`nlgeval.human.wilcoxon.signed_rank`. Multiple-comparison
 correction is :func:`statsmodels.stats.multitest.multipletests` with the method passed
-explicitly (its default is Holm-Sidak). Effect size: the matched-pairs rank-biserial
-correlation r = (W+ - W-) / (W+ + W-) (Kerby 2014), in [-1, 1], positive when A is rated higher,
-with a confidence interval from Fisher's z transform, tanh(atanh(r) +- z_{1-a/2} SE), SE =
-sqrt(sum of squared ranks) / (n (n + 1) / 2) over the n non-zero differences -- the interval R's
-``effectsize::rank_biserial(paired = TRUE)`` reports (Ben-Shachar, Luedecke & Makowski 2020).
-At |r| = 1 that interval collapses to a point; here r is then moved half a rank towards 0
-for the outer bound's z transform (the bound at +-1 stays), so the interval is never [1, 1].
+explicitly (its default is Holm-Sidak).
 
 The interval is per comparison; the significance flag uses the corrected p. Where the two
 disagree (the interval excludes 0 but the corrected p does not reach alpha)
 :func:`pairwise_warnings` says so, as it does for pairs with too few items for the exact test
 ever to reach the corrected level.
 
-The Friedman test (:func:`scipy.stats.friedmanchisquare`) compares all systems at once where the
-design is complete (every block -- item, with ratings averaged over raters -- has every system).
+The Friedman test of all systems at once is in :mod:`nlgeval.human.friedman_test`;
+this module re-exports it, and the signed-rank kernel, under their old import paths.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import combinations
-from typing import ClassVar, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from nlgeval.errors import InputError
+
+# Re-exported under their old import paths (``from nlgeval.human.compare import friedman``).
+from nlgeval.human.frames import check_ratings_frame as _check_frame
+from nlgeval.human.friedman_test import FriedmanResult as FriedmanResult
+from nlgeval.human.friedman_test import friedman as friedman
 from nlgeval.human.guards import min_attainable_pvalue_signed_rank
-from nlgeval.results import ConfidenceInterval, StatResult
+from nlgeval.human.wilcoxon import SignedRankResult as SignedRankResult
+from nlgeval.human.wilcoxon import rank_biserial_ci as rank_biserial_ci
+from nlgeval.human.wilcoxon import signed_rank
+from nlgeval.human.wilcoxon import wilcoxon_method as wilcoxon_method
 
 Pairing = Literal["item", "lsed"]
 Correction = Literal["bonferroni", "holm", "none"]
@@ -58,32 +56,6 @@ PAIRWISE_COLUMNS = (
     "effect_size", "direction", "higher", "mean_a", "mean_b", "n_unpaired", "method",
     "effect_size_low", "effect_size_high",
 )
-
-
-def _check_frame(ratings: pd.DataFrame, needed: Sequence[str]) -> pd.DataFrame:
-    if not isinstance(ratings, pd.DataFrame):
-        raise InputError(f"ratings must be a pandas DataFrame, got {type(ratings).__name__}")
-    missing = [c for c in needed if c not in ratings.columns]
-    if missing:
-        raise InputError(
-            f"ratings need columns {', '.join(needed)}; missing {', '.join(missing)}"
-        )
-    df = ratings[list(needed)].copy()
-    for c in needed:
-        if c != "score":
-            df[c] = df[c].astype(str)
-    df["score"] = pd.to_numeric(df["score"], errors="coerce")
-    if df["score"].isna().any():
-        pos = int(np.flatnonzero(df["score"].isna().to_numpy())[0])
-        raise InputError(f"missing or non-numeric score in ratings row {pos + 1}",
-                         column="score")
-    if "criterion" in ratings.columns and ratings["criterion"].nunique() > 1:
-        raise InputError(
-            "ratings hold several criteria ("
-            + ", ".join(map(str, ratings["criterion"].unique()))
-            + "); select one criterion first"
-        )
-    return df
 
 
 def correct_pvalues(pvalues: Sequence[float] | np.ndarray, correction: str,
@@ -107,132 +79,6 @@ def correct_pvalues(pvalues: Sequence[float] | np.ndarray, correction: str,
         return p.copy(), p <= alpha
     reject, p_adj, _, _ = multipletests(p, alpha=alpha, method=correction)
     return p_adj, reject
-
-
-def wilcoxon_method(d: np.ndarray) -> str:
-    """Which p-value ``scipy.stats.wilcoxon(method="auto")`` computes for differences ``d``
-    (mirrors scipy 1.17's rule, so reports can say it).
-
-    Examples
-    --------
-    >>> wilcoxon_method([1.0, -2.0, 3.0]), wilcoxon_method([1.0, 1.0, 0.0])
-    ('exact', 'exact-permutation')
-    """
-    d = np.asarray(d, dtype=float)
-    if len(d) > 50:
-        return "normal"
-    nz = d[d != 0]
-    has_ties = len(np.unique(np.abs(nz))) < len(nz)
-    if not (has_ties or len(nz) < len(d)):
-        return "exact"
-    if len(d) <= 13:
-        return "exact-permutation"
-    return "normal"
-
-
-@dataclass(frozen=True)
-class SignedRankResult(StatResult):
-    """One Wilcoxon signed-rank test of paired samples ``a`` vs ``b``; ``ci_low``/``ci_high``
-    bound the rank-biserial effect size (``confidence_interval()``; keys ``effect_size_low``
-    / ``effect_size_high`` / ``confidence`` kept in ``to_dict``).
-
-    Examples
-    --------
-    >>> res = signed_rank([3, 4, 5, 6, 7], [1, 1, 2, 2, 3])
-    >>> stat, p = res
-    >>> float(p), res.effect_size
-    (0.0625, 1.0)
-    """
-
-    _aliases: ClassVar[dict[str, str]] = {"effect_size_low": "ci_low",
-                                          "effect_size_high": "ci_high",
-                                          "confidence": "confidence_level"}
-
-    n: int
-    statistic: float
-    pvalue: float
-    effect_size: float
-    w_plus: float
-    w_minus: float
-    n_zero: int
-    method: str
-    ci_low: float = np.nan
-    ci_high: float = np.nan
-    confidence_level: float = 0.95
-
-    @property
-    def effect_size_low(self) -> float:
-        """Lower bound of the rank-biserial r's interval (the ``pairs`` table's name)."""
-        return self.ci_low
-
-    @property
-    def effect_size_high(self) -> float:
-        """Upper bound of the rank-biserial r's interval."""
-        return self.ci_high
-
-
-def rank_biserial_ci(r: float, n_nonzero: int, confidence: float = 0.95
-                     ) -> ConfidenceInterval:
-    """Fisher-z interval of the matched-pairs rank-biserial r from ``n_nonzero`` non-zero
-    differences (as R's ``effectsize::rank_biserial``; half-rank adjustment at |r| = 1).
-
-    Examples
-    --------
-    >>> ci = rank_biserial_ci(0.5, 20)
-    >>> ci.low < 0.5 < ci.high
-    True
-    """
-    nd = int(n_nonzero)
-    if nd == 0 or not np.isfinite(r):
-        return ConfidenceInterval(np.nan, np.nan)
-    maxw = nd * (nd + 1) / 2.0
-    se = np.sqrt((2 * nd ** 3 + 3 * nd ** 2 + nd) / 6.0) / maxw
-    z = stats.norm.ppf(0.5 + confidence / 2.0)
-    r_in = float(np.clip(r, -(maxw - 1.0) / maxw if maxw > 1 else -0.5,
-                         (maxw - 1.0) / maxw if maxw > 1 else 0.5))
-    lo, hi = np.tanh(np.arctanh(r_in) + np.array([-1.0, 1.0]) * z * se)
-    if r >= 1.0:
-        hi = 1.0
-    if r <= -1.0:
-        lo = -1.0
-    return ConfidenceInterval(float(lo), float(hi))
-
-
-def signed_rank(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> SignedRankResult:
-    """Wilcoxon signed-rank test of a - b (scipy) plus the matched-pairs rank-biserial r and its
-    interval (:func:`rank_biserial_ci`).
-
-    All-zero differences (no evidence of any difference) give p = 1 and r = 0 (scipy returns
-    NaN there); zero pairs give NaN for everything.
-
-    Examples
-    --------
-    >>> res = signed_rank([5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6])
-    >>> float(res.pvalue), res.effect_size, res.method
-    (0.03125, 1.0, 'exact-permutation')
-    """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    d = a - b
-    n = len(d)
-    nz = d[d != 0]
-    if n == 0:
-        return SignedRankResult(0, np.nan, np.nan, np.nan, np.nan, np.nan, 0, "none",
-                                confidence_level=confidence)
-    if len(nz) == 0:
-        return SignedRankResult(n, 0.0, 1.0, 0.0, 0.0, 0.0, n, "all-zero",
-                                confidence_level=confidence)
-    ranks = stats.rankdata(np.abs(nz))
-    w_plus = float(ranks[nz > 0].sum())
-    w_minus = float(ranks[nz < 0].sum())
-    res = stats.wilcoxon(a, b, zero_method="wilcox", method="auto")
-    r = (w_plus - w_minus) / (w_plus + w_minus)
-    ci = rank_biserial_ci(r, len(nz), confidence)
-    return SignedRankResult(
-        n=n, statistic=float(res.statistic), pvalue=float(res.pvalue), effect_size=float(r),
-        w_plus=w_plus, w_minus=w_minus, n_zero=int(n - len(nz)), method=wilcoxon_method(d),
-        ci_low=ci.low, ci_high=ci.high, confidence_level=confidence,
-    )
 
 
 def _pairs_item(wide: pd.DataFrame, a: str, b: str) -> tuple[np.ndarray, np.ndarray, int]:
@@ -390,85 +236,3 @@ def pairwise_warnings(pairs: pd.DataFrame, *, alpha: float, correction: str) -> 
                 "comparison (uncorrected) and approximate, the significance flag is corrected "
                 "for all pairs")
     return out
-
-
-@dataclass(frozen=True)
-class FriedmanResult(StatResult):
-    """Friedman's test over k systems in n complete blocks; Kendall's W = chi2 / (n (k - 1)).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"item": [1, 1, 1, 2, 2, 2, 3, 3, 3], "system": list("abc") * 3,
-    ...                    "score": [1, 2, 3, 1, 3, 2, 1, 2, 3]})
-    >>> res = friedman(df)
-    >>> res.df, round(res.kendalls_w, 3)
-    (2, 0.778)
-    """
-
-    statistic: float
-    pvalue: float
-    df: int
-    n_blocks: int
-    k: int
-    kendalls_w: float
-    block: str
-    n_dropped_blocks: int
-    mean_ranks: dict[str, float]
-
-
-def friedman(
-    ratings: pd.DataFrame,
-    *,
-    block: Literal["item", "rater"] = "item",
-    drop_incomplete: bool = False,
-) -> FriedmanResult:
-    """Friedman test across all systems (:func:`scipy.stats.friedmanchisquare`).
-
-    Each block (an item, or a rater) must have every system; ratings within a block and system
-    are averaged. Incomplete blocks raise :class:`InputError` naming one, unless
-    ``drop_incomplete=True`` (then they are dropped and counted in ``n_dropped_blocks``).
-    Needs at least 3 systems (for 2 use the Wilcoxon test) and 2 complete blocks.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"item": [1, 1, 1, 2, 2, 2, 3, 3, 3], "system": list("abc") * 3,
-    ...                    "score": [1, 2, 3, 1, 2, 3, 1, 2, 3]})
-    >>> res = friedman(df)
-    >>> res.statistic, res.kendalls_w
-    (6.0, 1.0)
-    """
-    needed = ["item", "system", "score"] + (["rater"] if block == "rater" else [])
-    if block not in ("item", "rater"):
-        raise InputError(f"block must be 'item' or 'rater', got {block!r}")
-    df = _check_frame(ratings, needed)
-    systems = list(dict.fromkeys(df["system"]))
-    if len(systems) < 3:
-        raise InputError(
-            f"the Friedman test needs at least 3 systems (got {len(systems)}); use the "
-            "Wilcoxon signed-rank test for two", column="system",
-        )
-    table = df.groupby([block, "system"])["score"].mean().unstack()[systems]
-    incomplete = table.isna().any(axis=1)
-    if incomplete.any() and not drop_incomplete:
-        first = table.index[incomplete.to_numpy()][0]
-        lacking = [s for s in systems if pd.isna(table.loc[first, s])]
-        raise InputError(
-            f"the Friedman test needs a complete design: {block} '{first}' has no rating for "
-            f"{', '.join(lacking)} ({int(incomplete.sum())} incomplete {block}s in all; "
-            "drop them with drop_incomplete=True / --drop-incomplete)", column=block,
-        )
-    table = table[~incomplete]
-    if len(table) < 2:
-        raise InputError(f"the Friedman test needs at least 2 complete {block}s, "
-                         f"got {len(table)}", column=block)
-    res = stats.friedmanchisquare(*(table[s].to_numpy() for s in systems))
-    n, k = len(table), len(systems)
-    ranks = table.rank(axis=1).mean()
-    return FriedmanResult(
-        statistic=float(res.statistic), pvalue=float(res.pvalue), df=k - 1, n_blocks=n, k=k,
-        kendalls_w=float(res.statistic) / (n * (k - 1)), block=block,
-        n_dropped_blocks=int(incomplete.sum()),
-        mean_ranks={s: float(ranks[s]) for s in systems},
-    )

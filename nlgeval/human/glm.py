@@ -42,13 +42,14 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from nlgeval.errors import InputError
-from nlgeval.human.compare import _check_frame
+from nlgeval.human.frames import check_ratings_frame as _check_frame
 from nlgeval.human.guards import check_exact_fit, check_model_size, check_variation
 from nlgeval.results import Result
 
@@ -198,9 +199,6 @@ def glm_tukey(
     >>> res.anova["factor"].tolist(), bool(res.tukey["reject"].iloc[0])
     (['system', 'rater', 'Residual'], True)
     """
-    import statsmodels.formula.api as smf
-    from statsmodels.stats.anova import anova_lm
-
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be between 0 and 1, got {alpha}")
     df = _check_frame(ratings, ["system", "score", *factors])
@@ -209,45 +207,9 @@ def glm_tukey(
         raise InputError(f"comparing systems needs at least 2 systems; got {len(systems)}",
                          column="system")
     check_variation(df["score"].to_numpy(dtype=float), analysis="the GLM / ANOVA")
-    notes = []
-    used = []
-    # patsy-safe column names
-    data = pd.DataFrame({"score": df["score"].astype(float), "f_system": df["system"]})
-    for f in factors:
-        if df[f].nunique() < 2:
-            notes.append(f"factor '{f}' has a single level and is left out of the model")
-            continue
-        data[f"f_{f}"] = df[f]
-        used.append(f)
-    terms = ["C(f_system)"] + [f"C(f_{f})" for f in used]
-    formula = "score ~ " + " + ".join(terms)
-    n_params = 1 + sum(data[c].nunique() - 1 for c in data.columns if c.startswith("f_"))
-    if len(data) <= n_params:
-        raise InputError(
-            f"the model {formula.replace('f_', '')} has {n_params} parameters but only "
-            f"{len(data)} ratings: no residual degrees of freedom left"
-        )
-    # patsy builds the full treatment-coded design matrix; OLS's pinv needs a few copies
-    check_model_size(len(data), {c: int(data[c].nunique()) for c in data.columns
-                                 if c.startswith("f_")},
-                     analysis=f"the GLM {formula.replace('f_', '')}",
-                     hint="leave out the item factor (--factors rater), or compare with "
-                     "--method wilcoxon (on per-item means) or --method mixed",
-                     limit_bytes=max_dense_bytes)
-    model = smf.ols(formula, data=data).fit()
-    if model.df_resid < 1 or not np.isfinite(model.mse_resid):
-        raise InputError("no residual degrees of freedom (too few ratings for the model)")
-    check_exact_fit(float(model.ssr), float(model.centered_tss),
-                    analysis=f"the GLM {formula.replace('f_', '')}")
-    table = anova_lm(model, typ=2)
-    anova = pd.DataFrame({
-        "factor": [_clean_term(t) for t in table.index],
-        "df": table["df"].to_numpy(dtype=float),
-        "sum_sq": table["sum_sq"].to_numpy(dtype=float),
-        "mean_sq": (table["sum_sq"] / table["df"]).to_numpy(dtype=float),
-        "F": table["F"].to_numpy(dtype=float),
-        "pvalue": table["PR(>F)"].to_numpy(dtype=float),
-    })
+    notes: list[str] = []
+    model, formula, n_params = _fit_ols(df, factors, notes, max_dense_bytes)
+    anova = _anova_frame(model)
     if model.df_resid != round(model.df_resid) or int(model.df_model) + 1 != n_params:
         notes.append("the design matrix is rank-deficient (confounded factors); the ANOVA "
                      "sums of squares of confounded factors are not separately estimable")
@@ -272,8 +234,63 @@ def glm_tukey(
     return GLMTukeyResult(
         anova=anova, tukey=tukey, means=mt, subsets=subsets, letters=letters, mse=mse,
         df_resid=dfr, n_harmonic=n_h, q_critical=q_crit, critical_range=crit, alpha=alpha,
-        formula=formula.replace("f_", ""), notes=tuple(notes),
+        formula=formula, notes=tuple(notes),
     )
+
+
+def _fit_ols(df: pd.DataFrame, factors: Sequence[str], notes: list[str],
+             max_dense_bytes: float | None) -> tuple[Any, str, int]:
+    """The OLS fit of ``score ~ C(system) + C(f) ...`` (factors with one level left out and
+    noted), its formula and its number of parameters; refuses a model with no residual df,
+    too big a design matrix or an exact fit (:mod:`nlgeval.human.guards`)."""
+    import statsmodels.formula.api as smf
+
+    used = []
+    # patsy-safe column names
+    data = pd.DataFrame({"score": df["score"].astype(float), "f_system": df["system"]})
+    for f in factors:
+        if df[f].nunique() < 2:
+            notes.append(f"factor '{f}' has a single level and is left out of the model")
+            continue
+        data[f"f_{f}"] = df[f]
+        used.append(f)
+    terms = ["C(f_system)"] + [f"C(f_{f})" for f in used]
+    formula = "score ~ " + " + ".join(terms)
+    shown = formula.replace("f_", "")
+    n_params = 1 + sum(data[c].nunique() - 1 for c in data.columns if c.startswith("f_"))
+    if len(data) <= n_params:
+        raise InputError(
+            f"the model {shown} has {n_params} parameters but only "
+            f"{len(data)} ratings: no residual degrees of freedom left"
+        )
+    # patsy builds the full treatment-coded design matrix; OLS's pinv needs a few copies
+    check_model_size(len(data), {c: int(data[c].nunique()) for c in data.columns
+                                 if c.startswith("f_")},
+                     analysis=f"the GLM {shown}",
+                     hint="leave out the item factor (--factors rater), or compare with "
+                     "--method wilcoxon (on per-item means) or --method mixed",
+                     limit_bytes=max_dense_bytes)
+    model = smf.ols(formula, data=data).fit()
+    if model.df_resid < 1 or not np.isfinite(model.mse_resid):
+        raise InputError("no residual degrees of freedom (too few ratings for the model)")
+    check_exact_fit(float(model.ssr), float(model.centered_tss), analysis=f"the GLM {shown}")
+    return model, shown, n_params
+
+
+def _anova_frame(model: Any) -> pd.DataFrame:
+    """The Type II ANOVA table of a fitted OLS model (statsmodels ``anova_lm``) with the
+    factor names of the ratings."""
+    from statsmodels.stats.anova import anova_lm
+
+    table = anova_lm(model, typ=2)
+    return pd.DataFrame({
+        "factor": [_clean_term(t) for t in table.index],
+        "df": table["df"].to_numpy(dtype=float),
+        "sum_sq": table["sum_sq"].to_numpy(dtype=float),
+        "mean_sq": (table["sum_sq"] / table["df"]).to_numpy(dtype=float),
+        "F": table["F"].to_numpy(dtype=float),
+        "pvalue": table["PR(>F)"].to_numpy(dtype=float),
+    })
 
 
 def _clean_term(term: str) -> str:

@@ -95,6 +95,34 @@ def validate_ratings(
     check_columns(df, RATING_COLUMNS, file=file)
     if ROW not in df.columns:
         df[ROW] = np.arange(2, len(df) + 2)
+    df = _drop_practice_and_checks(df, file, keep_checks)
+    for col in ("rater", "item", "system", "criterion"):
+        s = df[col]
+        missing = s.isna() | (s.astype(str).str.strip() == "")
+        if missing.any():
+            pos = int(np.flatnonzero(missing.to_numpy())[0])
+            raise InputError(f"missing {col} identifier", file=file, row=row_of(df, pos),
+                             column=col)
+        df[col] = s.astype(str).str.strip()
+    df = _select_criterion(df, criterion, file, require_criterion)
+    if df.empty:
+        raise InputError("no ratings (after removing practice trials)", file=file)
+    df["score"] = _checked_scores(df, parse_scale(scale), file)
+    key = ("rater", "item", "system", "criterion")
+    if "system_b" in df.columns:  # relative judgements: the pair is the key
+        df["system_b"] = df["system_b"].fillna("").astype(str).str.strip()
+        key = ("rater", "item", "system", "system_b", "criterion")
+    if keep_checks and "qc_check" in df.columns:  # a repeat check re-rates the same output
+        key = (*key, "qc_check")
+    check_unique(df, key, file=file, what="judgement")
+    return df.reset_index(drop=True)
+
+
+def _drop_practice_and_checks(df: pd.DataFrame, file: str | Path | None,
+                              keep_checks: bool) -> pd.DataFrame:
+    """Without the practice rows (``practice`` true) and, unless ``keep_checks``, the
+    attention-check rows (non-empty ``qc_check``); a ``practice`` value that is not a boolean
+    raises, naming the row."""
     if "practice" in df.columns:
         flag = df["practice"].astype(str).str.strip().str.lower()
         bad = ~flag.isin(_TRUE | _FALSE)
@@ -109,14 +137,13 @@ def validate_ratings(
         df["qc_check"] = df["qc_check"].fillna("").astype(str).str.strip()
         if not keep_checks:
             df = df[df["qc_check"] == ""]
-    for col in ("rater", "item", "system", "criterion"):
-        s = df[col]
-        missing = s.isna() | (s.astype(str).str.strip() == "")
-        if missing.any():
-            pos = int(np.flatnonzero(missing.to_numpy())[0])
-            raise InputError(f"missing {col} identifier", file=file, row=row_of(df, pos),
-                             column=col)
-        df[col] = s.astype(str).str.strip()
+    return df
+
+
+def _select_criterion(df: pd.DataFrame, criterion: str | None, file: str | Path | None,
+                      require_criterion: bool) -> pd.DataFrame:
+    """The rows of ``criterion`` (an unknown name raises, listing those present); without one,
+    several criteria raise when ``require_criterion``."""
     present = list(dict.fromkeys(df["criterion"]))
     if criterion is not None:
         if criterion not in present:
@@ -124,40 +151,37 @@ def validate_ratings(
                 f"criterion '{criterion}' not found (criteria present: "
                 f"{', '.join(present) or 'none'})", file=file, column="criterion",
             )
-        df = df[df["criterion"] == criterion]
-    elif require_criterion and len(present) > 1:
+        return df[df["criterion"] == criterion]
+    if require_criterion and len(present) > 1:
         raise InputError(
             f"the ratings hold {len(present)} criteria ({', '.join(present)}); choose one "
             "(--criterion)", file=file, column="criterion",
         )
-    if df.empty:
-        raise InputError("no ratings (after removing practice trials)", file=file)
+    return df
+
+
+def _checked_scores(df: pd.DataFrame, sc: tuple[float, float] | None,
+                    file: str | Path | None) -> pd.Series:
+    """The ``score`` column as finite floats within the scale ``sc``; else an error naming
+    the first bad row."""
     if pd.api.types.is_numeric_dtype(df["score"]):
         s = df["score"].astype(float)
         if s.isna().any() or not np.isfinite(s).all():
             pos = int(np.flatnonzero((~np.isfinite(s)).to_numpy())[0])
             raise InputError("missing or non-finite score", file=file, row=row_of(df, pos),
                              column="score")
-        df["score"] = s
+        score = s
     else:
-        df["score"] = to_numeric(df, "score", file=file, what="a numeric score")
-    sc = parse_scale(scale)
+        score = to_numeric(df, "score", file=file, what="a numeric score")
     if sc is not None:
-        bad = (df["score"] < sc[0]) | (df["score"] > sc[1])
+        bad = (score < sc[0]) | (score > sc[1])
         if bad.any():
             pos = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(
-                f"score {df['score'].iloc[pos]:g} is outside the declared scale "
+                f"score {score.iloc[pos]:g} is outside the declared scale "
                 f"[{sc[0]:g}, {sc[1]:g}]", file=file, row=row_of(df, pos), column="score",
             )
-    key = ("rater", "item", "system", "criterion")
-    if "system_b" in df.columns:  # relative judgements: the pair is the key
-        df["system_b"] = df["system_b"].fillna("").astype(str).str.strip()
-        key = ("rater", "item", "system", "system_b", "criterion")
-    if keep_checks and "qc_check" in df.columns:  # a repeat check re-rates the same output
-        key = (*key, "qc_check")
-    check_unique(df, key, file=file, what="judgement")
-    return df.reset_index(drop=True)
+    return score
 
 
 def is_relative(ratings: pd.DataFrame) -> bool:
