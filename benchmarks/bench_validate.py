@@ -11,7 +11,12 @@ code on the same data in this run, after checking both give the same numbers:
   ``scipy.stats.spearmanr`` / ``kendalltau`` loop over the same resamples;
 * system-level rank bootstrap: resampled system means per distinct system vs gathering the
   (resamples, systems, items) stack;
+* PERM-BOTH Pearson comparisons of every metric pair: the mask contractions of all pairs in one
+  matrix product vs one pair at a time (same numbers);
 * figures: drawn by two forked processes vs one after the other here.
+
+The machine is often shared: the CPU time of the study (all threads) is printed next to the
+wall-clock stage timings, and is the better yardstick when other jobs run.
 
     python benchmarks/bench_validate.py [--data-dir DIR] [--loop-resamples 200]
 """
@@ -50,9 +55,11 @@ def main_job(data_dir: str | None, out: Path) -> Any:
     t0 = time.perf_counter()
     corpus = load_corpus("webnlg2020", data_dir, download=False)
     t_load = time.perf_counter() - t0
+    c0 = time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         study = run_validation(corpus, None, levels=LEVELS, statistics=STATISTICS)
+    cpu = time.process_time() - c0
     study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
     write_report(study, out)
     total = time.perf_counter() - t0
@@ -60,6 +67,7 @@ def main_job(data_dir: str | None, out: Path) -> Any:
     for stage, sec in study.timings.items():
         print(f"  {stage:<26}{sec:8.2f}")
     print(f"  {'total':<26}{total:8.2f}")
+    print(f"  {'CPU of run_validation':<26}{cpu:8.2f}  (all threads)")
     return study
 
 
@@ -129,6 +137,29 @@ def rank_bootstraps(X: np.ndarray, Y: np.ndarray, B: int) -> bool:
     return ok_all
 
 
+def pair_permutations(X: np.ndarray, Y: np.ndarray) -> bool:
+    """Pearson PERM-BOTH deltas of 8 metrics' 28 pairs: batched contractions vs pair by pair."""
+    from nlgeval.correlation import compare
+
+    rng = np.random.default_rng(0)
+    metrics = {f"m{k}": X + k * 0.1 * rng.normal(size=X.shape) for k in range(8)}
+    masks = compare.swap_masks(X.shape, 1000, "both", seed=0).astype(float)
+    names = list(metrics)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    ok = True
+    for level in LEVELS:
+        new, t_new = _timed(lambda lv=level: compare._all_pair_deltas(metrics, Y, lv, "pearson",
+                                                                     masks))
+        old, t_old = _timed(lambda lv=level: {
+            (a, b): compare._permutation_deltas(metrics[a], metrics[b], Y, lv, "pearson", masks)
+            for a, b in pairs})
+        diff = max(float(np.nanmax(np.abs(new[k][2] - old[k][2]))) for k in new)
+        ok &= diff == 0.0
+        _ratio(f"{level} Pearson permutations, 28 pairs: batched vs per pair", t_new, t_old,
+               diff)
+    return ok
+
+
 def figures(study: Any, out: Path) -> bool:
     from nlgeval.report.writer import study_figures
 
@@ -154,6 +185,7 @@ def main() -> int:
         study = main_job(args.data_dir, Path(tmp) / "report")
         X, Y = _matrices(args.data_dir)
         ok = rank_bootstraps(X, Y, args.loop_resamples)
+        ok &= pair_permutations(X, Y)
         ok &= figures(study, Path(tmp))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if not ok:

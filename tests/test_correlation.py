@@ -468,3 +468,55 @@ def test_item_permutation_pvalue_seeded_and_degenerate() -> None:
     assert math.isnan(item_permutation_pvalue(const, Y, permutations=10)[0])
     with pytest.raises(InputError):
         item_permutation_pvalue(X, Y, permutations=0)
+
+
+def test_resample_indices_are_remembered_but_returned_as_copies() -> None:
+    """Repeated draws come from a cache: same numbers as drawing afresh, and writing to a
+    returned matrix does not leak into the next call."""
+    a = resample_indices(5, 8, 30, "both", seed=21)
+    a[0][:] = -1
+    a[1][:] = -1
+    b = resample_indices(5, 8, 30, "both", seed=21)
+    rng = np.random.default_rng(21)  # the documented order: systems, then items
+    np.testing.assert_array_equal(b[0], rng.integers(0, 5, size=(30, 5)))
+    np.testing.assert_array_equal(b[1], rng.integers(0, 8, size=(30, 8)))
+    assert b[0].flags.writeable and b[1].flags.writeable
+
+
+def test_system_rank_bootstrap_remembers_means_per_matrix() -> None:
+    """The same metric against two criteria with different missing cells, twice each (the
+    second time from the remembered means): bitwise equal to the (B, S, I) stack."""
+    X, Y = _matrices(S=6, n_items=12, seed=30)
+    Y2 = Y.copy()
+    Y2[1, 3] = Y2[4, 0] = np.nan  # another common mask for the same X
+    si, ii = resample_indices(*X.shape, 50, "both", seed=4)
+
+    def stack(M: np.ndarray) -> np.ndarray:
+        return M[si[:, :, None], ii[:, None, :]]
+
+    for H in (Y, Y2, Y, Y2):
+        for coef in ("spearman", "kendall"):
+            got = bootstrap_distribution(X, H, "system", coef, si, ii)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DegenerateInputWarning)
+                want = level_statistic(stack(X), stack(H), "system", coef)
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("level", ["segment", "system", "item"])
+def test_permutation_pairs_batched_equal_one_pair_at_a_time(level: str, monkeypatch) -> None:
+    from nlgeval.correlation import compare
+
+    X, Y = _matrices(S=6, n_items=9, seed=12)
+    rng = np.random.default_rng(5)
+    mets = {f"m{k}": X + rng.normal(size=X.shape) * k for k in range(4)}
+    mets["m2"][1, 4] = np.nan
+    masks = compare.swap_masks(X.shape, 64, "both", seed=1).astype(float)
+    for cells in (1, 6 * X.size, 8_000_000):  # groups of 1, 2 and all 6 pairs
+        monkeypatch.setattr(compare, "_PAIR_GROUP_CELLS", cells)
+        got = compare._all_pair_deltas(mets, Y, level, "pearson", masks)
+        assert len(got) == 6
+        for (a, b), (r_a, r_b, deltas) in got.items():
+            want = compare._permutation_deltas(mets[a], mets[b], Y, level, "pearson", masks)
+            assert (r_a, r_b) == want[:2]
+            np.testing.assert_array_equal(deltas, want[2])

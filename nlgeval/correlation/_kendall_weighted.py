@@ -18,8 +18,11 @@ were drawn). Both rank coefficients can be computed from these weights on the ce
 
 So each resample costs O(n) (Spearman) or O(n log n) (Kendall) with no sort, no gathered copy
 of the data and no scipy call, and the weights are formed inside the kernel (memory O(B (S + I))).
-Resamples are independent, so numba spreads them over the cores (``prange``); each value
-depends only on its own weights, so the result does not depend on the number of threads.
+Only the drawn cells (about 40 % when systems and items are both resampled) are visited after a
+branch-free packing pass, and every sum is of integer-valued (or half-integer) floats, so exact
+in any order. Resamples are independent, so numba spreads fixed chunks of them over the cores
+(``prange``, work buffers allocated once per chunk); each value depends only on its own
+weights, so the result does not depend on the number of threads.
 Written by hand because no library takes per-observation integer weights. The degenerate-input
 rule (NaN below 3 cells or for a constant variable) is nlgeval's one rule, see
 :mod:`nlgeval.correlation.coefficients`.
@@ -32,77 +35,68 @@ from numba import njit, prange
 
 from nlgeval.correlation.coefficients import pearson_from_sums
 
+_CHUNK = 32  # resamples per parallel task: buffers allocated once per task, fixed chunks
+
 
 @njit(cache=True)
-def _tau_from_weights(xs: np.ndarray, yr: np.ndarray, n_y: int, w: np.ndarray,
-                      variant: int) -> float:
-    """tau-b (variant 0) or tau-c (1) for one weight vector; cells pre-sorted by (x, y)."""
-    n = xs.shape[0]
-    tree = np.zeros(n_y + 1)
-    total_w = 0.0
-    s = 0.0
-    tx = 0.0
-    txy = 0.0
-    ty_acc = np.zeros(n_y)
+def _tau_from_weights(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray,
+                      ii: np.ndarray, ws: np.ndarray, wi: np.ndarray, variant: int,
+                      w: np.ndarray, r_: np.ndarray, g_: np.ndarray, tree: np.ndarray,
+                      at: np.ndarray) -> float:
+    """tau-b (variant 0) or tau-c (1) for one resample; cells pre-sorted by (x, y).
+
+    ``gid``: the rank of each cell's x (its group of equal x), ``yr`` that of its y; ``ws`` /
+    ``wi``: this resample's system / item counts; ``w, r_, g_, tree, at``: work buffers. The
+    drawn cells (weight > 0) are first packed without branches; then one Fenwick prefix query
+    per drawn cell, the weight at its own y rank read from ``at`` (the point values of the
+    tree). Every quantity is a sum of integer-valued floats below 2**53, hence exact and
+    independent of the order of summation.
+    """
+    d = 0
+    for k in range(si.shape[0]):  # branch-free packing: overwritten unless the cell was drawn
+        wk = ws[si[k]] * wi[ii[k]]
+        w[d] = wk
+        r_[d] = yr[k]
+        g_[d] = gid[k]
+        d += wk != 0.0
+    tree[:] = 0.0
+    at[:] = 0.0  # weight inserted so far at each y rank
+    s = tx = inserted = 0.0
     nx_distinct = 0
     i = 0
-    inserted = 0.0
-    while i < n:
+    while i < d:
+        # query the group of equal x against earlier groups (strictly smaller x):
+        # weight below minus weight above = 2 below + at[r] - inserted
         j = i
-        while j < n and xs[j] == xs[i]:
-            j += 1
-        # query the group against earlier groups (strictly smaller x)
         gw = 0.0
-        for k in range(i, j):
-            wk = w[k]
-            if wk == 0.0:
-                continue
-            r = yr[k]
+        while j < d and g_[j] == g_[i]:
+            r = r_[j]
             below = 0.0
             q = r  # prefix sum over ranks < r (1-based tree: indices 1..r)
             while q > 0:
                 below += tree[q]
                 q -= q & (-q)
-            at_or_below = 0.0
-            q = r + 1
-            while q > 0:
-                at_or_below += tree[q]
-                q -= q & (-q)
-            above = inserted - at_or_below
-            s += wk * (below - above)
-            gw += wk
-        if gw > 0:
-            nx_distinct += 1
-            tx += gw * (gw - 1.0) / 2.0
-            # joint ties within the group: runs of equal y (cells sorted by y inside the group)
-            k = i
-            while k < j:
-                m = k
-                jw = 0.0
-                while m < j and yr[m] == yr[k]:
-                    jw += w[m]
-                    m += 1
-                txy += jw * (jw - 1.0) / 2.0
-                k = m
-            for k in range(i, j):
-                wk = w[k]
-                if wk == 0.0:
-                    continue
-                ty_acc[yr[k]] += wk
-                q = yr[k] + 1
-                while q <= n_y:
-                    tree[q] += wk
-                    q += q & (-q)
-            inserted += gw
-            total_w += gw
+            s += w[j] * (2.0 * below + at[r] - inserted)
+            gw += w[j]
+            j += 1
+        nx_distinct += 1
+        tx += gw * (gw - 1.0) / 2.0
+        for k in range(i, j):  # then insert the group
+            at[r_[k]] += w[k]
+            q = r_[k] + 1
+            while q <= n_y:
+                tree[q] += w[k]
+                q += q & (-q)
+        inserted += gw
         i = j
     ty = 0.0
     ny_distinct = 0
     for r in range(n_y):
-        v = ty_acc[r]
+        v = at[r]
         if v > 0:
             ny_distinct += 1
             ty += v * (v - 1.0) / 2.0
+    total_w = inserted
     if total_w < 3.0:  # nlgeval's rule: fewer than 3 cells -> undefined
         return np.nan
     tot = total_w * (total_w - 1.0) / 2.0
@@ -117,14 +111,16 @@ def _tau_from_weights(xs: np.ndarray, yr: np.ndarray, n_y: int, w: np.ndarray,
 
 
 @njit(cache=True, parallel=True)
-def _taus(xs: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np.ndarray,
+def _taus(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np.ndarray,
           ws: np.ndarray, wi: np.ndarray, variant: int) -> np.ndarray:
-    out = np.empty(ws.shape[0])
-    for b in prange(ws.shape[0]):  # resamples are independent: one per core
-        w = np.empty(si.shape[0])
-        for k in range(si.shape[0]):
-            w[k] = ws[b, si[k]] * wi[b, ii[k]]
-        out[b] = _tau_from_weights(xs, yr, n_y, w, variant)
+    B, m = ws.shape[0], si.shape[0]
+    out = np.empty(B)
+    for c in prange((B + _CHUNK - 1) // _CHUNK):  # independent resamples over the cores
+        w, r_, g_ = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64)
+        tree, at = np.empty(n_y + 1), np.empty(n_y)
+        for b in range(c * _CHUNK, min(B, (c + 1) * _CHUNK)):
+            out[b] = _tau_from_weights(gid, yr, n_y, si, ii, ws[b], wi[b], variant,
+                                       w, r_, g_, tree, at)
     return out
 
 
@@ -153,15 +149,17 @@ def weighted_kendall_segment(
     order = np.lexsort((y, x))
     si, ii, x, y = si[order], ii[order], x[order], y[order]
     _, yr = np.unique(y, return_inverse=True)
+    _, gid = np.unique(x, return_inverse=True)
     n_y = int(yr.max()) + 1 if yr.size else 0
-    return _taus(x, yr.astype(np.int64), n_y, si.astype(np.int64), ii.astype(np.int64),
+    return _taus(gid.astype(np.int64), yr.astype(np.int64), n_y,
+                 si.astype(np.int64), ii.astype(np.int64),
                  np.ascontiguousarray(ws, dtype=np.float64),
                  np.ascontiguousarray(wi, dtype=np.float64), 0 if variant == "tau_b" else 1)
 
 
 @njit(cache=True)
 def _centred_ranks(group: np.ndarray, n_groups: int, w: np.ndarray, mean: float) -> np.ndarray:
-    """Average rank minus the mean rank of every cell; ``group`` = rank of its value."""
+    """Average rank minus the mean rank of every group; ``group`` = rank of a cell's value."""
     G = np.zeros(n_groups)
     for k in range(group.shape[0]):
         G[group[k]] += w[k]
@@ -170,39 +168,58 @@ def _centred_ranks(group: np.ndarray, n_groups: int, w: np.ndarray, mean: float)
     for g in range(n_groups):
         rank[g] = before + (G[g] + 1.0) / 2.0 - mean
         before += G[g]
-    out = np.empty(group.shape[0])
-    for k in range(group.shape[0]):
-        out[k] = rank[group[k]]
-    return out
+    return rank
+
+
+@njit(cache=True)
+def _spearman_one(gx: np.ndarray, ngx: int, gy: np.ndarray, ngy: int, si: np.ndarray,
+                  ii: np.ndarray, ws: np.ndarray, wi: np.ndarray, out: np.ndarray,
+                  w: np.ndarray, cx: np.ndarray, cy: np.ndarray) -> None:
+    """n and the weighted sums x, y, xx, yy, xy of the centred average ranks of one resample.
+
+    Only the drawn cells (weight > 0) are visited (packed without branches into the buffers
+    ``w, cx, cy``). The ranks are multiples of 1/2 and the weights integers, so every sum is
+    exact (below 2**53) whatever the order of summation.
+    """
+    n = 0.0
+    d = 0
+    for k in range(si.shape[0]):
+        wk = ws[si[k]] * wi[ii[k]]
+        w[d] = wk
+        cx[d] = gx[k]
+        cy[d] = gy[k]
+        n += wk
+        d += wk != 0.0
+    rx = _centred_ranks(cx[:d], ngx, w[:d], (n + 1.0) / 2.0)
+    ry = _centred_ranks(cy[:d], ngy, w[:d], (n + 1.0) / 2.0)
+    sx = sy = sxx = syy = sxy = 0.0
+    for k in range(d):
+        wk = w[k]
+        a = rx[cx[k]]
+        c = ry[cy[k]]
+        sx += wk * a
+        sy += wk * c
+        sxx += wk * a * a
+        syy += wk * c * c
+        sxy += wk * a * c
+    out[0] = n
+    out[1] = sx
+    out[2] = sy
+    out[3] = sxx
+    out[4] = syy
+    out[5] = sxy
 
 
 @njit(cache=True, parallel=True)
 def _spearman_sums(gx: np.ndarray, ngx: int, gy: np.ndarray, ngy: int, si: np.ndarray,
                    ii: np.ndarray, ws: np.ndarray, wi: np.ndarray) -> np.ndarray:
-    """(B, 6): n and the weighted sums x, y, xx, yy, xy of the centred average ranks."""
-    out = np.zeros((ws.shape[0], 6))
-    for b in prange(ws.shape[0]):
-        w = np.empty(si.shape[0])
-        n = 0.0
-        for k in range(si.shape[0]):
-            w[k] = ws[b, si[k]] * wi[b, ii[k]]
-            n += w[k]
-        rx = _centred_ranks(gx, ngx, w, (n + 1.0) / 2.0)
-        ry = _centred_ranks(gy, ngy, w, (n + 1.0) / 2.0)
-        sx = sy = sxx = syy = sxy = 0.0
-        for k in range(si.shape[0]):
-            wk = w[k]
-            sx += wk * rx[k]
-            sy += wk * ry[k]
-            sxx += wk * rx[k] * rx[k]
-            syy += wk * ry[k] * ry[k]
-            sxy += wk * rx[k] * ry[k]
-        out[b, 0] = n
-        out[b, 1] = sx
-        out[b, 2] = sy
-        out[b, 3] = sxx
-        out[b, 4] = syy
-        out[b, 5] = sxy
+    """(B, 6): :func:`_spearman_one` of every resample, in fixed chunks over the cores."""
+    B, m = ws.shape[0], si.shape[0]
+    out = np.zeros((B, 6))
+    for c in prange((B + _CHUNK - 1) // _CHUNK):
+        w, cx, cy = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64)
+        for b in range(c * _CHUNK, min(B, (c + 1) * _CHUNK)):
+            _spearman_one(gx, ngx, gy, ngy, si, ii, ws[b], wi[b], out[b], w, cx, cy)
     return out
 
 

@@ -14,14 +14,18 @@ levels: a resample is a multiset of cells, so Pearson comes from weighted suffic
 (:func:`~nlgeval.correlation.coefficients.pearson_from_sums`), segment-level Spearman and
 Kendall from weighted average ranks / weighted pair counts (numba kernels in
 ``_kendall_weighted``, both cores, independent of the number of threads), and system-level rank
-coefficients from resampled system means (a (B, S) batch). Every path is linear in B and in
-the number of cells; the item levels gather (B, S, I) stacks in chunks of B to bound memory.
+coefficients from resampled system means (a (B, S) batch; each matrix's means are remembered,
+since a study asks for the same metric's means once per criterion and the same criterion's
+once per metric). The index matrices of a (shape, scheme, seed) are drawn once and handed out
+as copies. Every path is linear in B and in the number of cells; the item levels gather
+(B, S, I) stacks in chunks of B to bound memory.
 ``benchmarks/bench_correlation.py`` and ``benchmarks/bench_validate.py`` check the intervals
 against a scipy loop over the same resamples and print the speed ratios.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -79,6 +83,31 @@ def resample_indices(
     resample = check_resample(resample)
     if resamples < 1:
         raise InputError(f"the number of resamples must be at least 1, got {resamples}")
+    if not isinstance(seed, (int, np.integer)):  # e.g. a SeedSequence: draw afresh
+        return _draw_indices(n_systems, n_items, resamples, resample, seed)
+    key = (n_systems, n_items, resamples, resample, int(seed))
+    hit = _INDEX_CACHE.get(key)
+    if hit is None:
+        hit = _draw_indices(n_systems, n_items, resamples, resample, seed)
+        if resamples * (n_systems + n_items) * 8 > _INDEX_CACHE_BYTES:
+            return hit  # too large to keep (and cheap to redraw relative to its use)
+        if len(_INDEX_CACHE) >= 4:
+            del _INDEX_CACHE[next(iter(_INDEX_CACHE))]
+        _INDEX_CACHE[key] = hit
+    # copies of the drawn indices (callers may write to them); identity ones are read-only views
+    sys_idx, item_idx = (a if a.strides[0] == 0 else a.copy() for a in hit)
+    return sys_idx, item_idx
+
+
+# The validation study draws the same indices (same shape, same seed) for every metric,
+# criterion, level and coefficient; drawing them once saves ~1 ms per bootstrap.
+_INDEX_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_INDEX_CACHE_BYTES = 32 * 2**20  # per entry; at most 4 entries
+
+
+def _draw_indices(
+    n_systems: int, n_items: int, resamples: int, resample: str, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     if resample in ("systems", "both"):
         sys_idx = rng.integers(0, n_systems, size=(resamples, n_systems))
@@ -155,58 +184,72 @@ def _pearson_from_counts(
     return np.where(w.sum(axis=1) > 0, out, np.nan)
 
 
-_MEANS_CACHE: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+_MEANS_CACHE: dict[bytes, np.ndarray] = {}
+_MEANS_CACHE_BYTES = 64 * 2**20  # bound on the remembered means (oldest forgotten first)
 
 
 def _resampled_system_means(
     X: np.ndarray, Y: np.ndarray, item_idx: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_system_means_of_resamples`, remembering the last answer.
+    """(B, S) resampled system means of ``X`` and of ``Y`` on their common complete cells.
 
-    The validation study asks for the same means once per rank coefficient (same scores, same
-    seed); the key is a digest of the contents, so the answer is the same as recomputing.
+    Each matrix's means are remembered separately: the validation study asks for the same
+    metric's means once per criterion and rank coefficient, and for the same criterion's means
+    once per metric (same scores, same seed). The key is a digest of the contents, so the
+    answer is the same as recomputing.
     """
-    import hashlib
+    ok = np.isfinite(X) & np.isfinite(Y)
+    # the index matrix is the large part of the key: digest it once for both matrices
+    h = hashlib.blake2b(np.ascontiguousarray(item_idx), digest_size=16)
+    h.update(str((item_idx.shape, item_idx.dtype.str, ok.shape)).encode())
+    h.update(np.packbits(ok))
+    base = h.digest()
+    return _cached_means(X, ok, item_idx, base), _cached_means(Y, ok, item_idx, base)
 
-    h = hashlib.blake2b(digest_size=16)
-    for a in (X, Y, item_idx):
-        h.update(str(a.shape).encode())
-        h.update(np.ascontiguousarray(a).tobytes())
-    key = h.digest()
+
+def _cached_means(Z: np.ndarray, ok: np.ndarray, item_idx: np.ndarray, base: bytes
+                  ) -> np.ndarray:
+    """The remembered :func:`_system_means_of_resamples` of ``Z``; ``base``: digest of the rest."""
+    Zz = np.where(ok, Z, 0.0)
+    key = base + _digest(Zz)
     if key not in _MEANS_CACHE:
-        _MEANS_CACHE.clear()  # one entry: the study moves on to the next metric
-        mx, my = _system_means_of_resamples(X, Y, item_idx)
-        mx.flags.writeable = my.flags.writeable = False
-        _MEANS_CACHE[key] = (mx, my)
+        means = _system_means_of_resamples(Zz, ok, item_idx)
+        means.flags.writeable = False
+        _MEANS_CACHE[key] = means
+        while sum(v.nbytes for v in _MEANS_CACHE.values()) > _MEANS_CACHE_BYTES \
+                and len(_MEANS_CACHE) > 1:
+            del _MEANS_CACHE[next(iter(_MEANS_CACHE))]
     return _MEANS_CACHE[key]
 
 
-def _system_means_of_resamples(
-    X: np.ndarray, Y: np.ndarray, item_idx: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """(B, S) per-system means over the complete cells of the items drawn in each resample.
+def _digest(a: np.ndarray) -> bytes:
+    return hashlib.blake2b(np.ascontiguousarray(a), digest_size=16).digest()
 
-    Bitwise equal to :func:`~nlgeval.correlation.levels.system_means` of every resampled
-    (B, S, I) stack -- the same sums over the same items in the same (B, S, I) layout, which
-    decides numpy's summation order -- but for the S distinct systems instead of the drawn
-    ones and with the zero-filling done once on the original matrix; the resampled systems are
-    then rows of the result. (Products with resample counts would be faster but round
-    differently, which reorders systems whose means are equal in exact arithmetic and so
-    changes rank coefficients.)
+
+def _system_means_of_resamples(
+    Zz: np.ndarray, ok: np.ndarray, item_idx: np.ndarray
+) -> np.ndarray:
+    """(B, S) per-system means over the complete cells ``ok`` of the items drawn in each resample.
+
+    ``Zz``: the scores with incomplete cells set to 0. Bitwise equal to
+    :func:`~nlgeval.correlation.levels.system_means` of every resampled (B, S, I) stack -- the
+    same sums over the same items in the same (B, S, I) layout, which decides numpy's summation
+    order -- but for the S distinct systems instead of the drawn ones; the resampled systems
+    are then rows of the result. (Products with resample
+    counts would be faster but round differently, which reorders systems whose means are equal
+    in exact arithmetic and so changes rank coefficients.)
     """
-    ok = np.isfinite(X) & np.isfinite(Y)
-    Xz, Yz = np.where(ok, X, 0.0), np.where(ok, Y, 0.0)
-    B, S = item_idx.shape[0], X.shape[0]
-    mx, my = np.empty((B, S)), np.empty((B, S))
-    cnt = resample_counts(item_idx, X.shape[1]) @ ok.T.astype(float)  # exact small integers
+    B, S = item_idx.shape[0], Zz.shape[0]
+    out = np.empty((B, S))
+    cnt = resample_counts(item_idx, Zz.shape[1]) @ ok.T.astype(float)  # exact small integers
     rows = np.arange(S)[None, :, None]
-    chunk = max(1, _CELLS_PER_CHUNK // max(1, X.size))
+    chunk = max(1, _CELLS_PER_CHUNK // max(1, Zz.size))
     with np.errstate(invalid="ignore", divide="ignore"):
         for b0 in range(0, B, chunk):
+            # the (b, S, I) layout: an (S, b, I) gather sums in another order (tested)
             ii = item_idx[b0:b0 + chunk, None, :]
-            mx[b0:b0 + chunk] = Xz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
-            my[b0:b0 + chunk] = Yz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
-    return np.where(cnt > 0, mx, np.nan), np.where(cnt > 0, my, np.nan)
+            out[b0:b0 + chunk] = Zz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
+    return np.where(cnt > 0, out, np.nan)
 
 
 def bootstrap_distribution(

@@ -31,7 +31,6 @@ Two tests, both for *dependent* correlations (the same human scores, the same ou
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -40,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from nlgeval.correlation._pearson_swaps import _pearson_swap_draws, _pearson_swap_draws_many
 from nlgeval.correlation.coefficients import batch_correlation, check_coefficient
 from nlgeval.correlation.levels import check_level, level_statistic, system_means
 from nlgeval.errors import InputError
@@ -350,57 +350,6 @@ def swap_masks(shape: tuple[int, int], permutations: int, scheme: str, seed: int
     return np.concatenate(chunks) if chunks else np.zeros((0, *shape), dtype=bool)
 
 
-def _pearson_swap_draws(
-    A: np.ndarray, B: np.ndarray, H: np.ndarray, level: str, masks: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """r(A*, H) and r(B*, H) for all masks from sufficient statistics (Pearson only).
-
-    Swapping cells changes every sum the coefficient needs linearly in the mask:
-    sum A* = sum A + m . (B - A), sum A*^2 = sum A^2 + m . (B^2 - A^2), sum A*H = sum AH +
-    m . ((B - A) H), and the reverse for B*; so each statistic is one contraction of the
-    (P, S, I) mask with a fixed matrix. Same numbers as recomputing r on every swapped matrix.
-    """
-    from nlgeval.correlation.coefficients import pearson_from_sums
-
-    ok = np.isfinite(A) & np.isfinite(B) & np.isfinite(H)
-    V = ok.astype(float)
-    A0, B0, H0 = (np.where(ok, M, 0.0) for M in (A, B, H))
-    D, E, F = B0 - A0, B0 * B0 - A0 * A0, (B0 - A0) * H0
-    P = masks.shape[0]
-    # one float copy of the masks, contracted by matrix products (BLAS) rather than einsum
-    m = masks.reshape(P, -1) if masks.dtype == float else masks.reshape(P, -1).astype(float)
-
-    def r_of(n, sx, sxx, sxy, sy, syy):  # type: ignore[no-untyped-def]
-        return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
-                           syy / np.maximum(n, 1))
-
-    if level == "segment":
-        mD, mE, mF = (m @ np.stack([D, E, F]).reshape(3, -1).T).T
-        n, sy, syy = V.sum(), H0.sum(), (H0 * H0).sum()
-        ra = r_of(n, A0.sum() + mD, (A0 * A0).sum() + mE, (A0 * H0).sum() + mF, sy, syy)
-        rb = r_of(n, B0.sum() - mD, (B0 * B0).sum() - mE, (B0 * H0).sum() - mF, sy, syy)
-        return ra, rb
-    if level == "system":
-        cnt = V.sum(axis=1)
-        w = (cnt > 0).astype(float)
-        safe = np.maximum(cnt, 1)
-        mD = np.einsum("psi,si->ps", m.reshape(masks.shape), D)
-        ma = (A0.sum(axis=1) + mD) / safe
-        mb = (B0.sum(axis=1) - mD) / safe
-        mh = H0.sum(axis=1) / safe
-        n, sy, syy = w.sum(), (w * mh).sum(), (w * mh * mh).sum()
-        ra = r_of(n, (w * ma).sum(1), (w * ma * ma).sum(1), (w * ma * mh).sum(1), sy, syy)
-        rb = r_of(n, (w * mb).sum(1), (w * mb * mb).sum(1), (w * mb * mh).sum(1), sy, syy)
-        return ra, rb
-    mD, mE, mF = (np.einsum("psi,si->pi", m.reshape(masks.shape), M) for M in (D, E, F))
-    n, sy, syy = V.sum(axis=0), H0.sum(axis=0), (H0 * H0).sum(axis=0)
-    ra = r_of(n, A0.sum(0) + mD, (A0 * A0).sum(0) + mE, (A0 * H0).sum(0) + mF, sy, syy)
-    rb = r_of(n, B0.sum(0) - mD, (B0 * B0).sum(0) - mE, (B0 * H0).sum(0) - mF, sy, syy)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmean(ra, axis=1), np.nanmean(rb, axis=1)
-
-
 def _permutation_deltas(
     XA: np.ndarray, XB: np.ndarray, Y: np.ndarray, level: str, coefficient: str,
     masks: np.ndarray, fast: bool = True,
@@ -410,16 +359,23 @@ def _permutation_deltas(
     return r_a, r_b, draws_a - draws_b
 
 
+def _standardised_pair(
+    XA: np.ndarray, XB: np.ndarray, Y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """z-standardised A and B and the ratings H on the cells complete in all three."""
+    XA, XB, Y = (np.asarray(m, dtype=float) for m in (XA, XB, Y))
+    ok = np.isfinite(XA) & np.isfinite(XB) & np.isfinite(Y)
+    A = np.where(ok, _standardise(np.where(ok, XA, np.nan)), np.nan)
+    B = np.where(ok, _standardise(np.where(ok, XB, np.nan)), np.nan)
+    return A, B, np.where(ok, Y, np.nan)
+
+
 def _permutation_draws(
     XA: np.ndarray, XB: np.ndarray, Y: np.ndarray, level: str, coefficient: str,
     masks: np.ndarray, fast: bool = True,
 ) -> tuple[float, float, np.ndarray, np.ndarray]:
     """r(A), r(B) and, for every swap mask, r(A*) and r(B*) (z-standardised scores)."""
-    XA, XB, Y = (np.asarray(m, dtype=float) for m in (XA, XB, Y))
-    ok = np.isfinite(XA) & np.isfinite(XB) & np.isfinite(Y)
-    A = np.where(ok, _standardise(np.where(ok, XA, np.nan)), np.nan)
-    B = np.where(ok, _standardise(np.where(ok, XB, np.nan)), np.nan)
-    H = np.where(ok, Y, np.nan)
+    A, B, H = _standardised_pair(XA, XB, Y)
     r_a = float(level_statistic(A, H, level, coefficient))
     r_b = float(level_statistic(B, H, level, coefficient))
     if fast and coefficient == "pearson":
@@ -431,6 +387,36 @@ def _permutation_draws(
         A, B, H, (masks[s:s + chunk] for s in range(0, P, chunk)), P,
         lambda Xs, Hs: level_statistic(Xs, Hs, level, coefficient))
     return r_a, r_b, draws_a, draws_b
+
+
+_PAIR_GROUP_CELLS = 8_000_000  # bound on the stacked difference matrices of a pair group
+
+
+def _all_pair_deltas(
+    metrics: Mapping[str, np.ndarray], Y: np.ndarray, level: str, coefficient: str,
+    masks: np.ndarray,
+) -> dict[tuple[str, str], tuple[float, float, np.ndarray]]:
+    """:func:`_permutation_deltas` of every pair (a before b in ``metrics``).
+
+    Pearson pairs share the mask contractions (:func:`_pearson_swap_draws_many`), in groups
+    that keep the stacked difference matrices near 8 million numbers.
+    """
+    names = list(metrics)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    if coefficient != "pearson":
+        return {(a, b): _permutation_deltas(metrics[a], metrics[b], Y, level, coefficient,
+                                            masks) for a, b in pairs}
+    out = {}
+    group = max(1, _PAIR_GROUP_CELLS // max(1, 3 * np.size(Y)))
+    for g0 in range(0, len(pairs), group):
+        chunk = pairs[g0:g0 + group]
+        triples = [_standardised_pair(metrics[a], metrics[b], Y) for a, b in chunk]
+        draws = _pearson_swap_draws_many(triples, level, masks)
+        for (a, b), (A, B, H), (da, db) in zip(chunk, triples, draws, strict=True):
+            r_a = float(level_statistic(A, H, level, coefficient))
+            r_b = float(level_statistic(B, H, level, coefficient))
+            out[(a, b)] = (r_a, r_b, np.asarray(da, float) - np.asarray(db, float))
+    return out
 
 
 def swap_draws(
@@ -554,11 +540,12 @@ def comparison_matrix(
         use = "permutation"
     names = list(metrics)
     rows = []
-    masks = None
+    deltas_of = {}
     if use != "williams":
         masks = swap_masks(np.shape(Y), permutations, scheme, seed)
         if coefficient == "pearson":  # converted once for every pair's matrix products
             masks = masks.astype(float)
+        deltas_of = _all_pair_deltas(metrics, Y, level, coefficient, masks)
     for i, a in enumerate(names):
         for j, b in enumerate(names):
             if use == "williams" and i != j:
@@ -567,9 +554,7 @@ def comparison_matrix(
                              "statistic": w.statistic, "pvalue": w.pvalue, "method": "williams"})
             elif use != "williams" and i < j:
                 # one set of permutations serves both directions: d(B, A) = -d(A, B)
-                assert masks is not None
-                r_a, r_b, deltas = _permutation_deltas(metrics[a], metrics[b], Y, level,
-                                                       coefficient, masks)
+                r_a, r_b, deltas = deltas_of[(a, b)]
                 obs = r_a - r_b
                 method = f"permutation-{scheme}"
                 rows.append({"metric_a": a, "metric_b": b, "r_a": r_a, "r_b": r_b,

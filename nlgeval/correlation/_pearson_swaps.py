@@ -1,0 +1,100 @@
+"""Pearson r of both metrics after every cell swap of a permutation test, from sums.
+
+PERM-BOTH (Deutsch, Dror & Roth 2021) swaps the two metrics' scores in randomly chosen cells.
+Swapping changes every sum Pearson's r needs linearly in the (P, S, I) 0/1 mask, so the
+coefficients of all permutations are a few contractions of the masks with fixed matrices
+(:func:`_pearson_swap_draws`), and the contractions of several metric pairs on the same masks
+are one matrix product (:func:`_pearson_swap_draws_many`). Hand-written because no library
+offers permutation tests of dependent correlations; used by :mod:`nlgeval.correlation.compare`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from nlgeval.correlation.coefficients import pearson_from_sums
+
+
+def _pearson_swap_draws(
+    A: np.ndarray, B: np.ndarray, H: np.ndarray, level: str, masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """r(A*, H) and r(B*, H) for all masks from sufficient statistics (Pearson only).
+
+    Swapping cells changes every sum the coefficient needs linearly in the mask:
+    sum A* = sum A + m . (B - A), sum A*^2 = sum A^2 + m . (B^2 - A^2), sum A*H = sum AH +
+    m . ((B - A) H), and the reverse for B*; so each statistic is one contraction of the
+    (P, S, I) mask with a fixed matrix. Same numbers as recomputing r on every swapped matrix.
+    """
+    return _pearson_swap_draws_many([(A, B, H)], level, masks)[0]
+
+
+def _swap_terms(A: np.ndarray, B: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, ...]:
+    """V (complete cells), A0, B0, H0 (zero-filled) and the swap differences D, E, F."""
+    ok = np.isfinite(A) & np.isfinite(B) & np.isfinite(H)
+    A0, B0, H0 = (np.where(ok, M, 0.0) for M in (A, B, H))
+    return ok.astype(float), A0, B0, H0, B0 - A0, B0 * B0 - A0 * A0, (B0 - A0) * H0
+
+
+def _r_of(n, sx, sxx, sxy, sy, syy):  # type: ignore[no-untyped-def]
+    return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
+                             syy / np.maximum(n, 1))
+
+
+def _pearson_swap_draws_many(
+    triples: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], level: str, masks: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_pearson_swap_draws` of several (A, B, H) on the same masks.
+
+    The mask contractions of all pairs are one matrix product (segment level) or one einsum
+    (system level) -- the masks are read once instead of once per pair -- with the same sums
+    per output element as a product per pair (tested: same numbers).
+    """
+    P = masks.shape[0]
+    # one float copy of the masks, contracted by matrix products (BLAS) rather than einsum
+    m = masks.reshape(P, -1) if masks.dtype == float else masks.reshape(P, -1).astype(float)
+    terms = [_swap_terms(A, B, H) for A, B, H in triples]
+    if level == "segment":
+        cols = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
+        prod = (m @ cols.T).T  # (3 k, P)
+        out = []
+        for j, (V, A0, B0, H0, *_) in enumerate(terms):
+            mD, mE, mF = prod[3 * j:3 * j + 3]
+            n, sy, syy = V.sum(), H0.sum(), (H0 * H0).sum()
+            ra = _r_of(n, A0.sum() + mD, (A0 * A0).sum() + mE, (A0 * H0).sum() + mF, sy, syy)
+            rb = _r_of(n, B0.sum() - mD, (B0 * B0).sum() - mE, (B0 * H0).sum() - mF, sy, syy)
+            out.append((ra, rb))
+        return out
+    if level == "system":
+        mDs = np.einsum("psi,ksi->psk", m.reshape(masks.shape), np.stack([t[4] for t in terms]))
+        return [_system_swap_r(t, mDs[:, :, j]) for j, t in enumerate(terms)]
+    return [_item_swap_r(t, m.reshape(masks.shape)) for t in terms]
+
+
+def _system_swap_r(terms: tuple[np.ndarray, ...], mD: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    V, A0, B0, H0 = terms[:4]
+    cnt = V.sum(axis=1)
+    w = (cnt > 0).astype(float)
+    safe = np.maximum(cnt, 1)
+    ma = (A0.sum(axis=1) + mD) / safe
+    mb = (B0.sum(axis=1) - mD) / safe
+    mh = H0.sum(axis=1) / safe
+    n, sy, syy = w.sum(), (w * mh).sum(), (w * mh * mh).sum()
+    ra = _r_of(n, (w * ma).sum(1), (w * ma * ma).sum(1), (w * ma * mh).sum(1), sy, syy)
+    rb = _r_of(n, (w * mb).sum(1), (w * mb * mb).sum(1), (w * mb * mh).sum(1), sy, syy)
+    return ra, rb
+
+
+def _item_swap_r(terms: tuple[np.ndarray, ...], m3: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    V, A0, B0, H0, D, E, F = terms
+    mD, mE, mF = (np.einsum("psi,si->pi", m3, M) for M in (D, E, F))
+    n, sy, syy = V.sum(axis=0), H0.sum(axis=0), (H0 * H0).sum(axis=0)
+    ra = _r_of(n, A0.sum(0) + mD, (A0 * A0).sum(0) + mE, (A0 * H0).sum(0) + mF, sy, syy)
+    rb = _r_of(n, B0.sum(0) - mD, (B0 * B0).sum(0) - mE, (B0 * H0).sum(0) - mF, sy, syy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(ra, axis=1), np.nanmean(rb, axis=1)
