@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
 from conftest import shared_corpora_dir
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
