@@ -18,10 +18,12 @@ import importlib
 import inspect
 import json
 import os
+import pkgutil
 import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pandas as pd
@@ -61,6 +63,17 @@ def _loader_source(loader: Callable[..., Corpus]) -> str:
                    for m in (module, *map(importlib.import_module, names)))
 
 
+def _modules_of(*packages: ModuleType) -> list[ModuleType]:
+    """Each module or package, with every module of a package (the data model and the readers
+    are packages: a change in any of their modules changes the key)."""
+    out = []
+    for p in packages:
+        out.append(p)
+        for info in pkgutil.iter_modules(getattr(p, "__path__", []), p.__name__ + "."):
+            out.append(importlib.import_module(info.name))
+    return out
+
+
 def _key(desc: Descriptor, folder: Path, loader: Callable[..., Corpus], options: dict) -> str:
     files = []
     for f in desc.files:
@@ -73,7 +86,7 @@ def _key(desc: Descriptor, folder: Path, loader: Callable[..., Corpus], options:
         "loader": hashlib.sha256(_loader_source(loader).encode()).hexdigest(),
         "corpus": [
             hashlib.sha256(inspect.getsource(m).encode()).hexdigest()
-            for m in (corpus_module, io_module)
+            for m in _modules_of(corpus_module, io_module)
         ],
         "pandas": pd.__version__,
         "descriptor": repr(desc),

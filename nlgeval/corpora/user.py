@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from nlgeval.corpus import Corpus, CorpusInfo, Criterion, Source
 from nlgeval.errors import InputError
@@ -149,6 +151,26 @@ def _sources(meta: dict[str, Any], licence: str) -> tuple[Source, ...]:
     )
 
 
+def _check_declared(
+    ratings: pd.DataFrame, criteria: Sequence[Criterion], meta_path: Path, rat_path: Path | None
+) -> None:
+    """Every rated criterion has a scale declared in the corpus metadata."""
+    declared = {c.name for c in criteria}
+    crit = ratings["criterion"].astype(str).str.strip()
+    undeclared = ~crit.isin(declared)
+    if undeclared.any():
+        pos = int(np.flatnonzero(undeclared.to_numpy())[0])
+        raise InputError(
+            f"criterion '{crit.iloc[pos]}' has no declared scale: add it to "
+            f"{meta_path} as "
+            f'{{"criteria": [{{"name": "{crit.iloc[pos]}", "min": ..., "max": ...}}]}} '
+            f"(declared: {', '.join(sorted(declared)) or 'none'})",
+            file=rat_path,
+            row=int(ratings["_row"].iloc[pos]),
+            column="criterion",
+        )
+
+
 def load_user_corpus(
     folder: str | Path,
     *,
@@ -213,20 +235,7 @@ def load_user_corpus(
         else None
     )
     if ratings is not None and len(ratings):
-        declared = {c.name for c in criteria}
-        crit = ratings["criterion"].astype(str).str.strip()
-        undeclared = ~crit.isin(declared)
-        if undeclared.any():
-            pos = int(np.flatnonzero(undeclared.to_numpy())[0])
-            raise InputError(
-                f"criterion '{crit.iloc[pos]}' has no declared scale: add it to "
-                f"{meta_path or folder / 'corpus.json'} as "
-                f'{{"criteria": [{{"name": "{crit.iloc[pos]}", "min": ..., "max": ...}}]}} '
-                f"(declared: {', '.join(sorted(declared)) or 'none'})",
-                file=rat_path,
-                row=int(ratings["_row"].iloc[pos]),
-                column="criterion",
-            )
+        _check_declared(ratings, criteria, meta_path or folder / "corpus.json", rat_path)
     return Corpus.build(
         info,
         outputs,

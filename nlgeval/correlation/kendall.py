@@ -197,6 +197,7 @@ def _n_distinct_sorted(v: np.ndarray) -> int:
     return k
 
 
+# shape: one O(n log n) numba pass; its three counts share the sorted orders built at its start
 @njit(cache=True)
 def _counts_sorted(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[int, int, int, int, int]:
     """C, D, T_h, T_m, T_hm in O(n log n): sort + two pointers + Fenwick dominance count."""

@@ -15,162 +15,31 @@ import hmac
 import math
 import re
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, Response, abort, redirect, request, session, url_for
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, select, update
 from sqlalchemy.exc import IntegrityError
 
 from nlgeval.experiment.app import MAX_COMMENT, Experiment
 from nlgeval.experiment.config import TRIANGLE_CRITERION, CriterionConfig, format_value
 from nlgeval.experiment.storage import Evaluator, Judgement, Trial, utcnow
+from nlgeval.experiment.views import (
+    CLAIM,
+    MAKE_CURRENT,
+    STATE_QUERY,
+    BadForm,
+    EvaluatorView,
+    State,
+    TrialView,
+    slider_start,
+    slider_value,
+)
 
 MAX_ID = 2**31 - 1  # ids beyond a 32-bit integer cannot exist (and would overflow SQLite/PG)
-_NUMBER = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,12})?")
 _PARAM_VALUE = re.compile(r"[\w\-.:@]{1,200}")
-
-# The hot path's statements, built once on the Core tables: building and compiling them per
-# request was a third of a request's CPU time when profiled (see Store's docstring).
-_T, _J, _E = Trial.__table__, Judgement.__table__, Evaluator.__table__
-STATE_QUERY = (
-    select(_E.c.id, _E.c.token, _E.c.started_at, _E.c.finished_at, _E.c.answers,
-           _T.c.id.label("tid"), _T.c.answered_at)
-    .outerjoin(_T, _T.c.evaluator_id == _E.c.id)
-    .where(_E.c.token == bindparam("q_token"))
-)
-CLAIM = (  # the conditional UPDATE that makes an answer idempotent
-    _T.update().where(_T.c.id == bindparam("q_id"), _T.c.answered_at.is_(None))
-    .values(answered_at=bindparam("q_now"), shown_at=bindparam("q_shown"))
-)
-MAKE_CURRENT = (
-    _T.update().where(_T.c.id == bindparam("q_id"), _T.c.available_at.is_(None))
-    .values(available_at=bindparam("q_now"))
-)
-
-
-class BadForm(Exception):
-    """A value the form could not have produced (tampering): refused with 400.
-
-    Examples
-    --------
-    >>> str(BadForm("'7' is not a point of the scale of 'quality'"))
-    "'7' is not a point of the scale of 'quality'"
-    """
-
-
-@dataclass(frozen=True)
-class TrialView:
-    """A trial as pages need it: what never changes after ``create`` (cached at start-up)
-    plus whether it is answered (read per request).
-
-    Examples
-    --------
-    >>> TrialView(7, 2, False, "i1", "A", None, None, None).answered_at is None
-    True
-    """
-
-    id: int
-    position: int
-    practice: bool
-    item: str
-    system: str
-    system_b: str | None
-    details: dict[str, Any] | None
-    qc_kind: str | None
-    answered_at: datetime | None = None
-
-
-@dataclass(frozen=True)
-class EvaluatorView:
-    """An evaluator's row as pages need it (read per request).
-
-    Examples
-    --------
-    >>> EvaluatorView(1, "tok", None, None, None).started_at is None
-    True
-    """
-
-    id: int
-    token: str
-    started_at: datetime | None
-    finished_at: datetime | None
-    answers: dict[str, Any] | None
-
-
-@dataclass
-class State:
-    """An evaluator and their trials (in order), read together in one query.
-
-    Examples
-    --------
-    >>> from datetime import datetime
-    >>> done = TrialView(1, 1, True, "p1", "A", None, None, None, datetime(2026, 1, 1))
-    >>> todo = TrialView(2, 2, False, "i1", "B", None, None, None)
-    >>> st = State(EvaluatorView(1, "tok", None, None, None), [done, todo])
-    >>> st.current.id, st.counts()
-    (2, {'total': 1, 'remaining': 1, 'practice_total': 1, 'practice_done': 1})
-    """
-
-    ev: EvaluatorView
-    trials: list[TrialView]
-
-    @property
-    def current(self) -> TrialView | None:
-        return next((t for t in self.trials if t.answered_at is None), None)
-
-    def counts(self) -> dict[str, int]:
-        main = [t for t in self.trials if not t.practice]
-        prac = [t for t in self.trials if t.practice]
-        return {
-            "total": len(main), "remaining": sum(t.answered_at is None for t in main),
-            "practice_total": len(prac),
-            "practice_done": sum(t.answered_at is not None for t in prac),
-        }
-
-
-def slider_value(raw: str, c: CriterionConfig) -> float:
-    """The value of a visual analogue scale as the browser's ``<input type=range>`` can send
-    it: a plain decimal number within ``[min, max]`` on the ``min + k * step`` grid.
-
-    Examples
-    --------
-    >>> from nlgeval.experiment.config import CriterionConfig
-    >>> c = CriterionConfig("fluency", "How fluent?", "", "vas", min=0, max=100, step=1,
-    ...                     left_label="not", right_label="very")
-    >>> slider_value("73", c)
-    73.0
-    >>> slider_value("50.123456789", c)
-    Traceback (most recent call last):
-    ...
-    nlgeval.experiment.evaluator.BadForm: '50.123456789' is not a position of the slider ...
-    """
-    if not _NUMBER.fullmatch(raw):
-        raise BadForm(f"{raw!r} is not a number on the slider of '{c.name}'")
-    v = float(raw)
-    if not math.isfinite(v) or v < c.min or v > c.max:
-        raise BadForm(f"{raw!r} is outside the slider of '{c.name}'")
-    k = round((v - c.min) / c.step)
-    if abs(c.min + k * c.step - v) > 1e-9 * max(1.0, abs(v), c.step):
-        raise BadForm(f"{raw!r} is not a position of the slider of '{c.name}' (step "
-                      f"{format_value(c.step)})")
-    return v
-
-
-def slider_start(c: CriterionConfig) -> str:
-    """Where an untouched slider stands: the grid point nearest the middle.
-
-    Examples
-    --------
-    >>> from nlgeval.experiment.config import CriterionConfig
-    >>> c = CriterionConfig("fluency", "How fluent?", "", "vas", min=0, max=100, step=1,
-    ...                     left_label="not", right_label="very")
-    >>> slider_start(c)
-    '50'
-    """
-    k = round((c.max - c.min) / 2 / c.step)
-    return format_value(c.min + k * c.step)
+_T, _J = Trial.__table__, Judgement.__table__
 
 
 def evaluator_blueprint(x: Experiment) -> Blueprint:

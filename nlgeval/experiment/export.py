@@ -32,9 +32,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from nlgeval.experiment.config import TRIANGLE_CRITERION, ExperimentConfig
+from nlgeval.experiment.status import export_questionnaire as export_questionnaire
+from nlgeval.experiment.status import progress as progress
 from nlgeval.experiment.storage import Evaluator, Judgement, Store, Trial
 
 RATING_COLUMNS = ["rater", "item", "system", "criterion", "score"]
@@ -120,6 +122,31 @@ def _rating_columns(mode: str) -> list[str]:
     return cols
 
 
+def _rating_record(r: Any, mode: str, rank: dict[str, int],
+                   scale: dict[str, tuple[float, float]], f: pd.Series | None,
+                   speeder_ms: int) -> dict[str, Any]:
+    """One exported rating: the judgement row ``r`` with its score, timing and the quality
+    flags ``f`` of its evaluator (None: no flags)."""
+    rec: dict[str, Any] = {
+        "rater": r.name, "item": r.item, "system": r.system, "criterion": r.criterion,
+    }
+    rec.update(_scored(r, mode, rank, scale))
+    rec.update(
+        time_ms=r.time_ms, comment=r.comment or "", practice=bool(r.practice),
+        position=int(r.position),
+        submitted_utc=r.created_at.isoformat(timespec="seconds") + "Z",
+    )
+    tot = _ms(r.answered_at, r.available_at)
+    rec.update(
+        time_on_task_ms=tot,
+        speeder=bool(speeder_ms and tot is not None and tot < speeder_ms),
+        qc_check=r.qc_kind or "", qc_flags="" if f is None else f["flags"],
+        qc_passed=True if f is None else bool(f["passed"]),
+        participant=r.participant or "",
+    )
+    return rec
+
+
 def export_ratings(
     store: Store,
     cfg: ExperimentConfig | None = None,
@@ -170,25 +197,8 @@ def export_ratings(
     speeder_ms = cfg.checks.speeder_ms if cfg is not None else 0
     recs: list[dict[str, Any]] = []
     for r in rows:
-        rec: dict[str, Any] = {
-            "rater": r.name, "item": r.item, "system": r.system, "criterion": r.criterion,
-        }
-        rec.update(_scored(r, mode, rank, scale))
-        rec.update(
-            time_ms=r.time_ms, comment=r.comment or "", practice=bool(r.practice),
-            position=int(r.position),
-            submitted_utc=r.created_at.isoformat(timespec="seconds") + "Z",
-        )
-        tot = _ms(r.answered_at, r.available_at)
         f = flags.loc[r.name] if flags is not None and r.name in flags.index else None
-        rec.update(
-            time_on_task_ms=tot,
-            speeder=bool(speeder_ms and tot is not None and tot < speeder_ms),
-            qc_check=r.qc_kind or "", qc_flags="" if f is None else f["flags"],
-            qc_passed=True if f is None else bool(f["passed"]),
-            participant=r.participant or "",
-        )
-        recs.append(rec)
+        recs.append(_rating_record(r, mode, rank, scale, f, speeder_ms))
     cols = _rating_columns(mode)
     df = pd.DataFrame.from_records(recs, columns=cols)
     if mode == "triangle":
@@ -228,6 +238,31 @@ def _check_passed(kind: str, d: dict[str, Any], mine: dict[str, float],
     return deg < org or (deg == org == 0.0)
 
 
+def _quality_data(
+    store: Store,
+) -> tuple[list[Any], dict[int, list[Any]], dict[int, dict[str, float]]]:
+    """Evaluators, their main (non-practice) trials by evaluator id, and the answers of each
+    trial by criterion."""
+    with store.read() as s:
+        evs = s.execute(select(Evaluator.id, Evaluator.name, Evaluator.participant)
+                        .order_by(Evaluator.id)).all()
+        trials = s.execute(
+            select(Trial.id, Trial.evaluator_id, Trial.position, Trial.qc_kind, Trial.details,
+                   Trial.available_at, Trial.answered_at)
+            .where(Trial.practice.is_(False))).all()
+        judg = s.execute(
+            select(Judgement.trial_id, Judgement.criterion, Judgement.response)
+            .join(Trial, Trial.id == Judgement.trial_id)
+            .where(Trial.practice.is_(False))).all()
+    resp: dict[int, dict[str, float]] = {}
+    for tid, crit, v in judg:
+        resp.setdefault(tid, {})[crit] = float(v)
+    by_ev: dict[int, list[Any]] = {}
+    for t in trials:
+        by_ev.setdefault(t.evaluator_id, []).append(t)
+    return evs, by_ev, resp
+
+
 def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataFrame:
     """Per evaluator: attention checks answered and failed, median time on task, flags.
 
@@ -261,23 +296,7 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
     scale = {}
     if cfg is not None:
         scale = {c.name: (c.scale_min, c.scale_max) for c in cfg.criteria}
-    with store.read() as s:
-        evs = s.execute(select(Evaluator.id, Evaluator.name, Evaluator.participant)
-                        .order_by(Evaluator.id)).all()
-        trials = s.execute(
-            select(Trial.id, Trial.evaluator_id, Trial.position, Trial.qc_kind, Trial.details,
-                   Trial.available_at, Trial.answered_at)
-            .where(Trial.practice.is_(False))).all()
-        judg = s.execute(
-            select(Judgement.trial_id, Judgement.criterion, Judgement.response)
-            .join(Trial, Trial.id == Judgement.trial_id)
-            .where(Trial.practice.is_(False))).all()
-    resp: dict[int, dict[str, float]] = {}
-    for tid, crit, v in judg:
-        resp.setdefault(tid, {})[crit] = float(v)
-    by_ev: dict[int, list[Any]] = {}
-    for t in trials:
-        by_ev.setdefault(t.evaluator_id, []).append(t)
+    evs, by_ev, resp = _quality_data(store)
 
     def norm(crit: str, v: float) -> float:
         lo, hi = scale.get(crit, (0.0, 1.0))
@@ -321,79 +340,3 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
     df = pd.DataFrame(rows, columns=FLAG_COLUMNS)
     df["median_time_on_task_ms"] = df["median_time_on_task_ms"].astype("Int64")
     return df
-
-
-def progress(store: Store) -> pd.DataFrame:
-    """Per evaluator: ``evaluator, token, done, total, practice_done, practice_total, started,
-    finished, questionnaire`` (one row each, in creation order).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> store, cfg = Store(made.database), load_config(made.directory)
-    >>> progress(store)[["evaluator", "done", "total", "practice_total"]]
-      evaluator  done  total  practice_total
-    0         1     0      6               1
-    1         2     0      6               1
-    2         3     0      6               1
-    >>> store.dispose(); tmp.cleanup()
-    """
-    with store.read() as s:
-        evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()
-        counts = s.execute(
-            select(Trial.evaluator_id, Trial.practice, func.count(Trial.id),
-                   func.count(Trial.answered_at))
-            .group_by(Trial.evaluator_id, Trial.practice)
-        ).all()
-    c: dict[tuple[int, bool], tuple[int, int]] = {
-        (e, bool(p)): (int(n), int(a)) for e, p, n, a in counts
-    }
-    rows = []
-    for ev in evs:
-        tot, done = c.get((ev.id, False), (0, 0))
-        ptot, pdone = c.get((ev.id, True), (0, 0))
-        rows.append({
-            "evaluator": ev.name, "token": ev.token, "done": done, "total": tot,
-            "practice_done": pdone, "practice_total": ptot,
-            "started": ev.started_at.isoformat(timespec="seconds") + "Z"
-            if ev.started_at else "",
-            "finished": ev.finished_at.isoformat(timespec="seconds") + "Z"
-            if ev.finished_at else "",
-            "questionnaire": bool(ev.answers),
-            "participant": ev.participant or "",
-            "claimed": ev.claimed_at.isoformat(timespec="seconds") + "Z"
-            if ev.claimed_at else "",
-        })
-    return pd.DataFrame(rows, columns=["evaluator", "token", "done", "total", "practice_done",
-                                       "practice_total", "started", "finished",
-                                       "questionnaire", "participant", "claimed"])
-
-
-def export_questionnaire(store: Store) -> pd.DataFrame:
-    """Exit-questionnaire answers, tidy: ``rater, question, answer``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> store, cfg = Store(made.database), load_config(made.directory)
-    >>> export_questionnaire(store).columns.tolist()
-    ['rater', 'question', 'answer']
-    >>> store.dispose(); tmp.cleanup()
-    """
-    with store.read() as s:
-        evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()
-    recs = [
-        {"rater": ev.name, "question": k, "answer": v}
-        for ev in evs for k, v in (ev.answers or {}).items()
-    ]
-    return pd.DataFrame(recs, columns=["rater", "question", "answer"])

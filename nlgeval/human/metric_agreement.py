@@ -30,6 +30,28 @@ from nlgeval.human.compare import pairwise_wilcoxon
 TABLE9_COLUMNS = ("metric", "human_significant", "predicted", "backwards", "missed", "spurious")
 
 
+def _check_frames(human: pd.DataFrame, metric_scores: pd.DataFrame) -> None:
+    """Both inputs are DataFrames with the columns the tests need."""
+    for name, df, cols in (("human", human, ("system", "item", "score")),
+                           ("metric_scores", metric_scores, ("metric", "system", "item", "score"))):
+        if not isinstance(df, pd.DataFrame):
+            raise InputError(f"{name} must be a pandas DataFrame")
+        miss = [c for c in cols if c not in df.columns]
+        if miss:
+            raise InputError(f"{name} needs columns {', '.join(cols)}; missing {', '.join(miss)}")
+
+
+def _outcomes(both: pd.DataFrame) -> np.ndarray:
+    """Each pair's outcome: predicted, backwards, missed, spurious or agree-not-significant."""
+    hs, ms = both["human_significant"], both["metric_significant"]
+    same = both["human_direction"] == both["metric_direction"]
+    return np.select(
+        [hs & ms & same, hs & ms & ~same, hs & ~ms, ~hs & ms],
+        ["predicted", "backwards", "missed", "spurious"],
+        default="agree-not-significant",
+    )
+
+
 def significant_difference_pairs(
     human: pd.DataFrame,
     metric_scores: pd.DataFrame,
@@ -58,13 +80,7 @@ def significant_difference_pairs(
     >>> significant_difference_pairs(human, metric)[["metric", "outcome"]].values.tolist()
     [['m', 'predicted']]
     """
-    for name, df, cols in (("human", human, ("system", "item", "score")),
-                           ("metric_scores", metric_scores, ("metric", "system", "item", "score"))):
-        if not isinstance(df, pd.DataFrame):
-            raise InputError(f"{name} must be a pandas DataFrame")
-        miss = [c for c in cols if c not in df.columns]
-        if miss:
-            raise InputError(f"{name} needs columns {', '.join(cols)}; missing {', '.join(miss)}")
+    _check_frames(human, metric_scores)
     h = human[["system", "item", "score"]].copy()
     h["system"], h["item"] = h["system"].astype(str), h["item"].astype(str)
     h = h.groupby(["system", "item"], as_index=False, sort=False)["score"].mean()
@@ -106,13 +122,7 @@ def significant_difference_pairs(
             "metric_pvalue_adjusted": mw["pvalue_adjusted"].to_numpy(),
             "metric_significant": mw["significant"].to_numpy(),
         })
-        hs, ms = both["human_significant"], both["metric_significant"]
-        same = both["human_direction"] == both["metric_direction"]
-        both["outcome"] = np.select(
-            [hs & ms & same, hs & ms & ~same, hs & ~ms, ~hs & ms],
-            ["predicted", "backwards", "missed", "spurious"],
-            default="agree-not-significant",
-        )
+        both["outcome"] = _outcomes(both)
         frames.append(both)
     if not frames:
         raise InputError("no metric scores given")

@@ -19,6 +19,8 @@ so every stream is seeded from a ``SeedSequence`` and results do not depend on t
 (Longer than 400 lines only through the runnable examples in the kernels' docstrings.)
 """
 
+# shape: over 400 lines only through the runnable examples in the kernels' docstrings
+
 from __future__ import annotations
 
 import math
@@ -406,6 +408,7 @@ def null_moments(h, N, s):
     return eq, eq2
 
 
+# shape: one numba loop (draw, compare, stop early) whose state would be passed around if split
 @njit(cache=True)
 def two_group_bootstrap(
     rng, full, sub, nboot, alpha, step, acc_thr, rej_thr, pz_min, logfact, recip, out_p,

@@ -30,8 +30,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,127 +38,19 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.items.cells import METHODS as METHODS
+from nlgeval.items.cells import CellResult, _Chunk, _run_chunk
+from nlgeval.items.cells import observed_subsamples as observed_subsamples
+from nlgeval.items.cells import task_stream as task_stream
+from nlgeval.items.cells import warm_up as warm_up
 from nlgeval.items.profiles import ScoreDistribution
 from nlgeval.items.stopping import certified_schedule
-from nlgeval.parallel import ExecutionBackend, execution_record, get_backend, task_seed
+from nlgeval.parallel import ExecutionBackend, execution_record, get_backend
 from nlgeval.progress import progress_bar
 from nlgeval.provenance import run_record
 from nlgeval.results import Result
 
-METHODS = ("bootstrap", "rwor")
 THRESHOLDS = (0.10, 0.05, 0.01)
-
-
-@lru_cache(maxsize=4)
-def _logfact(nmax: int) -> np.ndarray:
-    from nlgeval.items._kernels import log_factorial_table
-
-    return log_factorial_table(nmax)
-
-
-def observed_subsamples(
-    rng: np.random.Generator, counts: np.ndarray, size: int, method: str, replications: int
-) -> np.ndarray:
-    """(R, K) category counts of R subsamples of ``size`` items from the full counts: a
-    Multinomial(size, counts / N) draw (``bootstrap``) or a multivariate hypergeometric draw
-    (``rwor``, without replacement) per replication (González-Corbelle et al. 2023, 4.4).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> sub = observed_subsamples(rng, np.array([3, 5, 2]), 4, "rwor", 3)
-    >>> sub.shape, sub.sum(axis=1).tolist(), bool((sub <= [3, 5, 2]).all())
-    ((3, 3), [4, 4, 4], True)
-    """
-    counts = np.asarray(counts, dtype=np.int64)
-    if method == "bootstrap":
-        return rng.multinomial(size, counts / counts.sum(), size=replications)
-    if method == "rwor":
-        return rng.multivariate_hypergeometric(counts, size, size=replications)
-    raise InputError(f"unknown resampling method {method!r}; use 'bootstrap' or 'rwor'")
-
-
-def task_stream(seed: int, dist_index: int, method: str, size: int) -> np.random.SeedSequence:
-    """The independent stream of one task: ``SeedSequence(seed)`` spawned by position
-    (:func:`nlgeval.parallel.task_seed`).
-
-    Examples
-    --------
-    >>> task_stream(1, 0, "rwor", 5).spawn_key
-    (0, 1, 5)
-    """
-    # spawn_key (dist, method, size) is what root.spawn(n)[d].spawn(2)[m].spawn(N)[s] yields.
-    return task_seed(seed, dist_index, METHODS.index(method), size)
-
-
-@dataclass(frozen=True)
-class _Chunk:
-    """A batch of tasks shipped to a worker together (one task = one (distribution, method,
-    size) cell with all its replications). Batching only saves per-task overhead: each cell
-    draws from its own stream, so the chunking never changes a number."""
-
-    keys: tuple[tuple[int, str, int], ...]
-    counts: dict[int, np.ndarray]  # distribution position -> full counts (those the keys use)
-    seed: int
-    replications: int
-    nboot: int
-    alpha: float
-    step: int
-    accept_at: np.ndarray
-    reject_at: np.ndarray
-    pz_min: float
-
-
-CellResult = tuple[tuple[int, str, int], int, int, float]  # key, rejections, R, mean draws
-
-
-def _run_cell(chunk: _Chunk, key: tuple[int, str, int]) -> CellResult:
-    from nlgeval.items._kernels import two_group_bootstrap
-
-    d, method, size = key
-    rng = np.random.default_rng(task_stream(chunk.seed, d, method, size))
-    counts = chunk.counts[d]
-    full = counts[counts > 0].astype(np.int64)
-    r = chunk.replications
-    sub = observed_subsamples(rng, full, size, method, r).astype(np.int64)
-    out_p = np.empty(r)
-    out_reject = np.zeros(r, dtype=np.bool_)
-    out_draws = np.zeros(r, dtype=np.int64)
-    nmax = int(full.sum()) + size + 1
-    two_group_bootstrap(rng, full, sub, chunk.nboot, chunk.alpha, chunk.step, chunk.accept_at,
-                        chunk.reject_at, chunk.pz_min, _logfact(nmax), _recip(nmax), out_p,
-                        out_reject, out_draws)
-    return key, int(out_reject.sum()), r, float(out_draws.mean())
-
-
-def _run_chunk(chunk: _Chunk) -> list[CellResult]:
-    """Run every cell of a chunk (this is the function a backend sends to its workers)."""
-    return [_run_cell(chunk, key) for key in chunk.keys]
-
-
-@lru_cache(maxsize=4)
-def _recip(nmax: int) -> np.ndarray:
-    from nlgeval.items._kernels import reciprocal_table
-
-    return reciprocal_table(nmax)
-
-
-def warm_up() -> None:
-    """Compile the kernels once in this process (workers forked later inherit them).
-
-    Examples
-    --------
-    >>> warm_up()  # loads the compiled kernels from numba's cache after the first run
-    """
-    from nlgeval.items._kernels import two_group_bootstrap
-
-    rng = np.random.default_rng(0)
-    full = np.array([3, 2, 5], dtype=np.int64)
-    sub = np.array([[1, 1, 1]], dtype=np.int64)
-    two_group_bootstrap(rng, full, sub, 20, 0.1, 10, np.array([5, 5], dtype=np.int64),
-                        np.array([-1, -1], dtype=np.int64), 0.5, _logfact(40), _recip(40),
-                        np.empty(1),
-                        np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.int64))
 
 
 def min_items(sizes: np.ndarray, shares: np.ndarray, threshold: float) -> int | None:
@@ -321,8 +212,47 @@ def run_study(
     >>> a.curves["rejections"].tolist() == b.curves["rejections"].tolist()
     True
     """
-    from nlgeval.items.checkpoint import StudyCheckpoint
+    _check_arguments(distributions, methods, replications, nboot, alpha, stopping, chunk_size,
+                     resume, checkpoint)
+    eps_used = eps if stopping == "certified" else 0.0
+    sched = certified_schedule(int(nboot), float(alpha), eps_used)
+    keys, all_sizes = _cells(distributions, methods, sizes)
+    study_id = {
+        "distributions": [{"name": x.name, "counts": [int(c) for c in x.counts]}
+                          for x in distributions],
+        "methods": list(methods), "sizes": all_sizes, "replications": int(replications),
+        "nboot": int(nboot), "alpha": float(alpha), "seed": int(seed), "stopping": stopping,
+        "eps": float(eps_used),
+    }
+    be = get_backend(backend, workers, scheduler=scheduler)
+    t0 = time.perf_counter()
+    warm_up()
+    template = _Chunk((), {}, int(seed), int(replications), int(nboot), float(alpha),
+                      sched.step, sched.accept_at, sched.reject_at, sched.pz_min)
+    results, execution = _run_cells(keys, distributions, template, be, chunk_size, checkpoint,
+                                    study_id, resume)
+    seconds = time.perf_counter() - t0
+    curves = _curves(results, keys, distributions, methods)
+    params = {
+        "methods": list(methods), "replications": int(replications), "nboot": int(nboot),
+        "alpha": float(alpha), "thresholds": [float(t) for t in thresholds], "seed": int(seed),
+        "sizes": "2..N-1" if sizes is None else [int(s) for s in sizes],
+        "stopping": stopping, "eps": eps_used,
+    }
+    return StudyResult(
+        curves=curves, thresholds=thresholds_table(curves, thresholds),
+        distributions=tuple(distributions), parameters=params, seconds=seconds,
+        run=run_record(seed=int(seed), method="nlgeval.items.study.run_study",
+                       numba_version=_numba_version(), execution=execution),
+    )
 
+
+def _check_arguments(
+    distributions: Sequence[ScoreDistribution], methods: Sequence[str], replications: int,
+    nboot: int, alpha: float, stopping: str, chunk_size: int | None, resume: bool,
+    checkpoint: str | Path | None,
+) -> None:
+    """Reject bad arguments of :func:`run_study` before any work, naming the argument."""
     if not distributions:
         raise InputError("no score distributions given")
     for m in methods:
@@ -338,8 +268,13 @@ def run_study(
         raise InputError(f"chunk_size must be positive, got {chunk_size}")
     if resume and checkpoint is None:
         raise InputError("resume needs a checkpoint (the CLI: --resume needs --out)")
-    eps_used = eps if stopping == "certified" else 0.0
-    sched = certified_schedule(int(nboot), float(alpha), eps_used)
+
+
+def _cells(
+    distributions: Sequence[ScoreDistribution], methods: Sequence[str],
+    sizes: Sequence[int] | None,
+) -> tuple[list[tuple[int, str, int]], list[list[int]]]:
+    """Every (distribution position, method, size) cell, and the sizes of each distribution."""
     keys: list[tuple[int, str, int]] = []
     all_sizes = []
     for d, dist in enumerate(distributions):
@@ -351,16 +286,19 @@ def run_study(
                 raise InputError(f"size {s} is outside 2..{n} for distribution '{dist.name}'")
         all_sizes.append(dist_sizes)
         keys += [(d, m, s) for m in methods for s in dist_sizes]
-    study_id = {
-        "distributions": [{"name": x.name, "counts": [int(c) for c in x.counts]}
-                          for x in distributions],
-        "methods": list(methods), "sizes": all_sizes, "replications": int(replications),
-        "nboot": int(nboot), "alpha": float(alpha), "seed": int(seed), "stopping": stopping,
-        "eps": float(eps_used),
-    }
-    be = get_backend(backend, workers, scheduler=scheduler)
-    t0 = time.perf_counter()
-    warm_up()
+    return keys, all_sizes
+
+
+def _run_cells(
+    keys: list[tuple[int, str, int]], distributions: Sequence[ScoreDistribution],
+    template: _Chunk, be: ExecutionBackend, chunk_size: int | None,
+    checkpoint: str | Path | None, study_id: dict[str, Any], resume: bool,
+) -> tuple[dict[tuple[int, str, int], CellResult], dict[str, Any]]:
+    """Run the cells not already in the checkpoint on ``be`` in chunks (``template`` holds the
+    settings every chunk shares), appending completed chunks to the checkpoint; the results of
+    every cell and the execution record."""
+    from nlgeval.items.checkpoint import StudyCheckpoint
+
     results: dict[tuple[int, str, int], CellResult] = {}
     with contextlib.ExitStack() as stack:
         ckpt = None
@@ -372,12 +310,11 @@ def run_study(
         todo = [k for k in keys if k not in results]
         if hasattr(be, "__enter__") and todo:
             stack.enter_context(be)  # type: ignore[arg-type]
-        size = chunk_size or _auto_chunk_size(len(todo), be, int(replications))
+        size = chunk_size or _auto_chunk_size(len(todo), be, template.replications)
         chunks = [
-            _Chunk(tuple(part), {d: np.asarray(distributions[d].counts, dtype=np.int64)
-                                 for d in sorted({k[0] for k in part})},
-                   int(seed), int(replications), int(nboot), float(alpha), sched.step,
-                   sched.accept_at, sched.reject_at, sched.pz_min)
+            replace(template, keys=tuple(part),
+                    counts={d: np.asarray(distributions[d].counts, dtype=np.int64)
+                            for d in sorted({k[0] for k in part})})
             for part in (todo[i:i + size] for i in range(0, len(todo), size))
         ]
         label = "items study" + ("" if getattr(be, "name", "") in ("", "serial")
@@ -392,7 +329,15 @@ def run_study(
                 bar.advance(len(cells))
         execution = execution_record(be, chunk_size=size, chunks=len(chunks),
                                      resumed_cells=resumed)
-    seconds = time.perf_counter() - t0
+    return results, execution
+
+
+def _curves(
+    results: dict[tuple[int, str, int], CellResult], keys: list[tuple[int, str, int]],
+    distributions: Sequence[ScoreDistribution], methods: Sequence[str],
+) -> pd.DataFrame:
+    """The rejection-share curves (Figure 3), one row per cell in (distribution, method, size)
+    order."""
     rows = []
     order = {m: i for i, m in enumerate(methods)}
     for key in sorted(keys, key=lambda k: (k[0], order[k[1]], k[2])):
@@ -400,19 +345,7 @@ def run_study(
         rows.append({"distribution": distributions[d].name, "method": m, "size": s,
                      "reject_share": rejections / r, "rejections": rejections,
                      "replications": r, "mean_draws": draws})
-    curves = pd.DataFrame(rows)
-    params = {
-        "methods": list(methods), "replications": int(replications), "nboot": int(nboot),
-        "alpha": float(alpha), "thresholds": [float(t) for t in thresholds], "seed": int(seed),
-        "sizes": "2..N-1" if sizes is None else [int(s) for s in sizes],
-        "stopping": stopping, "eps": eps_used,
-    }
-    return StudyResult(
-        curves=curves, thresholds=thresholds_table(curves, thresholds),
-        distributions=tuple(distributions), parameters=params, seconds=seconds,
-        run=run_record(seed=int(seed), method="nlgeval.items.study.run_study",
-                       numba_version=_numba_version(), execution=execution),
-    )
+    return pd.DataFrame(rows)
 
 
 def _auto_chunk_size(n_cells: int, backend: ExecutionBackend, replications: int) -> int:

@@ -17,7 +17,8 @@ Subclasses implement ``_prepare_refs``, ``_segment_stats``, ``_segment_from_stat
 ``_corpus_from_stats`` (and may override :meth:`Metric.corpus_score` when the corpus score is not
 a function of per-segment statistics, as for NIST's corpus-wide information weights).
 
-Options come from a spec string ``name:key=value[,key=value]`` (see :func:`parse_spec`).
+Options come from a spec string ``name:key=value[,key=value]`` (see
+:mod:`nlgeval.metrics.options`); inputs are checked by :mod:`nlgeval.metrics._inputs`.
 """
 
 from __future__ import annotations
@@ -26,145 +27,18 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from nlgeval.errors import InputError
+from nlgeval.metrics._inputs import Groups, _group_pairs, _validate_inputs
+from nlgeval.metrics.options import Option as Option
+from nlgeval.metrics.options import parse_metric_list as parse_metric_list
+from nlgeval.metrics.options import parse_spec as parse_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     from nlgeval.metrics.cache import StatsCache
-
-_TRUE = {"true", "yes", "1", "on", "y", "t"}
-_FALSE = {"false", "no", "0", "off", "n", "f"}
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option of a metric: its type, default and help text.
-
-    ``type`` is ``bool``, ``int``, ``float`` or ``str``; ``choices`` restricts string options.
-
-    Examples:
-        >>> Option(bool, False, "lowercase").parse("bleu", "lowercase", "yes")
-        True
-        >>> Option(int, 4).parse("bleu", "max_ngram_order", " 3 ")
-        3
-    """
-
-    type: type
-    default: Any
-    help: str = ""
-    choices: tuple[str, ...] | None = None
-
-    def parse(self, metric: str, key: str, value: Any) -> Any:
-        """Convert a (string) value to the option's type or raise a clear :class:`InputError`."""
-        where = f"metric '{metric}', option '{key}'"
-        if self.type is bool:
-            if isinstance(value, bool):
-                return value
-            s = str(value).strip().lower()
-            if s in _TRUE:
-                return True
-            if s in _FALSE:
-                return False
-            raise InputError(f"{where}: expected true or false, got {value!r}")
-        if self.type is int:
-            if isinstance(value, bool):
-                raise InputError(f"{where}: expected an integer, got {value!r}")
-            try:
-                return int(str(value).strip())
-            except ValueError:
-                raise InputError(f"{where}: expected an integer, got {value!r}") from None
-        if self.type is float:
-            try:
-                return float(str(value).strip())
-            except ValueError:
-                raise InputError(f"{where}: expected a number, got {value!r}") from None
-        s = str(value).strip()
-        if self.choices is not None and s not in self.choices:
-            raise InputError(f"{where}: expected one of {', '.join(self.choices)}, got {s!r}")
-        return s
-
-    def format(self, value: Any) -> str:
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """Split ``"bleu:lowercase=true,tokenize=intl"`` into a name and an option dict.
-
-    Examples:
-        >>> parse_spec("bleu:lowercase=true,tokenize=intl")
-        ('bleu', {'lowercase': 'true', 'tokenize': 'intl'})
-    """
-    if not isinstance(spec, str) or not spec.strip():
-        raise InputError(f"empty metric specification {spec!r}")
-    name, _, rest = spec.strip().partition(":")
-    name = name.strip()
-    opts: dict[str, str] = {}
-    if rest.strip():
-        for part in rest.split(","):
-            if not part.strip():
-                continue
-            key, eq, value = part.partition("=")
-            if not eq or not key.strip():
-                raise InputError(
-                    f"metric '{spec}': option '{part.strip()}' must look like key=value "
-                    "(e.g. bleu:lowercase=true)"
-                )
-            key = key.strip()
-            if key in opts:
-                raise InputError(f"metric '{spec}': option '{key}' given twice")
-            opts[key] = value.strip()
-    return name, opts
-
-
-def _validate_inputs(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> None:
-    if isinstance(hyps, str) or not isinstance(hyps, Sequence | np.ndarray):
-        raise InputError("hyps must be a sequence of strings (one hypothesis per segment)")
-    if isinstance(refs, str) or not isinstance(refs, Sequence | np.ndarray):
-        raise InputError(
-            "refs must be a sequence of reference lists (refs[i] = references of hyps[i])"
-        )
-    if len(hyps) != len(refs):
-        raise InputError(
-            f"{len(hyps)} hypotheses but {len(refs)} reference lists; refs[i] must hold the "
-            "references of hyps[i]"
-        )
-    # fast path: reference lists are usually shared objects (one per item); check each once
-    seen: set[int] = set()
-    ok = all(type(h) is str for h in hyps)
-    if ok:
-        for r in refs:
-            if id(r) in seen:
-                continue
-            if isinstance(r, str) or not len(r) or not all(type(x) is str for x in r):
-                ok = False
-                break
-            seen.add(id(r))
-    if ok:
-        return
-    for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
-        if not isinstance(h, str):
-            raise InputError(f"hypothesis {i + 1} is {type(h).__name__}, expected a string")
-        if isinstance(r, str):
-            raise InputError(
-                f"references of segment {i + 1} are a single string; pass a list of references "
-                "(e.g. [[ref]] for one reference per segment)"
-            )
-        if len(r) == 0:
-            raise InputError(f"segment {i + 1} has no reference")
-        for x in r:
-            if not isinstance(x, str):
-                raise InputError(
-                    f"a reference of segment {i + 1} is {type(x).__name__}, expected a string"
-                )
-
-
-Groups = list[tuple[tuple[str, ...], list[str]]]
 
 
 def _stats_worker(metric: Metric, groups: Groups) -> list[np.ndarray]:
@@ -360,22 +234,7 @@ class Metric(ABC):
         self.n_refs_seen.update(map(len, refs))
         if n == 0:
             return np.zeros((0, 0))
-        # distinct reference lists -> distinct hypotheses
-        group_of: dict[tuple[str, ...], int] = {}
-        group_hyps: list[dict[str, int]] = []
-        where = np.empty((n, 2), dtype=np.int64)
-        for i, (h, r) in enumerate(zip(hyps, refs, strict=True)):
-            key = tuple(r)
-            g = group_of.get(key)
-            if g is None:
-                g = group_of[key] = len(group_hyps)
-                group_hyps.append({})
-            hmap = group_hyps[g]
-            j = hmap.get(h)
-            if j is None:
-                j = hmap[h] = len(hmap)
-            where[i] = (g, j)
-        groups: Groups = [(r, list(hm)) for r, hm in zip(group_of, group_hyps, strict=True)]
+        groups, where = _group_pairs(hyps, refs)
         if advance:  # duplicates are free
             advance(n - sum(len(h) for _, h in groups))
         results: list[list[np.ndarray | None]]
@@ -485,31 +344,3 @@ class Metric(ABC):
         if len(stats) == 0:
             return np.zeros(0)
         return np.asarray(self._segment_from_stats(stats), dtype=np.float64)
-
-
-def parse_metric_list(text: str) -> list[str]:
-    """Split ``--metrics``.
-
-    Metrics are separated by ';' or by ',' -- a comma-separated part containing '=' but no ':'
-    continues the previous spec's options, so ``bleu:lowercase=true,tokenize=intl,chrf``
-    means ``bleu:lowercase=true,tokenize=intl`` and ``chrf``.
-
-    Examples:
-        >>> parse_metric_list("bleu:lowercase=true,tokenize=intl,chrf")
-        ['bleu:lowercase=true,tokenize=intl', 'chrf']
-        >>> parse_metric_list("bleu;rougeL")
-        ['bleu', 'rougeL']
-    """
-    out: list[str] = []
-    for chunk in text.split(";"):
-        for part in chunk.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            if "=" in part and ":" not in part and out and ":" in out[-1]:
-                out[-1] += "," + part
-            else:
-                out.append(part)
-    if not out:
-        raise InputError("--metrics is empty (e.g. --metrics bleu,chrf)")
-    return out

@@ -100,6 +100,89 @@ def _labels(metrics: Sequence[Metric]) -> list[str]:
     return labels
 
 
+def _metrics_of(metrics: Sequence[str | Metric] | str) -> list[Metric]:
+    """Metric objects from specs (a list, or one comma-separated string) or instances."""
+    if isinstance(metrics, str):
+        metrics = [m for m in metrics.split(",") if m.strip()]
+    if not metrics:
+        raise InputError("no metric given (e.g. metrics=['bleu', 'rougeL'])")
+    return [get_metric(m) for m in metrics]
+
+
+def _open_cache(
+    cache: bool, cache_dir: str | Path | None, hyps: list[str], refs: list[list[str]]
+) -> tuple[StatsCache | None, bytes | None]:
+    """The statistics cache (None: off) and the digest of the validated texts (batch key)."""
+    if not cache:
+        return None, None
+    store = StatsCache(cache_dir)
+    _validate_inputs(hyps, refs)
+    return store, store.texts_digest(hyps, refs)
+
+
+def _selected_outputs(
+    corpus: Corpus, systems: Sequence[str] | None, rated_only: bool
+) -> pd.DataFrame:
+    """The outputs to score (all, or the rated ones, of the chosen systems), in corpus order."""
+    outputs = corpus.rated_outputs() if rated_only else corpus.outputs
+    if systems is not None:
+        systems = list(systems)
+        unknown = sorted(set(systems) - set(corpus.systems))
+        if unknown:
+            raise InputError(
+                f"unknown system(s) {', '.join(unknown)} in corpus '{corpus.name}' "
+                f"(systems: {', '.join(corpus.systems)})"
+            )
+        outputs = outputs[outputs["system"].isin(systems)]
+    if outputs.empty:
+        what = "rated outputs" if rated_only else "outputs"
+        raise InputError(f"corpus '{corpus.name}' has no {what} to score for these systems")
+    return outputs.reset_index(drop=True)
+
+
+def _references_of(corpus: Corpus, items: list[str]) -> list[list[str]]:
+    """The reference list of every output's item, one shared list object per item (the metric
+    groups by reference content)."""
+    ref_map: dict[str, list[str]] = {}
+    ref_items = corpus.references["item"].tolist()
+    for it, text in zip(ref_items, corpus.references["text"].tolist(), strict=True):
+        ref_map.setdefault(it, []).append(text)
+    missing = sorted(set(items) - set(ref_map))
+    if missing:
+        raise InputError(
+            f"corpus '{corpus.name}': no reference for item(s) {', '.join(missing[:5])}"
+            + (" ..." if len(missing) > 5 else "")
+            + " (reference-based metrics need at least one reference per item)"
+        )
+    per_item = {i: ref_map[i] for i in dict.fromkeys(items)}
+    return [per_item[i] for i in items]
+
+
+_BySystem = dict[str, tuple[np.ndarray, list[str], list[list[str]]]]
+
+
+def _by_system(outputs: pd.DataFrame, hyps: list[str], refs: list[list[str]]) -> _BySystem:
+    """Segment positions, hypotheses and references of each system, in order of appearance."""
+    codes, system_names = pd.factorize(outputs["system"])
+    by_system: _BySystem = {}
+    for code, sysname in enumerate(system_names):
+        idx = np.flatnonzero(codes == code)
+        by_system[sysname] = (idx, [hyps[i] for i in idx], [refs[i] for i in idx])
+    return by_system
+
+
+def _corpus_rows(
+    m: Metric, label: str, stats: np.ndarray, by_system: _BySystem
+) -> list[dict[str, Any]]:
+    """One corpus-score row per system, from that system's own segment statistics."""
+    sig = m.signature
+    return [
+        {"system": sysname, "metric": label,
+         "score": m.corpus_from_stats(stats[idx], sys_hyps, sys_refs), "signature": sig}
+        for sysname, (idx, sys_hyps, sys_refs) in by_system.items()
+    ]
+
+
 def score_corpus(
     corpus: Corpus,
     metrics: Sequence[str | Metric],
@@ -150,60 +233,16 @@ def score_corpus(
     >>> one.segments.equals(two.segments), two.execution["chunks"]
     (True, 4)
     """
-    if isinstance(metrics, str):
-        metrics = [m for m in metrics.split(",") if m.strip()]
-    if not metrics:
-        raise InputError("no metric given (e.g. metrics=['bleu', 'rougeL'])")
-    mets = [get_metric(m) for m in metrics]
+    mets = _metrics_of(metrics)
     labels = _labels(mets)
 
-    outputs = corpus.rated_outputs() if rated_only else corpus.outputs
-    if systems is not None:
-        systems = list(systems)
-        unknown = sorted(set(systems) - set(corpus.systems))
-        if unknown:
-            raise InputError(
-                f"unknown system(s) {', '.join(unknown)} in corpus '{corpus.name}' "
-                f"(systems: {', '.join(corpus.systems)})"
-            )
-        outputs = outputs[outputs["system"].isin(systems)]
-    if outputs.empty:
-        what = "rated outputs" if rated_only else "outputs"
-        raise InputError(f"corpus '{corpus.name}' has no {what} to score for these systems")
-    outputs = outputs.reset_index(drop=True)
+    outputs = _selected_outputs(corpus, systems, rated_only)
     items = outputs["item"].tolist()
-    ref_map: dict[str, list[str]] = {}
-    ref_items = corpus.references["item"].tolist()
-    for it, text in zip(ref_items, corpus.references["text"].tolist(), strict=True):
-        ref_map.setdefault(it, []).append(text)
-    missing = sorted(set(items) - set(ref_map))
-    if missing:
-        raise InputError(
-            f"corpus '{corpus.name}': no reference for item(s) {', '.join(missing[:5])}"
-            + (" ..." if len(missing) > 5 else "")
-            + " (reference-based metrics need at least one reference per item)"
-        )
-    # one shared list object per item: the metric groups by reference content
-    per_item = {i: ref_map[i] for i in dict.fromkeys(items)}
-    refs = [per_item[i] for i in items]
+    refs = _references_of(corpus, items)
     hyps = outputs["text"].astype(str).tolist()
-    # segment positions, hypotheses and references of each system, in order of appearance
-    codes, system_names = pd.factorize(outputs["system"])
-    by_system: dict[str, tuple[np.ndarray, list[str], list[list[str]]]] = {}
-    for code, sysname in enumerate(system_names):
-        idx = np.flatnonzero(codes == code)
-        by_system[sysname] = (idx, [hyps[i] for i in idx], [refs[i] for i in idx])
+    by_system = _by_system(outputs, hyps, refs)
 
-    store = StatsCache(cache_dir) if cache else None
-    digest = None
-    if store is not None:
-        _validate_inputs(hyps, refs)
-        digest = store.texts_digest(hyps, refs)
-    seg_frames: list[pd.DataFrame] = []
-    corpus_rows: list[dict[str, Any]] = []
-    signatures: dict[str, str] = {}
-    execution: dict[str, Any] = {}
-    hits = misses = 0
+    store, digest = _open_cache(cache, cache_dir, hyps, refs)
     if backend is None and scheduler is not None:
         backend = "dask"
     try:
@@ -213,39 +252,26 @@ def score_corpus(
                 batches, hits, misses, execution = _score_on_backend(
                     mets, hyps, refs, items, store, digest, be, chunk_size,
                     cache_dir if cache else _NO_CACHE, bar.advance)
-            for m, label in zip(mets, labels, strict=True):
-                if backend is not None:
-                    stats, scores = batches[label]
-                else:
+            else:
+                batches, hits, misses, execution = {}, 0, 0, {}
+                for m, label in zip(mets, labels, strict=True):
                     bar.update(description=f"scoring {label}")
-                    stats, scores = m.score_batch(
-                        hyps, refs, cache=store, n_jobs=n_jobs, advance=bar.advance,
-                        texts_digest=digest,
-                    )
-                seg_frames.append(
-                    pd.DataFrame(
-                        {
-                            "metric": label,
-                            "system": outputs["system"],
-                            "item": outputs["item"],
-                            "score": scores,
-                        }
-                    )
-                )
-                sig = m.signature
-                signatures[label] = sig
-                for sysname, (idx, sys_hyps, sys_refs) in by_system.items():
-                    score = m.corpus_from_stats(stats[idx], sys_hyps, sys_refs)
-                    corpus_rows.append(
-                        {"system": sysname, "metric": label, "score": score, "signature": sig}
-                    )
+                    batches[label] = m.score_batch(hyps, refs, cache=store, n_jobs=n_jobs,
+                                                   advance=bar.advance, texts_digest=digest)
     finally:
         if store is not None:
             store.close()
+    seg_frames: list[pd.DataFrame] = []
+    corpus_rows: list[dict[str, Any]] = []
+    for m, label in zip(mets, labels, strict=True):
+        stats, scores = batches[label]
+        seg_frames.append(pd.DataFrame({"metric": label, "system": outputs["system"],
+                                        "item": outputs["item"], "score": scores}))
+        corpus_rows += _corpus_rows(m, label, stats, by_system)
     return ScoreResult(
         segments=pd.concat(seg_frames, ignore_index=True),
         corpus_scores=pd.DataFrame(corpus_rows, columns=["system", "metric", "score", "signature"]),
-        signatures=signatures,
+        signatures={label: m.signature for m, label in zip(mets, labels, strict=True)},
         specs={label: m.spec for m, label in zip(mets, labels, strict=True)},
         higher_is_better={label: m.higher_is_better for m, label in zip(mets, labels, strict=True)},
         cache_hits=hits + (store.hits if store is not None else 0),

@@ -6,6 +6,8 @@ of a :class:`ValidationSettings` (:func:`run_study` runs its stages);
 ``run.json``.
 """
 
+from nlgeval.report.page import render_html
+from nlgeval.report.paper_tables import study_tables
 from nlgeval.report.settings import ValidationSettings
 from nlgeval.report.study import (
     DEFAULT_METRICS,
@@ -15,7 +17,7 @@ from nlgeval.report.study import (
     run_study,
     run_validation,
 )
-from nlgeval.report.writer import render_html, study_figures, study_tables, write_report
+from nlgeval.report.writer import study_figures, write_report
 
 __all__ = [
     "DEFAULT_METRICS", "ScoreInputs", "ValidationSettings", "ValidationStudy",

@@ -1,4 +1,6 @@
-"""Write a :class:`~nlgeval.report.study.ValidationStudy` as a report directory.
+"""Write a :class:`~nlgeval.report.study.ValidationStudy` as a report directory: its tables
+(:mod:`nlgeval.report.paper_tables`), figures (drawn here, in worker processes), CSVs, page
+(:mod:`nlgeval.report.page`) and run record.
 
 Layout of ``out_dir``::
 
@@ -13,8 +15,6 @@ Layout of ``out_dir``::
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import time
 from collections.abc import Callable
@@ -24,160 +24,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nlgeval.correlation.coefficients import COEFFICIENTS
 from nlgeval.provenance import run_record
+from nlgeval.report.page import render_html as render_html
+from nlgeval.report.paper_tables import _slug
+from nlgeval.report.paper_tables import study_tables as study_tables
 from nlgeval.report.study import ValidationStudy
 from nlgeval.results import jsonable
-from nlgeval.tables import PaperTable
-
-# ----------------------------------------------------------------------------- tables
-#: How each level reads in captions, and the unit its n counts.
-LEVEL_TEXT: dict[str, tuple[str, str]] = {
-    "system": ("System level (system means)", "systems"),
-    "segment": ("Segment level, no grouping (all outputs pooled)", "outputs"),
-    "item": ("Segment level grouped by item (within each item across systems, then averaged)",
-             "items"),
-    "system-grouped": ("Segment level grouped by system (within each system across items, "
-                       "then averaged)", "systems"),
-}
-
-
-def study_tables(study: ValidationStudy) -> dict[str, PaperTable]:
-    """The report's paper tables, keyed by file stem.
-
-    Examples
-    --------
-    >>> from nlgeval.corpora import load_corpus
-    >>> from nlgeval.report import ValidationSettings, run_study
-    >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=0, permutations=0, table9=False)
-    >>> c = load_corpus("e2e")
-    >>> study = run_study(c.subset(items=c.items[:40]), s)
-    >>> "metric_scores_by_system" in study_tables(study)
-    True
-    """
-    t: dict[str, PaperTable] = {}
-    ms = study.metric_system_scores
-    t["metric_scores_by_system"] = PaperTable(
-        data=ms, caption=f"Metric scores per system on the rated outputs of {study.corpus} "
-        "(corpus-level scores; cf. Reiter & Belz 2009, Tables 5 and 7).",
-        label="tab:metric-scores", digits=3)
-    hs = study.human_system_scores
-    t["human_scores_by_system"] = PaperTable(
-        data=hs, caption="Mean human score per system and criterion ("
-        f"{'mean of per-rater z-scores' if study.normalise == 'z' else 'raw scores'}"
-        ") with the rank of each system (1 = best). Systems marked 'reference' "
-        "are excluded from the metric correlations.",
-        label="tab:human-scores", digits=3)
-    corr = study.correlations
-    for level in study.levels:
-        sub = corr[corr["level"] == level]
-        if sub.empty:
-            continue
-        cols = ["metric", "criterion", "coefficient", "r", "p", "ci_low", "ci_high", "n"]
-        data = sub[cols].rename(columns={"ci_low": "CI low", "ci_high": "CI high"})
-        title, unit = LEVEL_TEXT.get(level, (level, "units"))
-        t[f"correlations_{level}"] = PaperTable(
-            data=data.reset_index(drop=True),
-            caption=f"{title}: agreement of each metric with each human "
-            f"criterion (n = {unit}); {int(study.confidence_level * 100)}% percentile bootstrap "
-            f"intervals, {study.resamples} resamples of {study.resample} (seed {study.seed}). "
-            "Lower-is-better metrics are negated first. Cf. Reiter & Belz 2009, Tables 6 and 8.",
-            label=f"tab:corr-{level}", digits={"r": 3, "p": 4, "CI low": 3, "CI high": 3})
-    wide = _pearson_wide(study)
-    if wide is not None:
-        t["correlations_overview"] = PaperTable(
-            data=wide, caption="Correlation (r) of each metric with each criterion; * p < "
-            f"{study.alpha}.", label="tab:corr-overview", digits=3)
-    if not study.comparisons.empty:
-        groups = study.comparisons.groupby(["criterion", "level", "coefficient"], sort=False)
-        for (crit, level, stat), sub in groups:
-            main_method = sub["method"].iloc[0]
-            s = sub[sub["method"] == main_method]
-            suffix = "" if stat in COEFFICIENTS else f"_{_slug(str(stat))}"
-            mat = s.pivot(index="metric_a", columns="metric_b", values="pvalue")
-            order = [m for m in study.metrics if m in mat.index]
-            mat = mat.reindex(index=order, columns=order).reset_index().rename(
-                columns={"metric_a": "better than →"})
-            t[f"significance_{level}_{_slug(crit)}{suffix}"] = PaperTable(
-                data=mat, caption=f"{crit}, {level} level: one-sided p-values ({main_method}) "
-                "that the row metric agrees better with the human scores than the column "
-                f"metric ({stat}).",
-                label=f"tab:sig-{level}-{_slug(crit)}{suffix.replace('_', '-')}", digits=4)
-    if not study.clusters.empty:
-        t["significance_clusters"] = PaperTable(
-            data=study.clusters[["criterion", "level", "metric", "r", "cluster", "method"]],
-            caption="Clusters of metrics that cannot be told apart (alpha = "
-            f"{study.alpha}); cluster 1 holds the best-correlating metric.",
-            label="tab:clusters", digits=3)
-    for style, board in study.leaderboards.items():
-        tasks = [c for c in board.columns if c not in ("metric", "overall", "rank",
-                                                        "criterion")]
-        t[f"leaderboard_{style}"] = PaperTable(
-            data=board[["criterion", "metric", *tasks, "overall", "rank"]],
-            caption=f"Metric leaderboard, {style.upper()} style (Freitag et al. "
-            f"{'2024' if style == 'wmt24' else '2023'}): each task ({', '.join(tasks)}) "
-            "rescaled to [0, 1] (accuracies from (0, 1), correlations from (-1, 1)) and "
-            "averaged; rank = significance cluster of the average (PERM-BOTH, "
-            f"{study.permutations} permutations, alpha = {study.alpha}).",
-            label=f"tab:leaderboard-{style}", digits=3)
-    if not study.human_correlations.empty:
-        t["human_criterion_correlations"] = PaperTable(
-            data=study.human_correlations, caption="Correlations between the human criteria "
-            "(per-output means, and system means).", label="tab:human-human", digits=3)
-    if not study.rater_agreement.empty:
-        t["rater_agreement"] = PaperTable(
-            data=study.rater_agreement, caption="Leave-one-rater-out reference: correlation of "
-            "one rater's score with the mean of the other raters of the same output (pooled "
-            "over all pairs, and the mean of per-rater coefficients). Read metric r against "
-            "it.", label="tab:rater-agreement", digits=3)
-    if study.significant_differences is not None and len(study.significant_differences):
-        t["significant_differences"] = PaperTable(
-            data=study.significant_differences, caption="Pairs of systems the humans find "
-            "significantly different (Wilcoxon by item, Bonferroni), and how many each metric "
-            "predicts, gets backwards, misses, or adds (cf. Reiter & Belz 2009, Table 9).",
-            label="tab:sig-differences", digits=0)
-    if study.published is not None:
-        t["published_comparison"] = PaperTable(
-            data=study.published, caption="Segment-level Pearson r of nlgeval's metrics with "
-            "per-rater z-normalised human scores (as the organisers computed theirs, whatever "
-            "--normalise says), next to the WebNLG+ 2020 organisers' published values (their "
-            "BLEU is NLTK's smoothed sentence BLEU, nlgeval's is sacrebleu's; see "
-            "docs/validate.md).",
-            label="tab:published", digits=3)
-    return t
-
-
-def _pearson_wide(study: ValidationStudy) -> pd.DataFrame | None:
-    corr = study.correlations
-    coef = (study.coefficients or study.statistics)[0]
-    sub = corr[corr["coefficient"] == coef]
-    if sub.empty:
-        return None
-    rows = []
-    for (metric, level), g in sub.groupby(["metric", "level"], sort=False):
-        row: dict[str, Any] = {"metric": metric, "level": level}
-        for r in g.itertuples():
-            star = "*" if np.isfinite(r.p) and r.p < study.alpha else ""
-            row[r.criterion] = "--" if not np.isfinite(r.r) else f"{r.r:.3f}{star}"
-        rows.append(row)
-    ra = study.rater_agreement
-    if not ra.empty and "segment" in set(sub["level"]):
-        row = {"metric": "one rater vs the others (human reference)", "level": "segment"}
-        for r in ra.itertuples():
-            row[r.criterion] = "--" if not np.isfinite(r.pooled_r) else f"{r.pooled_r:.3f}"
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def _slug(s: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in s).strip("_").lower()
-
 
 # ----------------------------------------------------------------------------- figures
-#: Fixed margins of the scatter grids, in inches (left, right, bottom, top, horizontal gap,
-#: vertical gap): what ``tight_layout`` finds for these panels, without the extra text-layout
-#: pass per figure that made it a third of the figures' time.
 _SCATTER_MARGINS = (0.55, 0.12, 0.45, 0.55, 0.55, 0.62)
 
 
@@ -361,121 +215,6 @@ def study_figures(study: ValidationStudy, directory: Path,
     ['heatmap_system.png', 'heatmap_system.pdf']
     """
     return start_figures(study, directory, workers)()
-
-
-# ----------------------------------------------------------------------------- html
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
-max-width:1100px;color:#222;line-height:1.45;padding:0 1em}
-.verdict{background:#eef6ee;border:1px solid #9c9;padding:.5em 1em;margin:1em 0}
-h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bottom:.2em;
-margin-top:2em}table{border-collapse:collapse;margin:1em 0;font-size:.85em}
-caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0;max-width:900px}
-th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:right}
-th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
-img{max-width:100%;border:1px solid #eee;margin:.5em 0}.note{color:#555;font-size:.9em}
-code{background:#f4f4f4;padding:0 .3em}.wrap{overflow-x:auto}
-"""
-
-
-def _img(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f"<img alt='{html.escape(path.stem)}' src='data:image/png;base64,{data}'>"
-
-
-def _verdict_html(study: ValidationStudy) -> list[str]:
-    """The one-line verdict per criterion, at the top of the page."""
-    from nlgeval.report.meta import verdict_line
-
-    if not study.verdict:
-        return []
-    items = "".join(f"<li>{html.escape(verdict_line(v))}</li>" for v in study.verdict)
-    return ["<div class='verdict'><strong>Verdict</strong> (metrics that cannot be told apart "
-            f"from the best one, alpha = {study.alpha}):<ul>{items}</ul></div>"]
-
-
-def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
-                figures: dict[str, list[Path]], record: dict[str, Any]) -> str:
-    """One self-contained HTML page (no external assets).
-
-    Examples
-    --------
-    >>> from nlgeval.corpora import load_corpus
-    >>> from nlgeval.report import ValidationSettings, run_study
-    >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=0, permutations=0, table9=False)
-    >>> c = load_corpus("e2e")
-    >>> study = run_study(c.subset(items=c.items[:40]), s)
-    >>> render_html(study, study_tables(study), {}, {}).rstrip().endswith("</html>")
-    True
-    """
-    esc = html.escape
-    parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>nlgeval validate: {esc(study.corpus)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Metric validation study: {esc(study.corpus)}</h1>",
-        *_verdict_html(study),
-        "<p>How well do automatic metrics agree with the human judgements? (After Reiter &amp; "
-        "Belz 2009.) Correlations at "
-        f"{esc(', '.join(study.levels))} level; coefficients {esc(', '.join(study.coefficients))}; "
-        f"{study.resamples} bootstrap resamples of {esc(study.resample)} (Deutsch et al. 2021), "
-        f"seed {study.seed}; human scores: mean over raters"
-        f"{' of per-rater z-scores' if study.normalise == 'z' else ''}.</p>",
-        f"<p class='note'>Systems: {len(study.systems)}. Excluded (outputs are the references): "
-        f"{esc(', '.join(study.excluded_systems) or 'none')}. Lower-is-better metrics are "
-        "negated before correlating, so larger r is always better agreement: "
-        f"{esc(', '.join(m for m, h in study.higher_is_better.items() if not h) or 'none')}.</p>",
-    ]
-    if study.external:
-        rows = "".join(
-            f"<li><code>{esc(m)}</code> from {esc(e.get('source') or 'a DataFrame')}: "
-            f"covers {e['coverage']:.1%} of the rated "
-            f"{'systems' if e['system_level_only'] else 'outputs'}"
-            f"{', system level only' if e['system_level_only'] else ''}"
-            f"{', ' + str(e['n_missing']) + ' missing value(s)' if e['n_missing'] else ''}</li>"
-            for m, e in study.external.items())
-        parts.append("<p>Metric scores computed outside nlgeval (external scores):</p>"
-                     f"<ul class='note'>{rows}</ul>")
-    if study.notes:
-        parts.append("<ul class='note'>" + "".join(f"<li>{esc(n)}</li>" for n in study.notes)
-                     + "</ul>")
-    order = [("Metric leaderboard (WMT style)", [k for k in tables
-                                                  if k.startswith("leaderboard_")]),
-             ("Overview", ["correlations_overview"]),
-             ("Correlations", [k for k in tables if k.startswith("correlations_")
-                               and k != "correlations_overview"]),
-             ("Comparison with published results", ["published_comparison"]),
-             ("Figures", []),
-             ("Which metric to trust: significance of differences",
-              ["significance_clusters", *[k for k in tables if k.startswith("significance_")
-                                          and k != "significance_clusters"]]),
-             ("Systems", ["metric_scores_by_system", "human_scores_by_system"]),
-             ("Human references", ["human_criterion_correlations", "rater_agreement"]),
-             ("Significant differences predicted by metrics", ["significant_differences"])]
-    for title, keys in order:
-        if title == "Figures":
-            if figures:
-                parts.append("<h2>Figures</h2>")
-                for _name, paths in figures.items():
-                    png = [p for p in paths if p.suffix == ".png"]
-                    if png:
-                        parts.append(_img(png[0]))
-            continue
-        present = [k for k in keys if k in tables]
-        if not present:
-            continue
-        parts.append(f"<h2>{esc(title)}</h2>")
-        for k in present:
-            parts.append(f"<div class='wrap'>{tables[k].to_html()}</div>")
-    sig = "".join(f"<li><code>{esc(k)}</code>: <code>{esc(str(v))}</code></li>"
-                  for k, v in study.signatures.items())
-    parts.append(f"<h2>Reproducibility</h2><ul>{sig}</ul>")
-    vers = ", ".join(f"{esc(k)} {esc(str(v))}" for k, v in record.get("versions", {}).items())
-    parts.append(f"<p class='note'>Versions: {vers}. Timings (s): "
-                 + esc(", ".join(f"{k} {v:.1f}" for k, v in study.timings.items()))
-                 + ". Full details in run.json.</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
 
 
 def write_report(study: ValidationStudy, out_dir: str | Path,

@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,13 @@ from nlgeval.corpus import Corpus, CorpusInfo, Criterion
 from nlgeval.errors import InputError
 from nlgeval.io import ROW, read_table
 from nlgeval.results import Result
+from nlgeval.scores._checks import (
+    _check_known_outputs,
+    _check_known_systems,
+    _check_no_builtin_names,
+    _coverage,
+    _coverage_notes,
+)
 
 #: Columns of the tidy frame :func:`read_scores` returns. ``item`` is ``""`` for a system-level
 #: score; ``_source``/``_row`` locate each value in its file (for error messages).
@@ -92,6 +99,41 @@ def _to_float(values: pd.Series, file: str | Path | None, rows: pd.Series, colum
     return num.astype(float)
 
 
+def _long_from_wide(
+    df: pd.DataFrame, cols: list[str], metric: str | None, file: str | Path | None
+) -> pd.DataFrame:
+    """Stack the metric columns of a wide score frame (``system, item, <metric>...``)."""
+    metric_cols = [c for c in cols if c not in ("system", "item")]
+    if metric == "score" or (metric and metric_cols == ["score"]):
+        metric_cols = ["score"]
+    if not metric_cols:
+        raise InputError("no metric columns: a wide score file has system, item and one "
+                         "column per metric", file=file, row=1 if file else None)
+    parts = []
+    for c in metric_cols:
+        name = metric if (metric and metric_cols == ["score"]) else c
+        parts.append(pd.DataFrame({
+            "metric": name, "system": df["system"].to_numpy(),
+            "item": df["item"].to_numpy(), ROW: df[ROW].to_numpy(),
+            "score": _to_float(df[c], file, df[ROW], c).to_numpy()}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _check_duplicates(long: pd.DataFrame, file: str | Path | None) -> None:
+    """One score per (metric, system, item): name the rows of the first duplicate."""
+    dup = long.duplicated(["metric", "system", "item"], keep=False)
+    if dup.any():
+        first = long[dup].iloc[0]
+        same = long[dup & (long["metric"] == first["metric"]) & (long["system"] ==
+                                                                  first["system"])
+                    & (long["item"] == first["item"])]
+        where = f"item '{first['item']}'" if first["item"] else "system level (no item)"
+        raise InputError(
+            f"duplicate score for metric '{first['metric']}', system '{first['system']}', "
+            f"{where} in rows {', '.join(str(int(r)) for r in same[ROW].iloc[:5])}",
+            file=file, row=int(same[ROW].iloc[1]), column="item")
+
+
 def tidy_scores(
     frame: pd.DataFrame, *, file: str | Path | None = None, metric: str | None = None
 ) -> pd.DataFrame:
@@ -142,31 +184,8 @@ def tidy_scores(
         long = df[["metric", "system", "item", ROW]].copy()
         long["score"] = _to_float(df["score"], file, df[ROW], "score")
     else:
-        metric_cols = [c for c in cols if c not in ("system", "item")]
-        if metric == "score" or (metric and metric_cols == ["score"]):
-            metric_cols = ["score"]
-        if not metric_cols:
-            raise InputError("no metric columns: a wide score file has system, item and one "
-                             "column per metric", file=file, row=1 if file else None)
-        parts = []
-        for c in metric_cols:
-            name = metric if (metric and metric_cols == ["score"]) else c
-            parts.append(pd.DataFrame({
-                "metric": name, "system": df["system"].to_numpy(),
-                "item": df["item"].to_numpy(), ROW: df[ROW].to_numpy(),
-                "score": _to_float(df[c], file, df[ROW], c).to_numpy()}))
-        long = pd.concat(parts, ignore_index=True)
-    dup = long.duplicated(["metric", "system", "item"], keep=False)
-    if dup.any():
-        first = long[dup].iloc[0]
-        same = long[dup & (long["metric"] == first["metric"]) & (long["system"] ==
-                                                                  first["system"])
-                    & (long["item"] == first["item"])]
-        where = f"item '{first['item']}'" if first["item"] else "system level (no item)"
-        raise InputError(
-            f"duplicate score for metric '{first['metric']}', system '{first['system']}', "
-            f"{where} in rows {', '.join(str(int(r)) for r in same[ROW].iloc[:5])}",
-            file=file, row=int(same[ROW].iloc[1]), column="item")
+        long = _long_from_wide(df, cols, metric, file)
+    _check_duplicates(long, file)
     long["_source"] = "" if file is None else str(file)
     long = long.rename(columns={ROW: "_row"})
     return long[[*SCORE_COLUMNS, "_source", "_row"]].reset_index(drop=True)
@@ -216,13 +235,6 @@ class ScoreCheck(Result):
     n_missing: dict[str, int]
     sources: dict[str, str]
     notes: tuple[str, ...] = field(default=())
-
-
-def _locate(df: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
-    pos = int(np.flatnonzero(mask)[0])
-    src = str(df["_source"].iloc[pos]) if "_source" in df.columns else ""
-    row = int(df["_row"].iloc[pos]) if "_row" in df.columns else None
-    return {"file": src or None, "row": row}
 
 
 def check_scores(
@@ -277,90 +289,6 @@ def check_scores(
         segments=seg.reset_index(drop=True), systems=sysrows.reset_index(drop=True),
         metrics=tuple(metrics), system_only=tuple(system_only), coverage=coverage,
         n_missing=n_missing, sources=sources, notes=tuple(notes))
-
-
-def _check_no_builtin_names(scores: pd.DataFrame, metrics: Sequence[str],
-                            builtin: Collection[str]) -> None:
-    """An external metric may not share a (case-insensitive) name with a computed one."""
-    lower_builtin = {b.lower(): b for b in builtin}
-    for m in metrics:
-        if m.lower() in lower_builtin:
-            loc = _locate(scores, (scores["metric"] == m).to_numpy())
-            raise InputError(
-                f"external metric '{m}' has the name of a metric nlgeval computes in this study "
-                f"('{lower_builtin[m.lower()]}'); rename the column (e.g. '{m}_ext') or leave "
-                "the built-in metric out", file=loc["file"], row=loc["row"], column="metric")
-
-
-def _check_known_systems(scores: pd.DataFrame, outputs: pd.DataFrame) -> None:
-    """Every scored system must be a system of the corpus."""
-    known_sys = set(outputs["system"].astype(str))
-    unknown = ~scores["system"].isin(known_sys).to_numpy()
-    if unknown.any():
-        names = list(dict.fromkeys(scores.loc[unknown, "system"]))
-        loc = _locate(scores, unknown)
-        raise InputError(
-            f"{len(names)} unknown system(s) not in the corpus: "
-            f"{', '.join(repr(n) for n in names[:5])}{' ...' if len(names) > 5 else ''} "
-            f"(corpus systems: {', '.join(sorted(known_sys)[:8])}"
-            f"{' ...' if len(known_sys) > 8 else ''})",
-            file=loc["file"], row=loc["row"], column="system")
-
-
-def _check_known_outputs(scores: pd.DataFrame, outputs: pd.DataFrame,
-                         per_output: pd.Series) -> None:
-    """Every per-output score must name a (system, item) output of the corpus."""
-    keys = pd.MultiIndex.from_frame(outputs[["system", "item"]].astype(str))
-    skeys = pd.MultiIndex.from_frame(scores.loc[per_output, ["system", "item"]])
-    bad = np.zeros(len(scores), dtype=bool)
-    bad[np.flatnonzero(per_output.to_numpy())] = ~skeys.isin(keys)
-    if bad.any():
-        pairs = list(dict.fromkeys(zip(scores.loc[bad, "system"], scores.loc[bad, "item"],
-                                       strict=True)))
-        loc = _locate(scores, bad)
-        shown = ", ".join(f"({s!r}, {i!r})" for s, i in pairs[:5])
-        raise InputError(
-            f"{len(pairs)} (system, item) pair(s) are not outputs of the corpus: {shown}"
-            f"{' ...' if len(pairs) > 5 else ''} (items must use the corpus's item ids)",
-            file=loc["file"], row=loc["row"], column="item")
-
-
-def _coverage(metric: str, system_only: bool, seg: pd.DataFrame, sysrows: pd.DataFrame,
-              rated_keys: pd.DataFrame, min_coverage: float, source: str) -> float:
-    """Share of the rated outputs (rated systems, for system-level-only metrics) with a
-    score; below ``min_coverage`` is an error."""
-    if system_only:
-        rated_systems = set(rated_keys["system"])
-        have = set(sysrows.loc[(sysrows["metric"] == metric) & sysrows["score"].notna(),
-                               "system"])
-        cov = len(have & rated_systems) / max(1, len(rated_systems))
-        unit, n_units = "rated systems", len(rated_systems)
-    else:
-        ok = seg[(seg["metric"] == metric) & seg["score"].notna()]
-        hit = rated_keys.merge(ok[["system", "item"]], on=["system", "item"], how="inner")
-        cov = len(hit) / max(1, len(rated_keys))
-        unit, n_units = "rated outputs", len(rated_keys)
-    if cov < min_coverage:
-        raise InputError(
-            f"metric '{metric}' covers {cov:.1%} of the {n_units} {unit}, "
-            f"below the minimum coverage {min_coverage:.0%} (lower it with --min-coverage "
-            "if this is intended)", file=source or None)
-    return cov
-
-
-def _coverage_notes(metric: str, cov: float, n_missing: int, system_only: bool) -> list[str]:
-    """What a reader of the report should know about one external metric's coverage."""
-    unit = "rated systems" if system_only else "rated outputs"
-    notes = []
-    if cov < 1.0:
-        notes.append(f"external metric '{metric}' covers {cov:.1%} of the {unit}")
-    if n_missing:
-        notes.append(f"external metric '{metric}': {n_missing} missing value(s) "
-                     "(empty/NaN/None) left out")
-    if system_only:
-        notes.append(f"external metric '{metric}' has system-level scores only: it is "
-                     "correlated at system level only")
-    return notes
 
 
 def combine_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:

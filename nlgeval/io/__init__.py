@@ -17,11 +17,8 @@ refused with a message saying what to do; a decimal comma in a number is named a
 from __future__ import annotations
 
 import bz2
-import csv
 import difflib
 import gzip
-import io
-import json
 import lzma
 import re
 from collections.abc import Iterable, Sequence
@@ -158,6 +155,8 @@ def read_table(
         ...     read_table(f, ["system", "score"]).to_dict("list")
         {'system': ['A', 'B'], 'score': ['4', '5'], '_row': [2, 3]}
     """
+    from nlgeval.io._formats import _read_delimited, _read_jsonl, _read_parquet
+
     path = Path(path)
     fmt = _sniff_format(path)
     if fmt == "parquet":
@@ -174,105 +173,6 @@ def read_table(
         if col in df.columns:
             df[col] = df[col].astype(str)
     return df
-
-
-def _read_parquet(path: Path) -> pd.DataFrame:
-    """A Parquet file as strings (empty for missing values), rows numbered from 1."""
-    try:
-        df = pd.read_parquet(path)
-    except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
-    except Exception as exc:  # pyarrow raises many types
-        raise InputError(f"cannot read as Parquet: {exc}", file=path) from None
-    df = df.astype(object).where(df.notna(), "").astype(str)
-    df[ROW] = np.arange(1, len(df) + 1)
-    return df
-
-
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    """One JSON object per line (blank lines skipped), values as strings, ``_row`` = line."""
-    records = []
-    rows = []
-    for i, line in enumerate(read_text_utf8(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", file=path, row=i) from None
-        if not isinstance(rec, dict):
-            raise InputError("expected a JSON object per line", file=path, row=i)
-        records.append({k: "" if v is None else str(v) for k, v in rec.items()})
-        rows.append(i)
-    df = pd.DataFrame.from_records(records)
-    df[ROW] = rows
-    return df
-
-
-def _read_delimited(path: Path, expected: str) -> pd.DataFrame:
-    """A delimited text table (the delimiter checked by :func:`_sniff_delimiter`); every
-    record must have as many fields as the header; ``_row`` = the record's first line."""
-    text = read_text_utf8(path)
-    delimiter = _sniff_delimiter(text, expected)
-    header = _delimited_header(text, delimiter, path)
-    body, rows = [], []
-    # csv.reader does not give line numbers per record directly; re-derive them by
-    # counting physical lines consumed (quoted fields may span lines).
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    next(reader)
-    line_no = reader.line_num
-    for rec in reader:
-        start = line_no + 1
-        line_no = reader.line_num
-        if not rec or all(not c.strip() for c in rec):
-            continue  # blank line (e.g. CRLF artefacts)
-        if len(rec) != len(header):
-            raise InputError(
-                f"has {len(rec)} fields but the header has {len(header)} "
-                f"({', '.join(header)})",
-                file=path,
-                row=start,
-            )
-        body.append(rec)
-        rows.append(start)
-    df = pd.DataFrame(body, columns=header, dtype=object) if body else pd.DataFrame(
-        columns=header, dtype=object
-    )
-    df[ROW] = rows
-    return df
-
-
-def _delimited_header(text: str, delimiter: str, path: Path) -> list[str]:
-    """The stripped header of a delimited table, after checking the whole file parses."""
-    fmt = {"\t": "TSV", ";": "semicolon-separated csv", ",": "CSV"}[delimiter]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    try:
-        all_rows = list(reader)
-    except csv.Error as exc:
-        raise InputError(f"malformed {fmt}: {exc}", file=path, row=reader.line_num) from None
-    if not all_rows:
-        raise InputError("the file is empty; expected a header row", file=path)
-    header = [h.strip() for h in all_rows[0]]
-    twice = [h for h in dict.fromkeys(header) if header.count(h) > 1]
-    if twice:  # pandas would return a frame for df[name] and fail deep inside a validator
-        raise InputError(f"the header names column '{twice[0]}' {header.count(twice[0])} "
-                         "times; column names must be unique", file=path, row=1)
-    return header
-
-
-def _sniff_delimiter(text: str, expected: str) -> str:
-    """The delimiter of a delimited text table: ``expected`` unless the header row, split by
-    it, is a single field that contains another delimiter (tab, semicolon or comma; the most
-    frequent one wins). Deliberately narrow, unlike :class:`csv.Sniffer` (which guesses from
-    the body and can pick a character inside the text): it only changes files that would
-    otherwise be read as one column."""
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0], newline=""),
-                             delimiter=expected), [])
-    if len(header) != 1:
-        return expected
-    counts = {d: header[0].count(d) for d in ("\t", ";", ",") if d != expected}
-    best = max(counts, key=lambda d: counts[d])
-    return best if counts[best] > 0 else expected
 
 
 def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path | None) -> None:

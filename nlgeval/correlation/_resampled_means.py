@@ -1,0 +1,80 @@
+"""Resampled system means for the system-level bootstrap of rank coefficients
+(:mod:`nlgeval.correlation.bootstrap`; Deutsch, Dror & Roth 2021): a (B, S) batch per matrix,
+remembered by content, since a validation study asks for the same metric's means once per
+criterion and the same criterion's once per metric."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+_MEANS_CACHE: dict[bytes, np.ndarray] = {}
+_MEANS_CACHE_BYTES = 64 * 2**20  # bound on the remembered means (oldest forgotten first)
+
+
+def _resampled_system_means(
+    X: np.ndarray, Y: np.ndarray, item_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(B, S) resampled system means of ``X`` and of ``Y`` on their common complete cells.
+
+    Each matrix's means are remembered separately: the validation study asks for the same
+    metric's means once per criterion and rank coefficient, and for the same criterion's means
+    once per metric (same scores, same seed). The key is a digest of the contents, so the
+    answer is the same as recomputing.
+    """
+    ok = np.isfinite(X) & np.isfinite(Y)
+    # the index matrix is the large part of the key: digest it once for both matrices
+    h = hashlib.blake2b(np.ascontiguousarray(item_idx), digest_size=16)
+    h.update(str((item_idx.shape, item_idx.dtype.str, ok.shape)).encode())
+    h.update(np.packbits(ok))
+    base = h.digest()
+    return _cached_means(X, ok, item_idx, base), _cached_means(Y, ok, item_idx, base)
+
+
+def _cached_means(Z: np.ndarray, ok: np.ndarray, item_idx: np.ndarray, base: bytes
+                  ) -> np.ndarray:
+    """The remembered :func:`_system_means_of_resamples` of ``Z``; ``base``: digest of the rest."""
+    Zz = np.where(ok, Z, 0.0)
+    key = base + _digest(Zz)
+    if key not in _MEANS_CACHE:
+        means = _system_means_of_resamples(Zz, ok, item_idx)
+        means.flags.writeable = False
+        _MEANS_CACHE[key] = means
+        while sum(v.nbytes for v in _MEANS_CACHE.values()) > _MEANS_CACHE_BYTES \
+                and len(_MEANS_CACHE) > 1:
+            del _MEANS_CACHE[next(iter(_MEANS_CACHE))]
+    return _MEANS_CACHE[key]
+
+
+def _digest(a: np.ndarray) -> bytes:
+    return hashlib.blake2b(np.ascontiguousarray(a), digest_size=16).digest()
+
+
+def _system_means_of_resamples(
+    Zz: np.ndarray, ok: np.ndarray, item_idx: np.ndarray
+) -> np.ndarray:
+    """(B, S) per-system means over the complete cells ``ok`` of the items drawn in each resample.
+
+    ``Zz``: the scores with incomplete cells set to 0. Bitwise equal to
+    :func:`~nlgeval.correlation.levels.system_means` of every resampled (B, S, I) stack -- the
+    same sums over the same items in the same (B, S, I) layout, which decides numpy's summation
+    order -- but for the S distinct systems instead of the drawn ones; the resampled systems
+    are then rows of the result. (Products with resample
+    counts would be faster but round differently, which reorders systems whose means are equal
+    in exact arithmetic and so changes rank coefficients.)
+    """
+    # imported here: bootstrap imports this module (its resampling helpers live there)
+    from nlgeval.correlation.bootstrap import _CELLS_PER_CHUNK, resample_counts
+
+    B, S = item_idx.shape[0], Zz.shape[0]
+    out = np.empty((B, S))
+    cnt = resample_counts(item_idx, Zz.shape[1]) @ ok.T.astype(float)  # exact small integers
+    rows = np.arange(S)[None, :, None]
+    chunk = max(1, _CELLS_PER_CHUNK // max(1, Zz.size))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for b0 in range(0, B, chunk):
+            # the (b, S, I) layout: an (S, b, I) gather sums in another order (tested)
+            ii = item_idx[b0:b0 + chunk, None, :]
+            out[b0:b0 + chunk] = Zz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
+    return np.where(cnt > 0, out, np.nan)

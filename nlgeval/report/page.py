@@ -1,0 +1,143 @@
+"""The validation study as one self-contained HTML page (inline CSS, figures as base64 PNG),
+after the report layout of Reiter & Belz (2009); :mod:`nlgeval.report.writer` writes it."""
+
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+from typing import Any
+
+from nlgeval.report.study import ValidationStudy
+from nlgeval.tables import PaperTable
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
+max-width:1100px;color:#222;line-height:1.45;padding:0 1em}
+.verdict{background:#eef6ee;border:1px solid #9c9;padding:.5em 1em;margin:1em 0}
+h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bottom:.2em;
+margin-top:2em}table{border-collapse:collapse;margin:1em 0;font-size:.85em}
+caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0;max-width:900px}
+th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:right}
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+img{max-width:100%;border:1px solid #eee;margin:.5em 0}.note{color:#555;font-size:.9em}
+code{background:#f4f4f4;padding:0 .3em}.wrap{overflow-x:auto}
+"""
+
+
+def _img(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f"<img alt='{html.escape(path.stem)}' src='data:image/png;base64,{data}'>"
+
+
+def _verdict_html(study: ValidationStudy) -> list[str]:
+    """The one-line verdict per criterion, at the top of the page."""
+    from nlgeval.report.meta import verdict_line
+
+    if not study.verdict:
+        return []
+    items = "".join(f"<li>{html.escape(verdict_line(v))}</li>" for v in study.verdict)
+    return ["<div class='verdict'><strong>Verdict</strong> (metrics that cannot be told apart "
+            f"from the best one, alpha = {study.alpha}):<ul>{items}</ul></div>"]
+
+
+def _intro_html(study: ValidationStudy) -> list[str]:
+    """What was computed, on which systems, with which external scores and notes."""
+    esc = html.escape
+    parts = [
+        "<p>How well do automatic metrics agree with the human judgements? (After Reiter &amp; "
+        "Belz 2009.) Correlations at "
+        f"{esc(', '.join(study.levels))} level; coefficients {esc(', '.join(study.coefficients))}; "
+        f"{study.resamples} bootstrap resamples of {esc(study.resample)} (Deutsch et al. 2021), "
+        f"seed {study.seed}; human scores: mean over raters"
+        f"{' of per-rater z-scores' if study.normalise == 'z' else ''}.</p>",
+        f"<p class='note'>Systems: {len(study.systems)}. Excluded (outputs are the references): "
+        f"{esc(', '.join(study.excluded_systems) or 'none')}. Lower-is-better metrics are "
+        "negated before correlating, so larger r is always better agreement: "
+        f"{esc(', '.join(m for m, h in study.higher_is_better.items() if not h) or 'none')}.</p>",
+    ]
+    if study.external:
+        rows = "".join(
+            f"<li><code>{esc(m)}</code> from {esc(e.get('source') or 'a DataFrame')}: "
+            f"covers {e['coverage']:.1%} of the rated "
+            f"{'systems' if e['system_level_only'] else 'outputs'}"
+            f"{', system level only' if e['system_level_only'] else ''}"
+            f"{', ' + str(e['n_missing']) + ' missing value(s)' if e['n_missing'] else ''}</li>"
+            for m, e in study.external.items())
+        parts.append("<p>Metric scores computed outside nlgeval (external scores):</p>"
+                     f"<ul class='note'>{rows}</ul>")
+    if study.notes:
+        parts.append("<ul class='note'>" + "".join(f"<li>{esc(n)}</li>" for n in study.notes)
+                     + "</ul>")
+    return parts
+
+
+def _sections_html(tables: dict[str, PaperTable], figures: dict[str, list[Path]]) -> list[str]:
+    """The tables and figures, section by section."""
+    esc = html.escape
+    parts: list[str] = []
+    order = [("Metric leaderboard (WMT style)", [k for k in tables
+                                                  if k.startswith("leaderboard_")]),
+             ("Overview", ["correlations_overview"]),
+             ("Correlations", [k for k in tables if k.startswith("correlations_")
+                               and k != "correlations_overview"]),
+             ("Comparison with published results", ["published_comparison"]),
+             ("Figures", []),
+             ("Which metric to trust: significance of differences",
+              ["significance_clusters", *[k for k in tables if k.startswith("significance_")
+                                          and k != "significance_clusters"]]),
+             ("Systems", ["metric_scores_by_system", "human_scores_by_system"]),
+             ("Human references", ["human_criterion_correlations", "rater_agreement"]),
+             ("Significant differences predicted by metrics", ["significant_differences"])]
+    for title, keys in order:
+        if title == "Figures":
+            if figures:
+                parts.append("<h2>Figures</h2>")
+                for _name, paths in figures.items():
+                    png = [p for p in paths if p.suffix == ".png"]
+                    if png:
+                        parts.append(_img(png[0]))
+            continue
+        present = [k for k in keys if k in tables]
+        if not present:
+            continue
+        parts.append(f"<h2>{esc(title)}</h2>")
+        for k in present:
+            parts.append(f"<div class='wrap'>{tables[k].to_html()}</div>")
+    return parts
+
+
+def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
+                figures: dict[str, list[Path]], record: dict[str, Any]) -> str:
+    """One self-contained HTML page (no external assets).
+
+    Examples
+    --------
+    >>> from nlgeval.corpora import load_corpus
+    >>> from nlgeval.report import ValidationSettings, run_study
+    >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
+    ...                        resamples=0, permutations=0, table9=False)
+    >>> c = load_corpus("e2e")
+    >>> study = run_study(c.subset(items=c.items[:40]), s)
+    >>> from nlgeval.report.paper_tables import study_tables
+    >>> render_html(study, study_tables(study), {}, {}).rstrip().endswith("</html>")
+    True
+    """
+    esc = html.escape
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>nlgeval validate: {esc(study.corpus)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Metric validation study: {esc(study.corpus)}</h1>",
+        *_verdict_html(study),
+        *_intro_html(study),
+        *_sections_html(tables, figures),
+    ]
+    sig = "".join(f"<li><code>{esc(k)}</code>: <code>{esc(str(v))}</code></li>"
+                  for k, v in study.signatures.items())
+    parts.append(f"<h2>Reproducibility</h2><ul>{sig}</ul>")
+    vers = ", ".join(f"{esc(k)} {esc(str(v))}" for k, v in record.get("versions", {}).items())
+    parts.append(f"<p class='note'>Versions: {vers}. Timings (s): "
+                 + esc(", ".join(f"{k} {v:.1f}" for k, v in study.timings.items()))
+                 + ". Full details in run.json.</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,103 @@
+"""Checks of external metric scores against a corpus (:func:`nlgeval.scores.check_scores`):
+known systems and outputs, no clash with a computed metric's name, enough coverage."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.errors import InputError
+
+
+def _locate(df: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
+    pos = int(np.flatnonzero(mask)[0])
+    src = str(df["_source"].iloc[pos]) if "_source" in df.columns else ""
+    row = int(df["_row"].iloc[pos]) if "_row" in df.columns else None
+    return {"file": src or None, "row": row}
+
+
+def _check_no_builtin_names(scores: pd.DataFrame, metrics: Sequence[str],
+                            builtin: Collection[str]) -> None:
+    """An external metric may not share a (case-insensitive) name with a computed one."""
+    lower_builtin = {b.lower(): b for b in builtin}
+    for m in metrics:
+        if m.lower() in lower_builtin:
+            loc = _locate(scores, (scores["metric"] == m).to_numpy())
+            raise InputError(
+                f"external metric '{m}' has the name of a metric nlgeval computes in this study "
+                f"('{lower_builtin[m.lower()]}'); rename the column (e.g. '{m}_ext') or leave "
+                "the built-in metric out", file=loc["file"], row=loc["row"], column="metric")
+
+
+def _check_known_systems(scores: pd.DataFrame, outputs: pd.DataFrame) -> None:
+    """Every scored system must be a system of the corpus."""
+    known_sys = set(outputs["system"].astype(str))
+    unknown = ~scores["system"].isin(known_sys).to_numpy()
+    if unknown.any():
+        names = list(dict.fromkeys(scores.loc[unknown, "system"]))
+        loc = _locate(scores, unknown)
+        raise InputError(
+            f"{len(names)} unknown system(s) not in the corpus: "
+            f"{', '.join(repr(n) for n in names[:5])}{' ...' if len(names) > 5 else ''} "
+            f"(corpus systems: {', '.join(sorted(known_sys)[:8])}"
+            f"{' ...' if len(known_sys) > 8 else ''})",
+            file=loc["file"], row=loc["row"], column="system")
+
+
+def _check_known_outputs(scores: pd.DataFrame, outputs: pd.DataFrame,
+                         per_output: pd.Series) -> None:
+    """Every per-output score must name a (system, item) output of the corpus."""
+    keys = pd.MultiIndex.from_frame(outputs[["system", "item"]].astype(str))
+    skeys = pd.MultiIndex.from_frame(scores.loc[per_output, ["system", "item"]])
+    bad = np.zeros(len(scores), dtype=bool)
+    bad[np.flatnonzero(per_output.to_numpy())] = ~skeys.isin(keys)
+    if bad.any():
+        pairs = list(dict.fromkeys(zip(scores.loc[bad, "system"], scores.loc[bad, "item"],
+                                       strict=True)))
+        loc = _locate(scores, bad)
+        shown = ", ".join(f"({s!r}, {i!r})" for s, i in pairs[:5])
+        raise InputError(
+            f"{len(pairs)} (system, item) pair(s) are not outputs of the corpus: {shown}"
+            f"{' ...' if len(pairs) > 5 else ''} (items must use the corpus's item ids)",
+            file=loc["file"], row=loc["row"], column="item")
+
+
+def _coverage(metric: str, system_only: bool, seg: pd.DataFrame, sysrows: pd.DataFrame,
+              rated_keys: pd.DataFrame, min_coverage: float, source: str) -> float:
+    """Share of the rated outputs (rated systems, for system-level-only metrics) with a
+    score; below ``min_coverage`` is an error."""
+    if system_only:
+        rated_systems = set(rated_keys["system"])
+        have = set(sysrows.loc[(sysrows["metric"] == metric) & sysrows["score"].notna(),
+                               "system"])
+        cov = len(have & rated_systems) / max(1, len(rated_systems))
+        unit, n_units = "rated systems", len(rated_systems)
+    else:
+        ok = seg[(seg["metric"] == metric) & seg["score"].notna()]
+        hit = rated_keys.merge(ok[["system", "item"]], on=["system", "item"], how="inner")
+        cov = len(hit) / max(1, len(rated_keys))
+        unit, n_units = "rated outputs", len(rated_keys)
+    if cov < min_coverage:
+        raise InputError(
+            f"metric '{metric}' covers {cov:.1%} of the {n_units} {unit}, "
+            f"below the minimum coverage {min_coverage:.0%} (lower it with --min-coverage "
+            "if this is intended)", file=source or None)
+    return cov
+
+
+def _coverage_notes(metric: str, cov: float, n_missing: int, system_only: bool) -> list[str]:
+    """What a reader of the report should know about one external metric's coverage."""
+    unit = "rated systems" if system_only else "rated outputs"
+    notes = []
+    if cov < 1.0:
+        notes.append(f"external metric '{metric}' covers {cov:.1%} of the {unit}")
+    if n_missing:
+        notes.append(f"external metric '{metric}': {n_missing} missing value(s) "
+                     "(empty/NaN/None) left out")
+    if system_only:
+        notes.append(f"external metric '{metric}' has system-level scores only: it is "
+                     "correlated at system level only")
+    return notes
