@@ -163,12 +163,7 @@ def library_offenders() -> list[Offender]:
 
 #: Offenders not split yet, tracked in the issue tracker (issue 16): the test fails when one of
 #: them grows, when a new one appears, and when one is fixed (so the entry is removed).
-KNOWN_OFFENDERS = {
-    # Williams' test, PERM-BOTH swap masks and significance clusters in one module
-    ("nlgeval/correlation/compare.py", "<module>"): 611,
-    # Kendall variants: pair-count kernels, result classes and the paired permutation test
-    ("nlgeval/correlation/kendall.py", "<module>"): 887,
-}
+KNOWN_OFFENDERS: dict[tuple[str, str], int] = {}
 
 
 def test_library_has_no_long_modules_or_functions() -> None:

@@ -1,0 +1,277 @@
+"""Numba kernels of the Kendall variants: pair counts by enumeration or sort + Fenwick tree.
+
+The counts are those of Deutsch, Foster & Freitag (2023, Table 1); the O(n log n) count follows
+Knight (1966). Split out of :mod:`nlgeval.correlation.kendall`, which documents the method and
+re-exports these names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# --------------------------------------------------------------------------------------------
+# numba kernels
+# --------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _counts_direct(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[int, int, int, int, int]:
+    """C, D, T_h, T_m, T_hm by enumerating the n (n - 1) / 2 pairs."""
+    n = x.shape[0]
+    c = 0
+    d = 0
+    th = 0
+    tm = 0
+    thm = 0
+    for i in range(n):
+        xi = x[i]
+        yi = y[i]
+        for j in range(i + 1, n):
+            dx = xi - x[j]
+            dy = yi - y[j]
+            mt = abs(dx) <= eps
+            if dy == 0.0:
+                if mt:
+                    thm += 1
+                else:
+                    th += 1
+            elif mt:
+                tm += 1
+            elif (dx > 0.0) == (dy > 0.0):
+                c += 1
+            else:
+                d += 1
+    return c, d, th, tm, thm
+
+
+@njit(cache=True)
+def _n_distinct_sorted(v: np.ndarray) -> int:
+    if v.shape[0] == 0:
+        return 0
+    k = 1
+    for i in range(1, v.shape[0]):
+        if v[i] != v[i - 1]:
+            k += 1
+    return k
+
+
+# shape: one O(n log n) numba pass; its three counts share the sorted orders built at its start
+@njit(cache=True)
+def _counts_sorted(x: np.ndarray, y: np.ndarray, eps: float) -> tuple[int, int, int, int, int]:
+    """C, D, T_h, T_m, T_hm in O(n log n): sort + two pointers + Fenwick dominance count."""
+    n = x.shape[0]
+    ox = np.argsort(x, kind="mergesort")
+    xs = x[ox]
+    pos = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        pos[ox[k]] = k
+    # M: pairs with |dm| <= eps. fl(xs[r] - xs[i]) is monotone in r and in i, so the last r
+    # with a tie never moves back as i grows.
+    m_ties = 0
+    r = 0
+    for i in range(n):
+        if r < i:
+            r = i
+        while r + 1 < n and xs[r + 1] - xs[i] <= eps:
+            r += 1
+        m_ties += r - i
+    # order by human score, metric score as tie-breaker (stable sort of the metric order)
+    oy = ox[np.argsort(y[ox], kind="mergesort")]
+    h_ties = 0
+    both = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        ys = y[oy[s]]
+        while e < n and y[oy[e]] == ys:
+            e += 1
+        m = e - s
+        h_ties += m * (m - 1) // 2
+        r = s
+        for i in range(s, e):
+            if r < i:
+                r = i
+            xi = x[oy[i]]
+            while r + 1 < e and x[oy[r + 1]] - xi <= eps:
+                r += 1
+            both += r - i
+        s = e
+    # C: pairs with h_j < h_i and fl(m_i - m_j) > eps, humans in increasing order; the
+    # metric values m_j satisfying the predicate form a prefix of xs (binary search on the
+    # predicate itself, so floating point agrees with enumeration).
+    tree = np.zeros(n + 1, dtype=np.int64)
+    con = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        ys = y[oy[s]]
+        while e < n and y[oy[e]] == ys:
+            e += 1
+        for t in range(s, e):
+            xi = x[oy[t]]
+            lo = 0
+            hi = n
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if xi - xs[mid] > eps:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            q = lo  # prefix sum of inserted positions < q
+            acc = 0
+            while q > 0:
+                acc += tree[q]
+                q -= q & (-q)
+            con += acc
+        for t in range(s, e):
+            q = pos[oy[t]] + 1
+            while q <= n:
+                tree[q] += 1
+                q += q & (-q)
+        s = e
+    total = n * (n - 1) // 2
+    dis = total - m_ties - h_ties + both - con
+    return con, dis, h_ties - both, m_ties - both, both
+
+
+@njit(cache=True)
+def _vector_counts(x: np.ndarray, y: np.ndarray, eps: float, direct_max: int,
+                   need_distinct: bool, out: np.ndarray) -> None:
+    """out[:] = C, D, T_h, T_m, T_hm, n, distinct metric values, distinct human values."""
+    n = x.shape[0]
+    if n <= direct_max:
+        c, d, th, tm, thm = _counts_direct(x, y, eps)
+    else:
+        c, d, th, tm, thm = _counts_sorted(x, y, eps)
+    out[0] = c
+    out[1] = d
+    out[2] = th
+    out[3] = tm
+    out[4] = thm
+    out[5] = n
+    if need_distinct:
+        out[6] = _n_distinct_sorted(np.sort(x))
+        out[7] = _n_distinct_sorted(np.sort(y))
+    else:
+        out[6] = 0
+        out[7] = 0
+
+
+@njit(cache=True)
+def _stat_from_counts(c: int, d: int, th: int, tm: int, thm: int, n: int, nx: int, ny: int,
+                      code: int) -> float:
+    """The variant (0 tau_b, 1 tau_c, 2 tau_23, 3 acc_23) from the counts, as MTME."""
+    tot = c + d + th + tm + thm
+    if tot == 0:
+        return np.nan
+    if code <= 1:
+        xtie = tm + thm
+        ytie = th + thm
+        if xtie == tot or ytie == tot:
+            return np.nan
+        if code == 0:
+            return (c - d) / np.sqrt(float(tot - xtie)) / np.sqrt(float(tot - ytie))
+        k = min(nx, ny)
+        return 2.0 * (c - d) / (float(n) * float(n) * (k - 1) / k)
+    if code == 2:
+        return (c + thm - d - th - tm) / tot
+    return (c + thm) / tot
+
+
+@njit(cache=True)
+def _csr_counts(x: np.ndarray, y: np.ndarray, off: np.ndarray, eps: float, direct_max: int,
+                need_distinct: bool) -> np.ndarray:
+    """(groups, 8) counts for groups stored back to back: group g is x[off[g]:off[g + 1]]."""
+    G = off.shape[0] - 1
+    out = np.zeros((G, 8), dtype=np.int64)
+    for g in range(G):
+        _vector_counts(x[off[g]:off[g + 1]], y[off[g]:off[g + 1]], eps, direct_max,
+                       need_distinct, out[g])
+    return out
+
+
+@njit(cache=True)
+def _matrix_statistic(X: np.ndarray, Y: np.ndarray, grouping: int, code: int, eps: float,
+                      direct_max: int, xb: np.ndarray, yb: np.ndarray, cnt: np.ndarray) -> float:
+    """The grouped variant of one (systems x items) matrix pair (mean over defined groups)."""
+    S, n_items = X.shape
+    need = code == 1
+    if grouping == 0:
+        m = 0
+        for s in range(S):
+            for i in range(n_items):
+                a = X[s, i]
+                b = Y[s, i]
+                if np.isfinite(a) and np.isfinite(b):
+                    xb[m] = a
+                    yb[m] = b
+                    m += 1
+        if m < 2:
+            return np.nan
+        _vector_counts(xb[:m], yb[:m], eps, direct_max, need, cnt)
+        return _stat_from_counts(cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], cnt[5], cnt[6],
+                                 cnt[7], code)
+    total = 0.0
+    k = 0
+    n_groups = n_items if grouping == 1 else S
+    n_within = S if grouping == 1 else n_items
+    for g in range(n_groups):
+        m = 0
+        for t in range(n_within):
+            if grouping == 1:
+                a = X[t, g]
+                b = Y[t, g]
+            else:
+                a = X[g, t]
+                b = Y[g, t]
+            if np.isfinite(a) and np.isfinite(b):
+                xb[m] = a
+                yb[m] = b
+                m += 1
+        if m < 2:
+            continue
+        _vector_counts(xb[:m], yb[:m], eps, direct_max, need, cnt)
+        v = _stat_from_counts(cnt[0], cnt[1], cnt[2], cnt[3], cnt[4], cnt[5], cnt[6], cnt[7],
+                              code)
+        if not np.isnan(v):
+            total += v
+            k += 1
+    if k == 0:
+        return np.nan
+    return total / k
+
+
+@njit(cache=True)
+def _stack_statistic(Xs: np.ndarray, Ys: np.ndarray, grouping: int, code: int, eps: float,
+                     direct_max: int) -> np.ndarray:
+    B, S, n_items = Xs.shape
+    out = np.empty(B)
+    xb = np.empty(S * n_items)
+    yb = np.empty(S * n_items)
+    cnt = np.zeros(8, dtype=np.int64)
+    for b in range(B):
+        out[b] = _matrix_statistic(Xs[b], Ys[b], grouping, code, eps, direct_max, xb, yb, cnt)
+    return out
+
+
+@njit(cache=True)
+def _indexed_statistic(X: np.ndarray, Y: np.ndarray, sys_idx: np.ndarray, item_idx: np.ndarray,
+                       grouping: int, code: int, eps: float, direct_max: int) -> np.ndarray:
+    """The statistic of ``X[sys_idx[b]][:, item_idx[b]]`` for every b (gathered one at a time)."""
+    B, S = sys_idx.shape
+    n_items = item_idx.shape[1]
+    out = np.empty(B)
+    Xb = np.empty((S, n_items))
+    Yb = np.empty((S, n_items))
+    xb = np.empty(S * n_items)
+    yb = np.empty(S * n_items)
+    cnt = np.zeros(8, dtype=np.int64)
+    for b in range(B):
+        for s in range(S):
+            r = sys_idx[b, s]
+            for i in range(n_items):
+                c = item_idx[b, i]
+                Xb[s, i] = X[r, c]
+                Yb[s, i] = Y[r, c]
+        out[b] = _matrix_statistic(Xb, Yb, grouping, code, eps, direct_max, xb, yb, cnt)
+    return out

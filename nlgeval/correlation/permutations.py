@@ -1,0 +1,260 @@
+"""PERM-BOTH swap masks, the permutation loop and the comparison result of two metrics.
+
+The paired permutation test of Deutsch, Dror & Roth (2021, TACL): under H0 the two metrics are
+exchangeable, so each cell's two scores are swapped with probability 1/2 (PERM-SYS /
+PERM-INPUT: whole systems / items). p = (1 + #)/(1 + P) (Phipson & Smyth 2010). Split out of
+:mod:`nlgeval.correlation.compare`, which re-exports every name defined here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nlgeval.errors import InputError
+from nlgeval.results import StatResult
+
+
+@dataclass(frozen=True)
+class PermutationResult(StatResult):
+    """Paired permutation test of r(A, human) - r(B, human).
+
+    ``draws_a`` / ``draws_b`` hold, for every permutation, the coefficient of the metric in
+    slot A / slot B after the swap (shape ``(permutations,)``); ``statistic_a`` /
+    ``statistic_b`` are aliases of ``r_a`` / ``r_b`` (the shared shape of nlgeval's
+    metric-comparison results, see :class:`PermutationComparison`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(4, 10))
+    >>> A = H + 0.5 * rng.normal(size=(4, 10))
+    >>> B = rng.normal(size=(4, 10))
+    >>> from nlgeval.correlation.compare import permutation_test
+    >>> stat, p = permutation_test(A, B, H, "segment", permutations=200, seed=0)
+    >>> stat > 0, p < 0.01
+    (True, True)
+    """
+
+    statistic: float
+    pvalue: float
+    r_a: float
+    r_b: float
+    permutations: int
+    scheme: str
+    alternative: str
+    seed: int
+    draws_a: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+    draws_b: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+
+    @property
+    def statistic_a(self) -> float:
+        return self.r_a
+
+    @property
+    def statistic_b(self) -> float:
+        return self.r_b
+
+    _aliases = {"statistic_a": "r_a", "statistic_b": "r_b"}
+    _omit = frozenset({"draws_a", "draws_b"})  # JSON-sized: everything but the draws
+
+
+@dataclass(frozen=True)
+class PermutationComparison(StatResult):
+    """A paired permutation comparison of two metrics on one statistic: nlgeval's one result
+    shape for "metric A agrees with humans better than metric B" (PERM-BOTH and the
+    pairwise-accuracy / Kendall-variant tests; ``PairedPermutationResult`` is the same class).
+
+    ``statistic = statistic_a - statistic_b``; ``pvalue`` is one-sided, H1 "A is better than
+    B": ``p = (1 + n_at_least) / (1 + K)`` with ``n_at_least = #{d* >= d}`` over the ``K``
+    draws ``d* = draws_a - draws_b`` (Phipson & Smyth 2010, "Permutation p-values should never
+    be zero"); MTME (``stats.PermutationSigDiff``) reports ``n_at_least / K``
+    (:attr:`pvalue_mtme`). ``draws_a`` / ``draws_b`` are the statistic of the metric in slot A
+    / slot B after each swap (shape ``(K,)``, left out of ``to_dict``); the WMT overall score
+    (:func:`nlgeval.correlation.ranking.overall_score`) sums them, rescaled, across tasks.
+    ``scheme``: ``"both"``/``"cells"`` (scores swapped per (system, item) cell), ``"systems"``,
+    ``"items"``, or ``"pairs"`` (MTME's ``perm_test='pairs'``: pairwise-comparison outcomes
+    swapped per pair). ``variant``, ``grouping``, ``epsilon_a``/``epsilon_b``, ``calibrated``,
+    ``n_groups`` and ``n_pairs`` describe Kendall-variant tests (empty/0 otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = comparison_from_draws(0.6, 0.4, np.array([0.5, 0.45, 0.6]),
+    ...                             np.array([0.5, 0.55, 0.4]), name="pearson")
+    >>> stat, p = res
+    >>> round(stat, 2), p, res.n_at_least
+    (0.2, 0.5, 1)
+    """
+
+    statistic: float
+    pvalue: float
+    statistic_a: float
+    statistic_b: float
+    permutations: int
+    n_at_least: int = 0
+    variant: str = ""
+    grouping: str = ""
+    scheme: str = "both"
+    seed: int | None = 0
+    epsilon_a: float = 0.0
+    epsilon_b: float = 0.0
+    calibrated: bool = False
+    n_groups: int = 0
+    n_pairs: int = 0
+    note: str = ""
+    draws_a: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+    draws_b: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+    name: str = ""
+    alternative: str = "greater"
+    _aliases = {"pvalue_mtme": "pvalue_mtme"}
+    _omit = frozenset({"draws_a", "draws_b"})  # JSON-sized: everything but the draws
+
+    @property
+    def pvalue_mtme(self) -> float:
+        """MTME's p-value convention, ``n_at_least / permutations`` (can be 0)."""
+        return self.n_at_least / self.permutations if self.permutations else math.nan
+
+
+def comparison_from_draws(
+    statistic_a: float,
+    statistic_b: float,
+    draws_a: np.ndarray,
+    draws_b: np.ndarray,
+    *,
+    name: str = "",
+    scheme: str = "both",
+    seed: int | None = 0,
+    note: str = "",
+) -> PermutationComparison:
+    """Build a :class:`PermutationComparison` (one-sided p, H1 "A better") from the draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> comparison_from_draws(0.7, 0.5, np.zeros(9), np.zeros(9)).pvalue
+    0.1
+    """
+    draws_a = np.asarray(draws_a, dtype=float)
+    draws_b = np.asarray(draws_b, dtype=float)
+    observed = statistic_a - statistic_b
+    d = draws_a - draws_b
+    p = _permutation_p(observed, d, "greater")
+    hits = int(round(p * (1 + np.isfinite(d).sum()) - 1)) if np.isfinite(p) else 0
+    return PermutationComparison(float(observed), p, float(statistic_a), float(statistic_b),
+                                 int(draws_a.shape[0]), n_at_least=hits, scheme=scheme,
+                                 seed=seed, note=note, draws_a=draws_a, draws_b=draws_b,
+                                 name=name, alternative="greater")
+
+
+def _standardise(X: np.ndarray) -> np.ndarray:
+    v = X[np.isfinite(X)]
+    sd = v.std() if v.size else 0.0
+    if not np.isfinite(sd) or sd == 0:
+        return X - (v.mean() if v.size else 0.0)
+    return (X - v.mean()) / sd
+
+
+def iter_swap_masks(
+    shape: tuple[int, int],
+    permutations: int,
+    scheme: str = "both",
+    seed: int | None = 0,
+    *,
+    chunk: int | None = None,
+) -> Iterator[np.ndarray]:
+    """(c, S, I) boolean swap masks (True = swap A and B in that cell), ``chunk`` draws at a time.
+
+    One ``default_rng(seed)`` stream is consumed in order, so the concatenated chunks are the
+    same masks as :func:`swap_masks` for any chunk size (PERM-BOTH: one coin per cell;
+    PERM-SYS / PERM-INPUT: one coin per system / item, broadcast). The default chunk keeps a
+    chunk near 4 million cells.
+
+    Examples
+    --------
+    >>> [m.shape for m in iter_swap_masks((2, 3), 5, seed=0, chunk=2)]
+    [(2, 2, 3), (2, 2, 3), (1, 2, 3)]
+    """
+    if scheme not in ("both", "systems", "items"):
+        raise InputError(f"permutation scheme must be both, systems or items, got {scheme!r}")
+    if permutations < 0:
+        raise InputError(f"permutations must be >= 0, got {permutations}")
+    rng = np.random.default_rng(seed)
+    S, n_items = shape
+    if chunk is None:
+        chunk = max(1, 4_000_000 // max(1, S * n_items))
+    done = 0
+    while done < permutations:
+        c = min(chunk, permutations - done)
+        if scheme == "both":
+            yield rng.random((c, S, n_items)) < 0.5
+        elif scheme == "systems":
+            yield np.broadcast_to(rng.random((c, S, 1)) < 0.5, (c, S, n_items))
+        else:
+            yield np.broadcast_to(rng.random((c, 1, n_items)) < 0.5, (c, S, n_items))
+        done += c
+
+
+def swap_masks(shape: tuple[int, int], permutations: int, scheme: str, seed: int) -> np.ndarray:
+    """(P, S, I) boolean masks (True = swap A and B in that cell) for PERM-BOTH/SYS/INPUT.
+
+    Examples
+    --------
+    >>> swap_masks((2, 3), 4, "systems", 0).shape
+    (4, 2, 3)
+    """
+    chunks = list(iter_swap_masks(shape, permutations, scheme, seed, chunk=max(1, permutations)))
+    return np.concatenate(chunks) if chunks else np.zeros((0, *shape), dtype=bool)
+
+
+
+
+def swap_draws(
+    A: np.ndarray, B: np.ndarray, H: np.ndarray, mask_chunks: Iterable[np.ndarray], total: int,
+    statistic: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """``statistic(A*, H)`` and ``statistic(B*, H)`` for every swap mask (PERM-BOTH's loop).
+
+    ``mask_chunks`` yields (c, S, I) boolean masks (True = swap A and B in that cell; e.g.
+    :func:`iter_swap_masks`), ``total`` masks in all; ``statistic`` maps a (c, S, I) stack of
+    metric matrices and the matching human stack to c values. The one permutation loop of the
+    package: the correlation coefficients here and the Kendall variants
+    (:func:`nlgeval.correlation.kendall.kendall_permutation_test`) both use it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A, B, H = np.zeros((1, 2)), np.ones((1, 2)), np.ones((1, 2))
+    >>> masks = [np.array([[[True, False]], [[False, False]]])]
+    >>> swap_draws(A, B, H, masks, 2, lambda Xs, Hs: Xs.sum(axis=(1, 2)))
+    (array([1., 0.]), array([1., 2.]))
+    """
+    draws_a, draws_b = np.empty(total), np.empty(total)
+    start = 0
+    for m in mask_chunks:
+        k = m.shape[0]
+        pa = np.where(m, B, A)
+        pb = np.where(m, A, B)
+        Hs = np.ascontiguousarray(np.broadcast_to(H, pa.shape))
+        draws_a[start:start + k] = statistic(pa, Hs)
+        draws_b[start:start + k] = statistic(pb, Hs)
+        start += k
+    return draws_a, draws_b
+
+
+def _permutation_p(observed: float, deltas: np.ndarray, alternative: str) -> float:
+    if not np.isfinite(observed):
+        return math.nan
+    tol = 1e-12 * max(1.0, abs(observed))
+    d = deltas[np.isfinite(deltas)]
+    if alternative == "two-sided":
+        hits = np.abs(d) >= abs(observed) - tol
+    elif alternative == "greater":
+        hits = d >= observed - tol
+    else:
+        hits = d <= observed + tol
+    return (1 + int(hits.sum())) / (1 + d.size)
