@@ -145,7 +145,7 @@ def triangle_design(
     ``trial`` (1-based overall), ``block`` (group of six), ``item`` (the triad's items joined
     with ``|``), ``item_1..item_3`` (item shown in slot k), ``order`` ("ABB"...), ``source_1..3``
     (source name shown in slot k), ``odd_position`` (1-based), ``odd_source``, ``test`` and, with a
-    pool, ``text_1..text_3``. ``df.attrs`` holds the seed, order counts and notes.
+    pool, ``text_1..text_3``. ``df.attrs`` holds the random seed, order counts and notes.
 
     Examples:
         Six judges see each of the six orders once:
