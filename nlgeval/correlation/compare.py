@@ -45,8 +45,10 @@ from nlgeval.correlation.levels import check_level, level_statistic
 # own modules (issue 16); every name is re-exported here so that
 # ``from nlgeval.correlation.compare import X`` and the documentation pages keep working.
 from nlgeval.correlation.permutations import (
+    ALTERNATIVES,
     PermutationComparison,
     PermutationResult,
+    _count_at_least,
     _permutation_p,
     _standardise,
     comparison_from_draws,
@@ -58,10 +60,10 @@ from nlgeval.correlation.significance import pvalue_matrix, significance_cluster
 from nlgeval.correlation.williams import (
     Alternative,
     WilliamsResult,
-    _level_vectors,  # noqa: F401 (defined here before the split)
     williams_from_scores,
     williams_test,
 )
+from nlgeval.errors import InputError
 
 __all__ = [
     "PermutationComparison", "PermutationResult", "WilliamsResult", "comparison_from_draws",
@@ -153,14 +155,19 @@ def permutation_test(
     alternative: Alternative = "two-sided",
     seed: int = 0,
     masks: np.ndarray | None = None,
-) -> PermutationResult:
+) -> PermutationComparison:
     """PERM-BOTH (default) paired permutation test of two metrics' correlations with humans.
 
     ``masks`` (P, S, I) may be given explicitly (e.g. all 2^(S*I) swaps of a tiny case, for an
     exact test); otherwise ``permutations`` random masks are drawn from ``default_rng(seed)``.
-    ``alternative="greater"``: H1 r(A) > r(B). The result carries the per-draw coefficients
-    ``draws_a`` / ``draws_b`` (r of the metric in slot A / B after each swap), which the WMT
-    overall score (:func:`nlgeval.correlation.ranking.overall_score`) sums across tasks.
+    ``alternative``: ``"two-sided"`` (default, H1 r(A) != r(B)), ``"greater"`` (H1
+    r(A) > r(B)) or ``"less"``. Returns nlgeval's one comparison shape,
+    :class:`PermutationComparison` (``PermutationResult`` is the same class): ``statistic``
+    ``= r_a - r_b`` (``statistic_a`` / ``statistic_b``), ``pvalue``, ``n_at_least``,
+    ``alternative``, ``scheme``, ``seed``, ``permutations``, ``name`` (the coefficient) and the
+    per-draw coefficients ``draws_a`` / ``draws_b`` (r of the metric in slot A / B after each
+    swap), which the WMT overall score (:func:`nlgeval.correlation.ranking.overall_score`) sums
+    across tasks.
 
     Examples
     --------
@@ -169,16 +176,26 @@ def permutation_test(
     >>> H = rng.normal(size=(4, 10)); A = H + 0.5 * rng.normal(size=(4, 10))
     >>> permutation_test(A, A, H, "segment", permutations=50, seed=0).pvalue
     1.0
+    >>> res = permutation_test(A, H, H, "segment", permutations=50, alternative="less")
+    >>> stat, p = res
+    >>> bool(stat < 0), p, res.n_at_least, res.pvalue_mtme, res.draws_a.shape
+    (True, 0.0196078431372549, 0, 0.0, (50,))
     """
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
+    if alternative not in ALTERNATIVES:
+        raise InputError(f"alternative must be one of {', '.join(ALTERNATIVES)}, "
+                         f"got {alternative!r}")
     if masks is None:
         masks = swap_masks(np.shape(XA), permutations, scheme, seed)
     r_a, r_b, draws_a, draws_b = _permutation_draws(XA, XB, Y, level, coefficient, masks)
     observed = r_a - r_b
-    p = _permutation_p(observed, draws_a - draws_b, alternative)
-    return PermutationResult(observed, p, r_a, r_b, int(masks.shape[0]), scheme, alternative,
-                             seed, draws_a, draws_b)
+    deltas = draws_a - draws_b
+    hits, _ = _count_at_least(observed, deltas, alternative)
+    p = _permutation_p(observed, deltas, alternative)
+    return PermutationComparison(
+        observed, p, r_a, r_b, int(masks.shape[0]), n_at_least=hits, scheme=scheme, seed=seed,
+        draws_a=draws_a, draws_b=draws_b, name=coefficient, alternative=alternative)
 
 
 def comparison_matrix(

@@ -17,69 +17,35 @@ import numpy as np
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
-
-@dataclass(frozen=True)
-class PermutationResult(StatResult):
-    """Paired permutation test of r(A, human) - r(B, human).
-
-    ``draws_a`` / ``draws_b`` hold, for every permutation, the coefficient of the metric in
-    slot A / slot B after the swap (shape ``(permutations,)``); ``statistic_a`` /
-    ``statistic_b`` are aliases of ``r_a`` / ``r_b`` (the shared shape of nlgeval's
-    metric-comparison results, see :class:`PermutationComparison`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> H = rng.normal(size=(4, 10))
-    >>> A = H + 0.5 * rng.normal(size=(4, 10))
-    >>> B = rng.normal(size=(4, 10))
-    >>> from nlgeval.correlation.compare import permutation_test
-    >>> stat, p = permutation_test(A, B, H, "segment", permutations=200, seed=0)
-    >>> stat > 0, p < 0.01
-    (True, True)
-    """
-
-    statistic: float
-    pvalue: float
-    r_a: float
-    r_b: float
-    permutations: int
-    scheme: str
-    alternative: str
-    seed: int
-    draws_a: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
-    draws_b: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
-
-    @property
-    def statistic_a(self) -> float:
-        return self.r_a
-
-    @property
-    def statistic_b(self) -> float:
-        return self.r_b
-
-    _aliases = {"statistic_a": "r_a", "statistic_b": "r_b"}
-    _omit = frozenset({"draws_a", "draws_b"})  # JSON-sized: everything but the draws
+ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 @dataclass(frozen=True)
 class PermutationComparison(StatResult):
     """A paired permutation comparison of two metrics on one statistic: nlgeval's one result
-    shape for "metric A agrees with humans better than metric B" (PERM-BOTH and the
-    pairwise-accuracy / Kendall-variant tests; ``PairedPermutationResult`` is the same class).
+    shape for "metric A agrees with humans better than metric B", returned by
+    :func:`~nlgeval.correlation.compare.permutation_test` (correlations), the Kendall-variant,
+    acc_eq and pairwise-accuracy tests. ``PermutationResult`` and ``PairedPermutationResult``
+    are the same class under older names.
 
-    ``statistic = statistic_a - statistic_b``; ``pvalue`` is one-sided, H1 "A is better than
-    B": ``p = (1 + n_at_least) / (1 + K)`` with ``n_at_least = #{d* >= d}`` over the ``K``
-    draws ``d* = draws_a - draws_b`` (Phipson & Smyth 2010, "Permutation p-values should never
-    be zero"); MTME (``stats.PermutationSigDiff``) reports ``n_at_least / K``
-    (:attr:`pvalue_mtme`). ``draws_a`` / ``draws_b`` are the statistic of the metric in slot A
-    / slot B after each swap (shape ``(K,)``, left out of ``to_dict``); the WMT overall score
-    (:func:`nlgeval.correlation.ranking.overall_score`) sums them, rescaled, across tasks.
-    ``scheme``: ``"both"``/``"cells"`` (scores swapped per (system, item) cell), ``"systems"``,
-    ``"items"``, or ``"pairs"`` (MTME's ``perm_test='pairs'``: pairwise-comparison outcomes
-    swapped per pair). ``variant``, ``grouping``, ``epsilon_a``/``epsilon_b``, ``calibrated``,
-    ``n_groups`` and ``n_pairs`` describe Kendall-variant tests (empty/0 otherwise).
+    ``statistic = statistic_a - statistic_b`` (``r_a`` / ``r_b`` are read-only aliases of
+    ``statistic_a`` / ``statistic_b``, kept in ``to_dict`` as well). ``pvalue`` follows
+    ``alternative``: ``"greater"`` (H1 "A is better than B", the default of every test but
+    :func:`~nlgeval.correlation.compare.permutation_test`), ``"less"`` or ``"two-sided"``:
+    ``p = (1 + n_at_least) / (1 + K)`` over the ``K`` finite draws ``d* = draws_a - draws_b``
+    (Phipson & Smyth 2010, "Permutation p-values should never be zero"), where
+    ``n_at_least`` counts the draws at least as extreme as ``d`` in the direction of
+    ``alternative``: ``d* >= d``, ``d* <= d`` or ``|d*| >= |d|``. MTME
+    (``stats.PermutationSigDiff``, one-sided) reports ``n_at_least / K``
+    (:attr:`pvalue_mtme`), which is NaN for a two-sided test. ``draws_a`` / ``draws_b`` are
+    the statistic of the metric in slot A / slot B after each swap (shape ``(K,)``, left out
+    of ``to_dict``); the WMT overall score (:func:`nlgeval.correlation.ranking.overall_score`)
+    sums them, rescaled, across tasks. ``name`` is the statistic (``"pearson"``,
+    ``"pairwise_accuracy"``, ...). ``scheme``: ``"both"``/``"cells"`` (scores swapped per
+    (system, item) cell), ``"systems"``, ``"items"``, or ``"pairs"`` (MTME's
+    ``perm_test='pairs'``: pairwise-comparison outcomes swapped per pair). ``variant``,
+    ``grouping``, ``epsilon_a``/``epsilon_b``, ``calibrated``, ``n_groups`` and ``n_pairs``
+    describe Kendall-variant tests (empty/0 otherwise).
 
     Examples
     --------
@@ -87,8 +53,15 @@ class PermutationComparison(StatResult):
     >>> res = comparison_from_draws(0.6, 0.4, np.array([0.5, 0.45, 0.6]),
     ...                             np.array([0.5, 0.55, 0.4]), name="pearson")
     >>> stat, p = res
-    >>> round(stat, 2), p, res.n_at_least
-    (0.2, 0.5, 1)
+    >>> round(stat, 2), p, res.n_at_least, res.pvalue_mtme, res.r_a
+    (0.2, 0.5, 1, 0.3333333333333333, 0.6)
+    >>> from nlgeval.correlation.compare import permutation_test
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(4, 10))
+    >>> A, B = H + 0.5 * rng.normal(size=(4, 10)), rng.normal(size=(4, 10))
+    >>> two = permutation_test(A, B, H, "segment", permutations=200, seed=0)
+    >>> two.alternative, two.pvalue < 0.01, two.pvalue_mtme  # MTME's p is one-sided only
+    ('two-sided', True, nan)
     """
 
     statistic: float
@@ -111,13 +84,32 @@ class PermutationComparison(StatResult):
     draws_b: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
     name: str = ""
     alternative: str = "greater"
-    _aliases = {"pvalue_mtme": "pvalue_mtme"}
+    # r_a / r_b: the keys of permutation_test's results and of the comparison tables
+    _aliases = {"r_a": "statistic_a", "r_b": "statistic_b", "pvalue_mtme": "pvalue_mtme"}
     _omit = frozenset({"draws_a", "draws_b"})  # JSON-sized: everything but the draws
 
     @property
+    def r_a(self) -> float:
+        """``statistic_a`` under the name of the correlation tests (r of metric A)."""
+        return self.statistic_a
+
+    @property
+    def r_b(self) -> float:
+        """``statistic_b`` under the name of the correlation tests (r of metric B)."""
+        return self.statistic_b
+
+    @property
     def pvalue_mtme(self) -> float:
-        """MTME's p-value convention, ``n_at_least / permutations`` (can be 0)."""
-        return self.n_at_least / self.permutations if self.permutations else math.nan
+        """MTME's p-value convention, ``n_at_least / permutations`` (can be 0); NaN for a
+        two-sided test, since MTME's ``PermutationSigDiff`` is one-sided."""
+        if self.alternative == "two-sided" or not self.permutations:
+            return math.nan
+        return self.n_at_least / self.permutations
+
+
+#: The result of :func:`~nlgeval.correlation.compare.permutation_test`, under its historical
+#: name: the same class as :class:`PermutationComparison`.
+PermutationResult = PermutationComparison
 
 
 def comparison_from_draws(
@@ -143,8 +135,8 @@ def comparison_from_draws(
     draws_b = np.asarray(draws_b, dtype=float)
     observed = statistic_a - statistic_b
     d = draws_a - draws_b
+    hits, _ = _count_at_least(observed, d, "greater")
     p = _permutation_p(observed, d, "greater")
-    hits = int(round(p * (1 + np.isfinite(d).sum()) - 1)) if np.isfinite(p) else 0
     return PermutationComparison(float(observed), p, float(statistic_a), float(statistic_b),
                                  int(draws_a.shape[0]), n_at_least=hits, scheme=scheme,
                                  seed=seed, note=note, draws_a=draws_a, draws_b=draws_b,
@@ -246,15 +238,27 @@ def swap_draws(
     return draws_a, draws_b
 
 
-def _permutation_p(observed: float, deltas: np.ndarray, alternative: str) -> float:
-    if not np.isfinite(observed):
-        return math.nan
-    tol = 1e-12 * max(1.0, abs(observed))
+def _count_at_least(observed: float, deltas: np.ndarray, alternative: str) -> tuple[int, int]:
+    """Finite draws at least as extreme as ``observed`` towards ``alternative``, and their
+    total: ``d* >= d`` ("greater"), ``d* <= d`` ("less"), ``|d*| >= |d|`` ("two-sided"), with
+    a tolerance of ``1e-12 max(1, |d|)`` so that ties in exact arithmetic count. No hits when
+    ``observed`` is not finite."""
     d = deltas[np.isfinite(deltas)]
+    if not np.isfinite(observed):
+        return 0, int(d.size)
+    tol = 1e-12 * max(1.0, abs(observed))
     if alternative == "two-sided":
         hits = np.abs(d) >= abs(observed) - tol
     elif alternative == "greater":
         hits = d >= observed - tol
     else:
         hits = d <= observed + tol
-    return (1 + int(hits.sum())) / (1 + d.size)
+    return int(hits.sum()), int(d.size)
+
+
+def _permutation_p(observed: float, deltas: np.ndarray, alternative: str) -> float:
+    """``(1 + n_at_least) / (1 + K)`` (Phipson & Smyth 2010); NaN when ``observed`` is."""
+    if not np.isfinite(observed):
+        return math.nan
+    hits, total = _count_at_least(observed, deltas, alternative)
+    return (1 + hits) / (1 + total)

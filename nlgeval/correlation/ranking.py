@@ -114,8 +114,8 @@ class TaskResult(Result):
     (-1, 1). ``statistics`` maps metric -> statistic (higher = better). ``draws`` maps an
     ordered metric pair ``(a, b)`` to the PERM-BOTH draws ``(draws_a, draws_b)``: the
     statistic of the metric in slot A / slot B after each swap, as carried by
-    :class:`~nlgeval.correlation.compare.PermutationComparison` and
-    :class:`~nlgeval.correlation.compare.PermutationResult`. One entry per unordered pair is
+    :class:`~nlgeval.correlation.compare.PermutationComparison` (the result of every PERM-BOTH
+    test, ``permutation_test`` included). One entry per unordered pair is
     enough (``(b, a)`` is read as ``(a, b)`` with the slots exchanged).
 
     Examples

@@ -267,5 +267,5 @@ def create_app(
 
     app.register_blueprint(_site_blueprint(x))
     app.register_blueprint(evaluator_blueprint(x))
-    app.register_blueprint(researcher_blueprint(x))
+    app.register_blueprint(researcher_blueprint)
     return app

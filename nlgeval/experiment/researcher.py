@@ -6,6 +6,11 @@ again) and offers the downloads. The password is set with ``nlgeval experiment p
 and stored only as a salted hash (``werkzeug.security.generate_password_hash``, scrypt);
 failed log-ins are throttled per client address. ``/r/<researcher token>`` still shows the
 read-only view (progress and downloads) for scripts and for experiments without a password.
+
+The views are module-level functions on one module-level :data:`researcher_blueprint`
+(registered by :func:`nlgeval.experiment.app.create_app`); each reaches the experiment of the
+app serving the request through :func:`current_experiment`, and the log-in throttle lives in
+the app too (:class:`LoginThrottle`), so two apps in one process share nothing.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from flask import Blueprint, Response, abort, redirect, request, session, url_for
+from flask import Blueprint, Response, abort, current_app, redirect, request, session, url_for
+from flask.blueprints import BlueprintSetupState
 from sqlalchemy import delete, select, update
 from werkzeug.security import check_password_hash
 
@@ -36,188 +43,357 @@ PASSWORD_KEY = "researcher_password"
 SESSION_HOURS = 8
 MAX_FAILS = 5  # failed log-ins per client address and window before refusing (429)
 FAIL_WINDOW_S = 300
+DOWNLOADS = ("ratings", "questionnaire", "flags")
+_THROTTLE_KEY = "nlgeval_login_throttle"
+
+#: The researcher's routes: ``/r/<token>`` (+ downloads), ``/login``, ``/logout``, ``/dashboard``.
+researcher_blueprint = Blueprint("researcher", __name__)
 
 
-def researcher_blueprint(x: Experiment) -> Blueprint:
-    """The researcher's routes: the token view ``/r/<token>``, and the dashboard behind a
-    password (``/login``, ``/dashboard``, downloads, reset of an evaluator).
+def current_experiment() -> Experiment:
+    """The experiment of the app handling the current request (loaded once by ``create_app``).
 
-    A long factory on purpose: its body is the routes, closures over the experiment loaded
-    once (Flask's application-factory pattern); each route stays short.
+    Examples
+    --------
+    >>> from flask import Flask
+    >>> app = Flask("demo")  # create_app stores the loaded Experiment here
+    >>> app.extensions["nlgeval_experiment"] = {"experiment": "the loaded experiment"}
+    >>> with app.app_context():
+    ...     current_experiment()
+    'the loaded experiment'
+    """
+    return current_app.extensions["nlgeval_experiment"]["experiment"]
+
+
+@dataclass
+class LoginThrottle:
+    """Failed log-ins per client address within the last ``window`` seconds (one per app).
+
+    Examples
+    --------
+    >>> t = LoginThrottle(max_fails=2, window=300)
+    >>> t.record("10.0.0.1", now=0.0); t.record("10.0.0.1", now=1.0)
+    >>> t.blocked("10.0.0.1", now=2.0), t.blocked("10.0.0.2", now=2.0)
+    (True, False)
+    >>> t.blocked("10.0.0.1", now=400.0)  # the window has passed
+    False
+    """
+
+    max_fails: int = MAX_FAILS
+    window: float = FAIL_WINDOW_S
+    fails: dict[str, list[float]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def blocked(self, who: str, now: float) -> bool:
+        """Drop failures older than the window; True when ``max_fails`` remain."""
+        with self.lock:
+            recent = [t for t in self.fails.get(who, []) if now - t < self.window]
+            self.fails[who] = recent
+        return len(recent) >= self.max_fails
+
+    def record(self, who: str, now: float) -> None:
+        """Count one failed log-in of ``who`` at time ``now``."""
+        with self.lock:
+            self.fails.setdefault(who, []).append(now)
+
+
+@researcher_blueprint.record_once
+def _init_app(state: BlueprintSetupState) -> None:
+    """Give every app that registers the blueprint its own log-in throttle."""
+    state.app.extensions[_THROTTLE_KEY] = LoginThrottle()
+
+
+def _query_flag(name: str) -> bool:
+    return request.args.get(name, "0") in ("1", "true", "yes")
+
+
+def _csv_response(df: pd.DataFrame, name: str) -> Response:
+    if _query_flag("spreadsheet"):
+        df = spreadsheet_safe(df)
+    return Response(df.to_csv(index=False), mimetype="text/csv",
+                    headers={"Content-Disposition": f"attachment; filename={name}"})
+
+
+def _download(kind: str) -> Response:
+    if kind not in DOWNLOADS:
+        abort(404)
+    x = current_experiment()
+    if kind == "ratings":
+        df = export_ratings(x.store, x.cfg, include_practice=_query_flag("practice"),
+                            include_checks=_query_flag("checks"))
+        return _csv_response(df, "ratings.csv")
+    if kind == "questionnaire":
+        return _csv_response(export_questionnaire(x.store), "questionnaire.csv")
+    return _csv_response(quality_flags(x.store, x.cfg), "flags.csv")
+
+
+def _comment_rows(x: Experiment) -> tuple[int, dict[str, int], list[dict[str, Any]]]:
+    """The number of judgements, evaluator ids by name, and one comment row per trial."""
+    with x.store.read() as s:
+        n_judgements = s.query(Judgement).count()
+        ids = dict(s.execute(select(Evaluator.name, Evaluator.id)).all())
+        comments = s.execute(
+            select(Evaluator.name, Trial.position, Judgement.comment)
+            .join(Trial, Trial.evaluator_id == Evaluator.id)
+            .join(Judgement, Judgement.trial_id == Trial.id)
+            .where(Judgement.comment != "")
+            .order_by(Evaluator.id, Trial.position)).all()
+    seen = set()
+    rows = []
+    for name, pos, text in comments:  # one row per trial (criteria share the comment)
+        if (name, pos) not in seen:
+            seen.add((name, pos))
+            rows.append({"evaluator": name, "position": pos, "comment": text})
+    return n_judgements, ids, rows
+
+
+def _overview(link: Callable[..., str], dashboard: bool) -> Response:
+    """The progress page (token view or dashboard); ``link(kind)`` is a download's URL."""
+    x = current_experiment()
+    prog = progress(x.store)
+    flags = quality_flags(x.store, x.cfg).set_index("evaluator")
+    rows = prog.to_dict("records")
+    n_judgements, ids, comment_rows = _comment_rows(x)
+    for r in rows:
+        r["link"] = url_for("evaluator.page", token=r["token"], _external=True)
+        r["id"] = ids.get(r["evaluator"])
+        f = flags.loc[r["evaluator"]] if r["evaluator"] in flags.index else None
+        r["flags"] = "" if f is None else f["flags"]
+        r["checks"] = "" if f is None or not f["n_checks"] else (
+            f"{f['n_checks_answered'] - f['n_failed']}/{f['n_checks_answered']} passed")
+        med = None if f is None else f["median_time_on_task_ms"]
+        r["median_s"] = "" if med is None or pd.isna(med) else f"{med / 1000:.1f}"
+    join = None
+    if x.cfg.crowd is not None and x.cfg.crowd.open_link and x.meta.get("join_token"):
+        join = url_for("evaluator.join_page", jtoken=x.meta["join_token"], _external=True)
+    return x.render(
+        "researcher.html", rows=rows, link=link, dashboard=dashboard,
+        n_judgements=n_judgements, comments=comment_rows, join_link=join,
+        done=int(prog["done"].sum()) if len(prog) else 0,
+        total=int(prog["total"].sum()) if len(prog) else 0,
+        csrf=x.csrf_token() if dashboard else "",
+    )
+
+
+# ------------------------------------------------------------------ token view
+def _researcher_or_404(rtoken: str) -> None:
+    expected = current_experiment().meta["researcher_token"]
+    if not hmac.compare_digest(rtoken.encode(), expected.encode()):
+        abort(404)
+
+
+@researcher_blueprint.get("/r/<rtoken>")
+def view(rtoken: str) -> Response:
+    """The read-only progress page for the researcher token (404 for any other token).
+
+    Examples
+    --------
+    >>> import tempfile; from nlgeval.experiment import app as web, build, example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = build.create_experiment(example.write_example(tmp.name + "/study"), evaluators=3)
+    >>> app = web.create_app(made.directory)
+    >>> page = app.test_client().get(f"/r/{made.researcher_token}").get_data(as_text=True)
+    >>> "ratings.csv" in page, "Log out" in page
+    (True, False)
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
+    _researcher_or_404(rtoken)
+    return _overview(lambda kind, **kw: url_for("researcher.token_download", rtoken=rtoken,
+                                                kind=kind, **kw), dashboard=False)
+
+
+@researcher_blueprint.get("/r/<rtoken>/<kind>.csv")
+def token_download(rtoken: str, kind: str) -> Response:
+    """A download (``ratings``, ``questionnaire`` or ``flags``) for the researcher token;
+    ``?spreadsheet=1`` makes cells safe for spreadsheets, ``?practice=1`` / ``?checks=1`` add
+    practice and attention-check trials to the ratings.
+
+    Examples
+    --------
+    >>> import tempfile; from nlgeval.experiment import app as web, build, example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = build.create_experiment(example.write_example(tmp.name + "/study"), evaluators=3)
+    >>> c = web.create_app(made.directory).test_client()
+    >>> rt = made.researcher_token
+    >>> c.get(f"/r/{rt}/ratings.csv").status_code, c.get(f"/r/{rt}/other.csv").status_code
+    (200, 404)
+    >>> c.application.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
+    _researcher_or_404(rtoken)
+    return _download(kind)
+
+
+# ------------------------------------------------------------------ password dashboard
+def _password_hash() -> str | None:
+    return current_experiment().store.meta().get(PASSWORD_KEY)
+
+
+def _logged_in() -> bool:
+    t = session.get("researcher_at")
+    h = _password_hash()
+    return bool(t and h and time.time() - float(t) < SESSION_HOURS * 3600
+                and session.get("researcher_pw") == h[-16:])
+
+
+def _login_required() -> None:
+    if not _logged_in():
+        abort(redirect(url_for("researcher.login"), 303))
+
+
+@researcher_blueprint.route("/login", methods=["GET", "POST"])
+def login() -> Any:
+    """The log-in form; a right password opens the dashboard (303), a wrong one is 401, and
+    after :data:`MAX_FAILS` failures from one address within :data:`FAIL_WINDOW_S` seconds
+    every attempt is refused (429) until the window has passed.
 
     Examples
     --------
     >>> import tempfile
-    >>> from nlgeval.experiment.app import create_app
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
+    >>> from werkzeug.security import generate_password_hash
+    >>> from nlgeval.experiment import app as web, build, example
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory)
-    >>> c = app.test_client()
-    >>> c.get(f"/r/{made.researcher_token}").status_code, c.get("/r/wrong").status_code
-    (200, 404)
-    >>> c.get("/dashboard").status_code  # not logged in: sent to the log-in page
-    303
+    >>> made = build.create_experiment(example.write_example(tmp.name + "/study"), evaluators=3)
+    >>> app = web.create_app(made.directory)
+    >>> store = app.extensions["nlgeval_experiment"]["store"]
+    >>> store.set_meta(PASSWORD_KEY, generate_password_hash("correct horse", "pbkdf2:sha256:1"))
+    >>> c = app.test_client(); _ = c.get("/login")  # the form sets the CSRF token
+    >>> with c.session_transaction() as s:
+    ...     csrf = s["csrf"]
+    >>> c.post("/login", data={"csrf": csrf, "password": "wrong"}).status_code
+    401
+    >>> r = c.post("/login", data={"csrf": csrf, "password": "correct horse"})
+    >>> r.status_code, r.headers["Location"]
+    (303, '/dashboard')
+    >>> store.dispose(); tmp.cleanup()
+    """
+    x = current_experiment()
+    h = _password_hash()
+    error = ""
+    if request.method == "POST":
+        x.check_csrf()
+        who = request.remote_addr or "?"
+        now = time.monotonic()
+        throttle: LoginThrottle = current_app.extensions[_THROTTLE_KEY]
+        if throttle.blocked(who, now):
+            abort(429, "Too many failed log-ins; wait a few minutes.")
+        pw = request.form.get("password", "")
+        if h and pw and check_password_hash(h, pw):
+            session.clear()
+            session["researcher_at"] = time.time()
+            session["researcher_pw"] = h[-16:]  # a new password ends old sessions
+            return redirect(url_for("researcher.dashboard"), 303)
+        throttle.record(who, now)
+        error = "Wrong password." if h else ""
+    return x.render("login.html", status=401 if error else 200, csrf=x.csrf_token(),
+                    has_password=bool(h), error=error)
+
+
+@researcher_blueprint.post("/logout")
+def logout() -> Any:
+    """End the researcher's session (the CSRF token is checked) and go back to ``/login``.
+
+    Examples
+    --------
+    >>> import tempfile; from nlgeval.experiment import app as web, build, example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
+    >>> app = web.create_app(made.directory)
+    >>> c = app.test_client(); _ = c.get("/login")  # the form sets the CSRF token
+    >>> with c.session_transaction() as s:
+    ...     s["researcher_at"] = 1.0; csrf = s["csrf"]
+    >>> c.post("/logout").status_code  # no CSRF token: refused
+    400
+    >>> r = c.post("/logout", data={"csrf": csrf})
+    >>> with c.session_transaction() as s:
+    ...     r.status_code, r.headers["Location"], "researcher_at" in s
+    (303, '/login', False)
     >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
-    bp = Blueprint("researcher", __name__)
-    cfg, store = x.cfg, x.store
-    fails: dict[str, list[float]] = {}
-    fails_lock = threading.Lock()
+    current_experiment().check_csrf()
+    session.pop("researcher_at", None)
+    session.pop("researcher_pw", None)
+    return redirect(url_for("researcher.login"), 303)
 
-    def query_flag(name: str) -> bool:
-        return request.args.get(name, "0") in ("1", "true", "yes")
 
-    def csv_response(df: pd.DataFrame, name: str) -> Response:
-        if query_flag("spreadsheet"):
-            df = spreadsheet_safe(df)
-        return Response(df.to_csv(index=False), mimetype="text/csv",
-                        headers={"Content-Disposition": f"attachment; filename={name}"})
+@researcher_blueprint.get("/dashboard")
+def dashboard() -> Response:
+    """The dashboard (progress, flags, comments, downloads, reset); without a valid session
+    the researcher is sent to ``/login`` (303). A session lasts :data:`SESSION_HOURS` hours
+    and ends when the password is changed.
 
-    def download(kind: str) -> Response:
-        if kind == "ratings":
-            df = export_ratings(store, cfg, include_practice=query_flag("practice"),
-                                include_checks=query_flag("checks"))
-            return csv_response(df, "ratings.csv")
-        if kind == "questionnaire":
-            return csv_response(export_questionnaire(store), "questionnaire.csv")
-        return csv_response(quality_flags(store, cfg), "flags.csv")
+    Examples
+    --------
+    >>> import tempfile
+    >>> from werkzeug.security import generate_password_hash
+    >>> from nlgeval.experiment import app as web, build, example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
+    >>> app = web.create_app(made.directory)
+    >>> h = generate_password_hash("correct horse", "pbkdf2:sha256:1")
+    >>> app.extensions["nlgeval_experiment"]["store"].set_meta(PASSWORD_KEY, h)
+    >>> c = app.test_client()
+    >>> c.get("/dashboard").headers["Location"]
+    '/login'
+    >>> with c.session_transaction() as s:  # what a successful log-in stores
+    ...     s["researcher_at"] = time.time(); s["researcher_pw"] = h[-16:]
+    >>> page = c.get("/dashboard").get_data(as_text=True)
+    >>> "Researcher dashboard" in page, "Reset / reassign" in page
+    (True, False)
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
+    _login_required()
+    return _overview(lambda kind, **kw: url_for("researcher.dashboard_download", kind=kind,
+                                                **kw), dashboard=True)
 
-    def overview(link: Callable[..., str], dashboard: bool) -> Response:
-        prog = progress(store)
-        flags = quality_flags(store, cfg).set_index("evaluator")
-        rows = prog.to_dict("records")
-        with store.read() as s:
-            n_judgements = s.query(Judgement).count()
-            ids = dict(s.execute(select(Evaluator.name, Evaluator.id)).all())
-            comments = s.execute(
-                select(Evaluator.name, Trial.position, Judgement.comment)
-                .join(Trial, Trial.evaluator_id == Evaluator.id)
-                .join(Judgement, Judgement.trial_id == Trial.id)
-                .where(Judgement.comment != "")
-                .order_by(Evaluator.id, Trial.position)).all()
-        seen = set()
-        comment_rows = []
-        for name, pos, text in comments:  # one row per trial (criteria share the comment)
-            if (name, pos) not in seen:
-                seen.add((name, pos))
-                comment_rows.append({"evaluator": name, "position": pos, "comment": text})
-        for r in rows:
-            r["link"] = url_for("evaluator.page", token=r["token"], _external=True)
-            r["id"] = ids.get(r["evaluator"])
-            f = flags.loc[r["evaluator"]] if r["evaluator"] in flags.index else None
-            r["flags"] = "" if f is None else f["flags"]
-            r["checks"] = "" if f is None or not f["n_checks"] else (
-                f"{f['n_checks_answered'] - f['n_failed']}/{f['n_checks_answered']} passed")
-            med = None if f is None else f["median_time_on_task_ms"]
-            r["median_s"] = "" if med is None or pd.isna(med) else f"{med / 1000:.1f}"
-        join = None
-        if cfg.crowd is not None and cfg.crowd.open_link and x.meta.get("join_token"):
-            join = url_for("evaluator.join_page", jtoken=x.meta["join_token"], _external=True)
-        return x.render(
-            "researcher.html", rows=rows, link=link, dashboard=dashboard,
-            n_judgements=n_judgements, comments=comment_rows, join_link=join,
-            done=int(prog["done"].sum()) if len(prog) else 0,
-            total=int(prog["total"].sum()) if len(prog) else 0,
-            csrf=x.csrf_token() if dashboard else "",
-        )
 
-    # ------------------------------------------------------------------ token view
-    def researcher_or_404(rtoken: str) -> None:
-        if not hmac.compare_digest(rtoken.encode(), x.meta["researcher_token"].encode()):
+@researcher_blueprint.get("/dashboard/<kind>.csv")
+def dashboard_download(kind: str) -> Response:
+    """A download of the dashboard (as :func:`token_download`), for a logged-in researcher.
+
+    Examples
+    --------
+    >>> import tempfile; from nlgeval.experiment import app as web, build, example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
+    >>> app = web.create_app(made.directory)
+    >>> r = app.test_client().get("/dashboard/ratings.csv")  # not logged in
+    >>> r.status_code, r.headers["Location"]
+    (303, '/login')
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
+    _login_required()
+    return _download(kind)
+
+
+@researcher_blueprint.post("/dashboard/evaluator/<int:ev_id>/reset")
+def reset(ev_id: int) -> Any:
+    """Start an evaluator's trial set afresh (judgements deleted, a new personal link, the set
+    handed out again by the open sign-up link); needs a log-in, CSRF and ``confirm=1`` (else 400).
+
+    Examples
+    --------
+    >>> import tempfile; from nlgeval.experiment import app as web, build, example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
+    >>> app = web.create_app(made.directory)
+    >>> r = app.test_client().post("/dashboard/evaluator/1/reset", data={"confirm": "1"})
+    >>> r.status_code, r.headers["Location"]  # not logged in: nothing is deleted
+    (303, '/login')
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
+    _login_required()
+    x = current_experiment()
+    x.check_csrf()
+    if ev_id > 2**31 - 1 or request.form.get("confirm") != "1":
+        abort(400, "Tick the box to confirm: the evaluator's judgements will be deleted.")
+    with x.store.write() as s:
+        if s.get(Evaluator, ev_id) is None:
             abort(404)
-
-    @bp.get("/r/<rtoken>")
-    def view(rtoken: str) -> Response:
-        researcher_or_404(rtoken)
-        return overview(lambda kind, **kw: url_for("researcher.token_download", rtoken=rtoken,
-                                                   kind=kind, **kw), dashboard=False)
-
-    @bp.get("/r/<rtoken>/<kind>.csv")
-    def token_download(rtoken: str, kind: str) -> Response:
-        researcher_or_404(rtoken)
-        if kind not in ("ratings", "questionnaire", "flags"):
-            abort(404)
-        return download(kind)
-
-    # ------------------------------------------------------------------ password dashboard
-    def password_hash() -> str | None:
-        return store.meta().get(PASSWORD_KEY)
-
-    def logged_in() -> bool:
-        t = session.get("researcher_at")
-        h = password_hash()
-        return bool(t and h and time.time() - float(t) < SESSION_HOURS * 3600
-                    and session.get("researcher_pw") == h[-16:])
-
-    def login_required() -> None:
-        if not logged_in():
-            abort(redirect(url_for("researcher.login"), 303))
-
-    @bp.route("/login", methods=["GET", "POST"])
-    def login() -> Any:
-        h = password_hash()
-        error = ""
-        if request.method == "POST":
-            x.check_csrf()
-            who = request.remote_addr or "?"
-            now = time.monotonic()
-            with fails_lock:
-                recent = [t for t in fails.get(who, []) if now - t < FAIL_WINDOW_S]
-                fails[who] = recent
-            if len(recent) >= MAX_FAILS:
-                abort(429, "Too many failed log-ins; wait a few minutes.")
-            pw = request.form.get("password", "")
-            if h and pw and check_password_hash(h, pw):
-                session.clear()
-                session["researcher_at"] = time.time()
-                session["researcher_pw"] = h[-16:]  # a new password ends old sessions
-                return redirect(url_for("researcher.dashboard"), 303)
-            with fails_lock:
-                fails.setdefault(who, []).append(now)
-            error = "Wrong password." if h else ""
-        return x.render("login.html", status=401 if error else 200, csrf=x.csrf_token(),
-                        has_password=bool(h), error=error)
-
-    @bp.post("/logout")
-    def logout() -> Any:
-        x.check_csrf()
-        session.pop("researcher_at", None)
-        session.pop("researcher_pw", None)
-        return redirect(url_for("researcher.login"), 303)
-
-    @bp.get("/dashboard")
-    def dashboard() -> Response:
-        login_required()
-        return overview(lambda kind, **kw: url_for("researcher.dashboard_download", kind=kind,
-                                                   **kw), dashboard=True)
-
-    @bp.get("/dashboard/<kind>.csv")
-    def dashboard_download(kind: str) -> Response:
-        login_required()
-        if kind not in ("ratings", "questionnaire", "flags"):
-            abort(404)
-        return download(kind)
-
-    @bp.post("/dashboard/evaluator/<int:ev_id>/reset")
-    def reset(ev_id: int) -> Any:
-        """Start an evaluator's trial set afresh: their judgements are deleted, the personal
-        link changes and the set is handed out again by the open sign-up link."""
-        login_required()
-        x.check_csrf()
-        if ev_id > 2**31 - 1 or request.form.get("confirm") != "1":
-            abort(400, "Tick the box to confirm: the evaluator's judgements will be deleted.")
-        with store.write() as s:
-            if s.get(Evaluator, ev_id) is None:
-                abort(404)
-            ids = select(Trial.id).where(Trial.evaluator_id == ev_id)
-            s.execute(delete(Judgement).where(Judgement.trial_id.in_(ids)))
-            s.execute(update(Trial).where(Trial.evaluator_id == ev_id)
-                      .values(answered_at=None, shown_at=None, available_at=None))
-            s.execute(update(Evaluator).where(Evaluator.id == ev_id).values(
-                token=secrets.token_urlsafe(18), started_at=None, finished_at=None,
-                answers=None, claimed_at=None, participant=None, params=None, consent_at=None))
-        return redirect(url_for("researcher.dashboard"), 303)
-
-    return bp
+        ids = select(Trial.id).where(Trial.evaluator_id == ev_id)
+        s.execute(delete(Judgement).where(Judgement.trial_id.in_(ids)))
+        s.execute(update(Trial).where(Trial.evaluator_id == ev_id)
+                  .values(answered_at=None, shown_at=None, available_at=None))
+        s.execute(update(Evaluator).where(Evaluator.id == ev_id).values(
+            token=secrets.token_urlsafe(18), started_at=None, finished_at=None,
+            answers=None, claimed_at=None, participant=None, params=None, consent_at=None))
+    return redirect(url_for("researcher.dashboard"), 303)
