@@ -110,19 +110,10 @@ def load_corpus(
     >>> len(corpus.systems), len(corpus.items), corpus.criteria
     (21, 630, ['quality', 'naturalness'])
 
-    >>> import pathlib, tempfile
+    >>> import tempfile
+    >>> from nlgeval.corpus import write_toy_folder
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> _ = (folder / "outputs.csv").write_text(
-    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
-    ...     .replace("|", chr(10)))
-    >>> _ = (folder / "references.csv").write_text(
-    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
-    >>> _ = (folder / "ratings.csv").write_text(
-    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
-    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
-    >>> _ = (folder / "corpus.json").write_text(
-    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> folder = write_toy_folder(tmp.name)  # outputs, references, ratings, corpus.json
     >>> load_corpus(folder).systems          # your own folder (a Path, or "./name")
     ['A', 'B']
     >>> tmp.cleanup()

@@ -210,19 +210,10 @@ def read_mtme(
 
     Examples
     --------
-    >>> import pathlib, tempfile
+    >>> import tempfile
+    >>> from nlgeval.corpus import write_toy_folder
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> _ = (folder / "outputs.csv").write_text(
-    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
-    ...     .replace("|", chr(10)))
-    >>> _ = (folder / "references.csv").write_text(
-    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
-    >>> _ = (folder / "ratings.csv").write_text(
-    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
-    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
-    >>> _ = (folder / "corpus.json").write_text(
-    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> folder = write_toy_folder(tmp.name)  # outputs, references, ratings, corpus.json
     >>> import pandas as pd
     >>> from nlgeval.corpora import load_corpus
     >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
@@ -340,19 +331,10 @@ def write_mtme(
 
     Examples
     --------
-    >>> import pathlib, tempfile
+    >>> import tempfile
+    >>> from nlgeval.corpus import write_toy_folder
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> _ = (folder / "outputs.csv").write_text(
-    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
-    ...     .replace("|", chr(10)))
-    >>> _ = (folder / "references.csv").write_text(
-    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
-    >>> _ = (folder / "ratings.csv").write_text(
-    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
-    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
-    >>> _ = (folder / "corpus.json").write_text(
-    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> folder = write_toy_folder(tmp.name)  # outputs, references, ratings, corpus.json
     >>> import pandas as pd
     >>> from nlgeval.corpora import load_corpus
     >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],

@@ -30,19 +30,10 @@ class MTMEData(Result):
 
     Examples
     --------
-    >>> import pathlib, tempfile
+    >>> import tempfile
+    >>> from nlgeval.corpus import write_toy_folder
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> _ = (folder / "outputs.csv").write_text(
-    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
-    ...     .replace("|", chr(10)))
-    >>> _ = (folder / "references.csv").write_text(
-    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
-    >>> _ = (folder / "ratings.csv").write_text(
-    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
-    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
-    >>> _ = (folder / "corpus.json").write_text(
-    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
+    >>> folder = write_toy_folder(tmp.name)  # outputs, references, ratings, corpus.json
     >>> import pandas as pd
     >>> from nlgeval.corpora import load_corpus
     >>> from nlgeval.corpora.mtme import read_mtme, write_mtme
@@ -113,25 +104,13 @@ class MTMEWritten(Result):
 
     Examples
     --------
-    >>> import pathlib, tempfile
+    >>> import tempfile
+    >>> from nlgeval.corpus import write_toy_folder
     >>> tmp = tempfile.TemporaryDirectory()
-    >>> folder = pathlib.Path(tmp.name)
-    >>> _ = (folder / "outputs.csv").write_text(
-    ...     "system,item,text|A,1,the cat sat|B,1,a cat sat|A,2,dogs bark|B,2,dog barks|"
-    ...     .replace("|", chr(10)))
-    >>> _ = (folder / "references.csv").write_text(
-    ...     "item,ref_id,text|1,r1,the cat sat down|2,r1,dogs bark|".replace("|", chr(10)))
-    >>> _ = (folder / "ratings.csv").write_text(
-    ...     "rater,item,system,criterion,score|x,1,A,fluency,5|x,1,B,fluency,3|"
-    ...     "x,2,A,fluency,4|x,2,B,fluency,2|".replace("|", chr(10)))
-    >>> _ = (folder / "corpus.json").write_text(
-    ...     '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}')
-    >>> import pandas as pd
+    >>> folder = write_toy_folder(tmp.name)  # outputs, references, ratings, corpus.json
     >>> from nlgeval.corpora import load_corpus
-    >>> from nlgeval.corpora.mtme import read_mtme, write_mtme
-    >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
-    ...                        "metric": "len", "score": [3, 3, 2, 2]})
-    >>> written = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de", scores=scores)
+    >>> from nlgeval.corpora.mtme import write_mtme
+    >>> written = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de")
     >>> written.lp, written.files[:3]
     ('en-de', ('sources/en-de.txt', 'documents/en-de.docs', 'references/en-de.r1.txt'))
     >>> tmp.cleanup()

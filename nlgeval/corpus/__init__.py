@@ -323,3 +323,62 @@ def toy_corpus() -> Corpus:
                             "system": ["A", "A", "B"], "criterion": ["fluency"] * 3,
                             "score": [4, 4, 2]})
     return Corpus.build(info, outputs, refs, ratings)
+
+
+#: The files of :func:`write_toy_folder`, in the corpus-folder layout of docs/corpora.md.
+_TOY_FILES = {
+    "outputs.csv": "system,item,text\nA,1,the cat sat\nB,1,a cat sat\nA,2,dogs bark\n"
+                   "B,2,dog barks\n",
+    "references.csv": "item,ref_id,text\n1,r1,the cat sat down\n2,r1,dogs bark\n",
+    "ratings.csv": "rater,item,system,criterion,score\nx,1,A,fluency,5\nx,1,B,fluency,3\n"
+                   "x,2,A,fluency,4\nx,2,B,fluency,2\n",
+    "corpus.json": '{"name": "toy", "criteria": [{"name": "fluency", "min": 1, "max": 5}]}',
+}
+
+
+def write_toy_folder(folder: str | Path) -> Path:
+    """Write a small corpus folder (the layout ``load_corpus(folder)`` reads, docs/corpora.md)
+    and return its path, for examples and tests.
+
+    Two systems (A, B), two items, one reference each (``r1``), and one rater's fluency score
+    (1-5) for all four outputs: unlike :func:`toy_corpus`, every segment has one reference
+    and a human score, as the MTME layout (:mod:`nlgeval.corpora.mtme`) needs.
+
+    Examples:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> folder = write_toy_folder(tmp.name)
+        >>> sorted(p.name for p in folder.iterdir())
+        ['corpus.json', 'outputs.csv', 'ratings.csv', 'references.csv']
+        >>> print((folder / "references.csv").read_text())
+        item,ref_id,text
+        1,r1,the cat sat down
+        2,r1,dogs bark
+        >>> tmp.cleanup()
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in _TOY_FILES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def toy_ratings(raters: int = 4, items: int = 6, systems: Sequence[str] = ("a", "b", "c"), *,
+                seed: int = 1) -> pd.DataFrame:
+    """Tidy ratings ``rater, item, system, score`` for examples and tests: every rater
+    (``r0``...) scores every system's output of every item (``i0``...) with a random integer
+    from 1 to 5 (uniform: the systems do not differ), drawn by ``numpy.random.default_rng``.
+
+    Examples:
+        >>> df = toy_ratings(raters=2, items=3, systems=["a", "b"])
+        >>> df.shape, df.columns.tolist(), sorted(df["rater"].unique())
+        ((12, 4), ['rater', 'item', 'system', 'score'], ['r0', 'r1'])
+        >>> bool(df["score"].between(1, 5).all())
+        True
+    """
+    rng = np.random.default_rng(seed)
+    cells = pd.MultiIndex.from_product(
+        [[f"r{r}" for r in range(raters)], [f"i{i}" for i in range(items)], list(systems)],
+        names=["rater", "item", "system"]).to_frame(index=False)
+    cells["score"] = rng.integers(1, 6, size=len(cells)).astype(float)
+    return cells

@@ -159,17 +159,11 @@ def export_ratings(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> store, cfg = Store(made.database), load_config(made.directory)
-    >>> r = export_ratings(store, cfg)  # nothing judged yet
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment(evaluators=3) as (store, cfg):  # the example study, fresh
+    ...     r = export_ratings(store, cfg)  # nothing judged yet
     >>> len(r), [c for c in r.columns if c.startswith(("qc_", "time_on", "speeder"))]
     (0, ['time_on_task_ms', 'speeder', 'qc_check', 'qc_flags', 'qc_passed'])
-    >>> store.dispose(); tmp.cleanup()
     """
     meta = store.meta()
     mode = meta.get("mode", "absolute")
@@ -278,19 +272,14 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> store, cfg = Store(made.database), load_config(made.directory)
-    >>> quality_flags(store, cfg)[["evaluator", "n_checks", "passed"]]
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment(evaluators=3) as (store, cfg):  # the example study, fresh
+    ...     flags = quality_flags(store, cfg)
+    >>> flags[["evaluator", "n_checks", "passed"]]
       evaluator  n_checks  passed
     0         1         0    True
     1         2         0    True
     2         3         0    True
-    >>> store.dispose(); tmp.cleanup()
     """
     checks = cfg.checks if cfg is not None else None
     scale = {}

@@ -15,19 +15,14 @@ def progress(store: Store) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> store, cfg = Store(made.database), load_config(made.directory)
-    >>> progress(store)[["evaluator", "done", "total", "practice_total"]]
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment(evaluators=3) as (store, cfg):  # the example study, fresh
+    ...     where = progress(store)
+    >>> where[["evaluator", "done", "total", "practice_total"]]
       evaluator  done  total  practice_total
     0         1     0      6               1
     1         2     0      6               1
     2         3     0      6               1
-    >>> store.dispose(); tmp.cleanup()
     """
     with store.read() as s:
         evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()
@@ -65,16 +60,11 @@ def export_questionnaire(store: Store) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> store, cfg = Store(made.database), load_config(made.directory)
-    >>> export_questionnaire(store).columns.tolist()
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment(evaluators=3) as (store, cfg):  # the example study, fresh
+    ...     answers = export_questionnaire(store)
+    >>> answers.columns.tolist()
     ['rater', 'question', 'answer']
-    >>> store.dispose(); tmp.cleanup()
     """
     with store.read() as s:
         evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()

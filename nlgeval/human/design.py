@@ -186,15 +186,8 @@ class LatinSquareDesign(Result):
             "scenario_by_symbol": int(sc.to_numpy().max() - sc.to_numpy().min()),
             "system_appearances": int(apps.to_numpy().max() - apps.to_numpy().min()),
         }
-        lr = None
-        if self.relative:
-            rows = []
-            for s in self.symbols:
-                a, b = s.split(PAIR_SEP)
-                n_a = int(((main["system"] == a) & (main["system_b"] == b)).sum())
-                n_b = int(((main["system"] == b) & (main["system_b"] == a)).sum())
-                rows.append({"pair": s, "left_first": n_a, "left_second": n_b})
-            lr = pd.DataFrame(rows)
+        lr = _left_right_table(main, self.symbols) if self.relative else None
+        if lr is not None:
             imbalance["left_right"] = int((lr["left_first"] - lr["left_second"]).abs().max())
         balanced = all(v == 0 for k, v in imbalance.items() if k != "left_right") and (
             lr is None or imbalance["left_right"] <= 1
@@ -225,6 +218,18 @@ class LatinSquareDesign(Result):
             "summary": self.summary().to_dict(),
             "notes": list(self.notes),
         }
+
+
+def _left_right_table(main: pd.DataFrame, symbols: Sequence[str]) -> pd.DataFrame:
+    """Per pair ``"A vs B"``: how often A (``left_first``) and B (``left_second``) was shown on
+    the left in the main trials of a relative design."""
+    rows = []
+    for s in symbols:
+        a, b = s.split(PAIR_SEP)
+        n_a = int(((main["system"] == a) & (main["system_b"] == b)).sum())
+        n_b = int(((main["system"] == b) & (main["system_b"] == a)).sum())
+        rows.append({"pair": s, "left_first": n_a, "left_second": n_b})
+    return pd.DataFrame(rows)
 
 
 def latin_square_design(
@@ -284,6 +289,41 @@ def latin_square_design(
     >>> d.trials.groupby(["scenario", "system"]).size().unique().tolist()  # 2 raters each
     [2]
     """
+    names = _design_names(systems, scenarios, evaluators, relative=relative, practice=practice)
+    n = len(names.symbols)
+    notes = _check_counts(len(names.scenarios), len(names.evaluators), n,
+                          "system pairs" if relative else "systems",
+                          scenarios_per_evaluator=scenarios_per_evaluator,
+                          raters_per_output=raters_per_output,
+                          allow_incomplete=allow_incomplete)
+    rng = np.random.default_rng(seed)
+    grid, n_squares, scen_order, left = _allocate(names, scenarios_per_evaluator, rng)
+    trials = _session_trials(names, grid, left, scen_order, practice_scenarios, rng)
+    return LatinSquareDesign(
+        trials=trials, layout=_layout_frame(grid, names, scen_order),
+        systems=tuple(names.systems), scenarios=tuple(names.scenarios),
+        evaluators=tuple(names.evaluators), symbols=tuple(names.symbols), relative=relative,
+        seed=int(seed), n_squares=n_squares, practice=names.practice, notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class _DesignNames:
+    """The validated names of a design: systems, scenarios, evaluators, the square's symbols
+    (systems, or ``"A vs B"`` pairs when relative) with their pairs, and the practice count."""
+
+    systems: list[str]
+    scenarios: list[str]
+    evaluators: list[str]
+    pairs: list[tuple[str, str]]
+    symbols: list[str]
+    practice: int
+    relative: bool
+
+
+def _design_names(systems: Sequence[str] | int, scenarios: Sequence[str] | int,
+                  evaluators: int | Sequence[str], *, relative: bool,
+                  practice: int) -> _DesignNames:
+    """Names of systems, scenarios, evaluators and symbols, checked (InputError otherwise)."""
     sys_names = _names(systems, "systems", "S")
     if len(sys_names) < 2:
         raise InputError("a design needs at least 2 systems to compare")
@@ -291,40 +331,53 @@ def latin_square_design(
     ev_names = _names(evaluators, "evaluators", "")
     if isinstance(practice, bool) or int(practice) < 0:
         raise InputError(f"practice must be a non-negative number of trials, got {practice!r}")
-    practice = int(practice)
     pairs = list(combinations(sys_names, 2)) if relative else []
     symbols = [a + PAIR_SEP + b for a, b in pairs] if relative else list(sys_names)
-    n = len(symbols)
-    kind = "system pairs" if relative else "systems"
-    notes = _check_counts(len(scen_names), len(ev_names), n, kind,
-                          scenarios_per_evaluator=scenarios_per_evaluator,
-                          raters_per_output=raters_per_output,
-                          allow_incomplete=allow_incomplete)
-    rng = np.random.default_rng(seed)
-    m = scenarios_per_evaluator or len(scen_names)
-    grid, n_squares = block_layout(n, len(scen_names), len(ev_names), m, rng)
+    return _DesignNames(sys_names, scen_names, ev_names, pairs, symbols, int(practice),
+                        relative)
+
+
+def _allocate(names: _DesignNames, scenarios_per_evaluator: int | None,
+              rng: np.random.Generator) -> tuple[np.ndarray, int, list[str], np.ndarray]:
+    """The randomised squares (``grid``: evaluator x scenario column -> symbol, -1 = no trial)
+    and their number, the scenario id of each column, and (relative) whether the first system
+    of each cell's pair is shown on the left."""
+    n, n_s = len(names.symbols), len(names.scenarios)
+    grid, n_squares = block_layout(n, n_s, len(names.evaluators),
+                                   scenarios_per_evaluator or n_s, rng)
     # random allocation of scenario ids to the square columns
-    scen_order = [scen_names[i] for i in rng.permutation(len(scen_names))]
-    left = _left_right(grid, n, rng) if relative else np.zeros_like(grid, dtype=bool)
-    cells = np.where(grid >= 0, np.asarray(symbols, dtype=object)[np.maximum(grid, 0)], "")
-    layout = pd.DataFrame(cells, index=ev_names, columns=scen_order)
+    scen_order = [names.scenarios[i] for i in rng.permutation(n_s)]
+    left = _left_right(grid, n, rng) if names.relative else np.zeros_like(grid, dtype=bool)
+    return grid, n_squares, scen_order, left
+
+
+def _layout_frame(grid: np.ndarray, names: _DesignNames, scen_order: list[str]) -> pd.DataFrame:
+    """The LSED array as a frame: rows = evaluators, columns = scenarios, cells = symbols
+    (empty where an incomplete design leaves a cell out)."""
+    symbols = np.asarray(names.symbols, dtype=object)
+    cells = np.where(grid >= 0, symbols[np.maximum(grid, 0)], "")
+    layout = pd.DataFrame(cells, index=names.evaluators, columns=scen_order)
     layout.index.name, layout.columns.name = "evaluator", "scenario"
-    main = _main_trials(grid, left, ev_names, scen_order, symbols, pairs, practice, rng)
-    frames = []
-    if practice:
-        frames.append(_practice_trials(ev_names, scen_names, practice_scenarios, practice,
-                                       symbols, pairs, rng))
-    frames.append(main)
+    return layout
+
+
+def _session_trials(names: _DesignNames, grid: np.ndarray, left: np.ndarray,
+                    scen_order: list[str], practice_scenarios: Sequence[str] | None,
+                    rng: np.random.Generator) -> pd.DataFrame:
+    """Every evaluator's session: practice trials first, then the main trials in their random
+    order; rows sorted by evaluator (in the given order) and position."""
+    frames = [_main_trials(grid, left, names.evaluators, scen_order, names.symbols,
+                           names.pairs, names.practice, rng)]
+    if names.practice:  # drawn after the main trials (the order of the random draws)
+        frames.insert(0, _practice_trials(names.evaluators, names.scenarios, practice_scenarios,
+                                          names.practice, names.symbols, names.pairs, rng))
     trials = pd.concat(frames, ignore_index=True)
-    rank = {e: i for i, e in enumerate(ev_names)}
+    rank = {e: i for i, e in enumerate(names.evaluators)}
     trials = trials.sort_values(["evaluator", "position"], key=lambda s: s.map(rank)
                                 if s.name == "evaluator" else s,
                                 kind="stable").reset_index(drop=True)
-    cols = ["evaluator", "position", "scenario", "system"] + (["system_b"] if relative else [])
-    trials = trials[cols + ["practice"]]
+    pair_col = ["system_b"] if names.relative else []
+    trials = trials[["evaluator", "position", "scenario", "system", *pair_col, "practice"]]
     trials["position"] = trials["position"].astype(int)
     trials["practice"] = trials["practice"].astype(bool)
-    return LatinSquareDesign(
-        trials=trials, layout=layout, systems=tuple(sys_names), scenarios=tuple(scen_names),
-        evaluators=tuple(ev_names), symbols=tuple(symbols), relative=relative, seed=int(seed),
-        n_squares=n_squares, practice=practice, notes=tuple(notes))
+    return trials

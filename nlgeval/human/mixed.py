@@ -48,7 +48,8 @@ import pandas as pd
 from scipy import stats
 
 from nlgeval.errors import InputError
-from nlgeval.human.compare import _check_frame, correct_pvalues
+from nlgeval.human.compare import correct_pvalues
+from nlgeval.human.frames import check_ratings_frame as _check_frame
 from nlgeval.human.guards import check_model_size, check_variation, level_warnings
 from nlgeval.results import Result
 

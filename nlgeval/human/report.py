@@ -25,11 +25,8 @@ def wilcoxon_table(pairs: pd.DataFrame, *, criterion: str = "", pairing: str = "
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
-    ...                    for r in range(4) for i in range(6) for s in "abc"],
-    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.corpus import toy_ratings
+    >>> df = toy_ratings()  # 4 raters x 6 items x systems a, b, c; random scores 1-5
     >>> from nlgeval.human.compare import pairwise_wilcoxon
     >>> t = wilcoxon_table(pairwise_wilcoxon(df), criterion="fluency")
     >>> t.data["System A"].tolist(), t.label
@@ -63,11 +60,8 @@ def glm_tables(res: GLMTukeyResult, *, criterion: str = "") -> dict[str, PaperTa
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
-    ...                    for r in range(4) for i in range(6) for s in "abc"],
-    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.corpus import toy_ratings
+    >>> df = toy_ratings()  # 4 raters x 6 items x systems a, b, c; random scores 1-5
     >>> from nlgeval.human.glm import glm_tukey
     >>> sorted(glm_tables(glm_tukey(df)))
     ['anova', 'means', 'tukey']
@@ -106,11 +100,8 @@ def friedman_table(res: FriedmanResult, *, criterion: str = "") -> PaperTable:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
-    ...                    for r in range(4) for i in range(6) for s in "abc"],
-    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.corpus import toy_ratings
+    >>> df = toy_ratings()  # 4 raters x 6 items x systems a, b, c; random scores 1-5
     >>> from nlgeval.human.compare import friedman
     >>> friedman_table(friedman(df)).label
     'tab:friedman'
@@ -187,12 +178,11 @@ def mixed_tables(res: MixedModelResult, *, criterion: str = "") -> dict[str, Pap
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
-    ...                    for r in range(4) for i in range(6) for s in "abc"],
-    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.corpus import toy_ratings
+    >>> df = toy_ratings()  # 4 raters x 6 items x systems a, b, c; random scores 1-5
     >>> from nlgeval.human.mixed import mixed_model
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
     >>> u, v = rng.normal(0, 0.7, 4), rng.normal(0, 0.5, 6)  # rater and item effects
     >>> df["score"] = [3 + u[int(r[1])] + v[int(i[1])] + rng.normal(0, 0.5)
     ...                for r, i in zip(df["rater"], df["item"])]
@@ -238,11 +228,8 @@ def ordinal_tables(res: OrdinalModelResult, *, criterion: str = "") -> dict[str,
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame([(f"r{r}", f"i{i}", s, float(rng.integers(1, 6)))
-    ...                    for r in range(4) for i in range(6) for s in "abc"],
-    ...                   columns=["rater", "item", "system", "score"])
+    >>> from nlgeval.corpus import toy_ratings
+    >>> df = toy_ratings()  # 4 raters x 6 items x systems a, b, c; random scores 1-5
     >>> from nlgeval.human.ordinal import ordinal_model
     >>> sorted(ordinal_tables(ordinal_model(df, factors=()), criterion="q"))
     ['ordinal_contrasts_q', 'ordinal_q']

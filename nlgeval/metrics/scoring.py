@@ -235,32 +235,56 @@ def score_corpus(
     """
     mets = _metrics_of(metrics)
     labels = _labels(mets)
-
     outputs = _selected_outputs(corpus, systems, rated_only)
     items = outputs["item"].tolist()
     refs = _references_of(corpus, items)
     hyps = outputs["text"].astype(str).tolist()
-    by_system = _by_system(outputs, hyps, refs)
-
     store, digest = _open_cache(cache, cache_dir, hyps, refs)
-    if backend is None and scheduler is not None:
-        backend = "dask"
     try:
-        with progress_bar(len(hyps) * len(mets), "scoring") as bar:
-            if backend is not None:
-                be = get_backend(backend, workers, scheduler=scheduler)
-                batches, hits, misses, execution = _score_on_backend(
-                    mets, hyps, refs, items, store, digest, be, chunk_size,
-                    cache_dir if cache else _NO_CACHE, bar.advance)
-            else:
-                batches, hits, misses, execution = {}, 0, 0, {}
-                for m, label in zip(mets, labels, strict=True):
-                    bar.update(description=f"scoring {label}")
-                    batches[label] = m.score_batch(hyps, refs, cache=store, n_jobs=n_jobs,
-                                                   advance=bar.advance, texts_digest=digest)
+        scored = _score_batches(
+            mets, labels, hyps, refs, items, store, digest, n_jobs=n_jobs, backend=backend,
+            workers=workers, scheduler=scheduler, chunk_size=chunk_size,
+            cache_dir=cache_dir if cache else _NO_CACHE)
     finally:
         if store is not None:
             store.close()
+    return _score_result(mets, labels, outputs, _by_system(outputs, hyps, refs), scored, store)
+
+
+_Batches = dict[str, tuple[np.ndarray, np.ndarray]]
+#: label -> (statistics, segment scores); workers' cache hits and misses; execution record
+_Scored = tuple[_Batches, int, int, dict[str, Any]]
+
+
+def _score_batches(
+    mets: Sequence[Metric], labels: list[str], hyps: list[str], refs: list[list[str]],
+    items: list[str], store: StatsCache | None, digest: bytes | None, *, n_jobs: int | None,
+    backend: str | ExecutionBackend | None, workers: int | None, scheduler: str | None,
+    chunk_size: int | None, cache_dir: str | Path | None,
+) -> _Scored:
+    """Every metric's statistics and segment scores, under one progress bar: in this process
+    (:meth:`Metric.score_batch`, ``n_jobs`` processes for large batches) or, with a backend
+    (a ``scheduler`` alone implies Dask), as chunk tasks (:func:`_score_on_backend`)."""
+    if backend is None and scheduler is not None:
+        backend = "dask"
+    with progress_bar(len(hyps) * len(mets), "scoring") as bar:
+        if backend is not None:
+            be = get_backend(backend, workers, scheduler=scheduler)
+            return _score_on_backend(mets, hyps, refs, items, store, digest, be, chunk_size,
+                                     cache_dir, bar.advance)
+        batches: _Batches = {}
+        for m, label in zip(mets, labels, strict=True):
+            bar.update(description=f"scoring {label}")
+            batches[label] = m.score_batch(hyps, refs, cache=store, n_jobs=n_jobs,
+                                           advance=bar.advance, texts_digest=digest)
+        return batches, 0, 0, {}
+
+
+def _score_result(mets: Sequence[Metric], labels: list[str], outputs: pd.DataFrame,
+                  by_system: _BySystem, scored: _Scored, store: StatsCache | None) -> ScoreResult:
+    """Segment scores in output order, corpus scores per system (from each system's own
+    statistics), the metrics' signatures and the cache use of this process and the workers."""
+    batches, hits, misses, execution = scored
     seg_frames: list[pd.DataFrame] = []
     corpus_rows: list[dict[str, Any]] = []
     for m, label in zip(mets, labels, strict=True):
@@ -268,12 +292,13 @@ def score_corpus(
         seg_frames.append(pd.DataFrame({"metric": label, "system": outputs["system"],
                                         "item": outputs["item"], "score": scores}))
         corpus_rows += _corpus_rows(m, label, stats, by_system)
+    named = list(zip(labels, mets, strict=True))
     return ScoreResult(
         segments=pd.concat(seg_frames, ignore_index=True),
         corpus_scores=pd.DataFrame(corpus_rows, columns=["system", "metric", "score", "signature"]),
-        signatures={label: m.signature for m, label in zip(mets, labels, strict=True)},
-        specs={label: m.spec for m, label in zip(mets, labels, strict=True)},
-        higher_is_better={label: m.higher_is_better for m, label in zip(mets, labels, strict=True)},
+        signatures={label: m.signature for label, m in named},
+        specs={label: m.spec for label, m in named},
+        higher_is_better={label: m.higher_is_better for label, m in named},
         cache_hits=hits + (store.hits if store is not None else 0),
         cache_misses=misses + (store.misses if store is not None else 0),
         execution=execution,
@@ -325,13 +350,13 @@ def _score_on_backend(
     mets: Sequence[Metric], hyps: list[str], refs: list[list[str]], items: list[str],
     store: StatsCache | None, digest: bytes | None, be: ExecutionBackend,
     chunk_size: int | None, cache_dir: str | Path | None, advance: Callable[[float], None],
-) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], int, int, dict[str, Any]]:
+) -> _Scored:
     """``label -> (stats, segment scores)`` for every metric, the chunks of every metric not in
     the batch cache run as tasks on ``be``; plus cache hits/misses of the workers and the
     execution record. Statistics are scattered back to output order before any score is
     computed, so nothing depends on the chunking."""
     labels = _labels(mets)
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    out: _Batches = {}
     keys: dict[str, bytes] = {}
     for m, label in zip(mets, labels, strict=True):
         if store is not None and digest is not None:
