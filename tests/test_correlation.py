@@ -33,7 +33,7 @@ from nlgeval.correlation import (
     williams_from_scores,
     williams_test,
 )
-from nlgeval.correlation.coefficients import KENDALL_PAIRWISE_MAX_N
+from nlgeval.correlation.kendall_results import DIRECT_MAX
 from nlgeval.errors import InputError
 
 
@@ -103,7 +103,7 @@ def test_fisher_z_interval_closed_form_and_scipy() -> None:
 
 
 @pytest.mark.parametrize("coef", ["pearson", "spearman", "kendall", "kendall_c"])
-@pytest.mark.parametrize("n", [12, KENDALL_PAIRWISE_MAX_N + 30])
+@pytest.mark.parametrize("n", [12, DIRECT_MAX + 110])  # both count paths
 def test_batch_correlation_equals_scipy_per_row(coef: str, n: int) -> None:
     rng = np.random.default_rng(5)
     x = np.round(rng.normal(size=(25, n)) * 2)  # ties
@@ -118,6 +118,17 @@ def test_batch_correlation_equals_scipy_per_row(coef: str, n: int) -> None:
         want = np.array([correlation(x[i], y[i], coef).statistic for i in range(25)])
     assert np.isnan(got[2]) and np.isnan(want[2])
     np.testing.assert_allclose(got, want, atol=1e-12)
+    # the independent reference: scipy on each row's complete pairs (correlation() now uses
+    # the same kernel as batch_correlation, so it alone would compare the kernel with itself)
+    ref = {"pearson": lambda a, b: stats.pearsonr(a, b).statistic,
+           "spearman": lambda a, b: stats.spearmanr(a, b).statistic,
+           "kendall": lambda a, b: stats.kendalltau(a, b, variant="b").statistic,
+           "kendall_c": lambda a, b: stats.kendalltau(a, b, variant="c").statistic}[coef]
+    for i in range(25):
+        ok = np.isfinite(x[i]) & np.isfinite(y[i])
+        if i == 2:
+            continue
+        assert got[i] == pytest.approx(ref(x[i, ok], y[i, ok]), abs=1e-12), i
 
 
 # ----------------------------------------------------------------------------- levels

@@ -1,14 +1,27 @@
-"""Numba kernels of the Kendall variants: pair counts by enumeration or sort + Fenwick tree.
+"""Numba kernels of Kendall's tau: pair counts by enumeration or sort + Fenwick tree, one formula.
 
 The counts are those of Deutsch, Foster & Freitag (2023, Table 1); the O(n log n) count follows
 Knight (1966). Split out of :mod:`nlgeval.correlation.kendall`, which documents the method and
 re-exports these names.
+
+**One count definition, computed directly or with multiplicities; one formula.** Every tau-b and
+tau-c in nlgeval -- the point estimate (:func:`nlgeval.correlation.coefficients.correlation`),
+the batch version (:func:`~nlgeval.correlation.coefficients.batch_correlation`, used by the
+levels, the system-level bootstrap, the item permutations and Williams' test), the Kendall
+variants and their grouped, bootstrap and permutation versions (:mod:`.kendall`) -- counts the
+pairs of one vector with :func:`_vector_counts` (enumeration for short vectors, sort + Fenwick
+tree for long ones: the same integers). The segment-level bootstrap counts the same pairs from
+integer multiplicities (:mod:`._kendall_weighted`). All of them turn the counts into tau with
+:func:`_tau_from_counts`, the one formula, which also holds the degenerate-input rule (see
+:mod:`nlgeval.correlation.coefficients`).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
+
+_ROWS_PER_TASK = 64  # rows of a batch per parallel task: work buffers allocated once per task
 
 # --------------------------------------------------------------------------------------------
 # numba kernels
@@ -158,24 +171,78 @@ def _vector_counts(x: np.ndarray, y: np.ndarray, eps: float, direct_max: int,
 
 
 @njit(cache=True)
+def _tau_from_counts(s: float, tot: float, xtie: float, ytie: float, n: float, nx: float,
+                     ny: float, code: int, min_n: float) -> float:
+    """tau-b (``code`` 0; Kendall 1945) or tau-c (1; Stuart 1953) from pair counts: the one formula.
+
+    ``s`` = C - D, ``tot`` = all pairs n (n - 1) / 2, ``xtie`` / ``ytie`` = pairs tied in x / in
+    y (tied in both counted in each), ``n`` values, ``nx`` / ``ny`` distinct values (tau-c
+    only). Counts may be of weighted (repeated) observations; every argument is a float holding
+    an integer below 2**53, so the arithmetic is exact up to the final divisions, which are
+    those of ``scipy.stats.kendalltau`` in the same order (tau-b: ``s / sqrt(tot - xtie) /
+    sqrt(tot - ytie)``; tau-c: ``2 s / (n^2 (k - 1) / k)``, ``k = min(nx, ny)``), clipped to
+    [-1, 1] as scipy does. Degenerate input: NaN when ``n < min_n`` or every pair is tied in one
+    variable (a constant variable). ``min_n`` is 3 for nlgeval's coefficients (the rule of
+    :mod:`nlgeval.correlation.coefficients`) and 2 for the Kendall variants, which follow
+    scipy and MTME there.
+    """
+    if n < min_n or tot - xtie <= 0.0 or tot - ytie <= 0.0:
+        return np.nan
+    if code == 0:
+        tau = s / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
+    else:
+        k = min(nx, ny)
+        tau = 2.0 * s / (n * n * (k - 1.0) / k)
+    return min(1.0, max(-1.0, tau))
+
+
+@njit(cache=True)
 def _stat_from_counts(c: int, d: int, th: int, tm: int, thm: int, n: int, nx: int, ny: int,
                       code: int) -> float:
-    """The variant (0 tau_b, 1 tau_c, 2 tau_23, 3 acc_23) from the counts, as MTME."""
+    """The variant (0 tau_b, 1 tau_c, 2 tau_23, 3 acc_23) from the counts, as MTME.
+
+    tau-b and tau-c come from :func:`_tau_from_counts` (x = metric, y = human; defined from 2
+    values on, as in scipy and MTME).
+    """
     tot = c + d + th + tm + thm
     if tot == 0:
         return np.nan
     if code <= 1:
-        xtie = tm + thm
-        ytie = th + thm
-        if xtie == tot or ytie == tot:
-            return np.nan
-        if code == 0:
-            return (c - d) / np.sqrt(float(tot - xtie)) / np.sqrt(float(tot - ytie))
-        k = min(nx, ny)
-        return 2.0 * (c - d) / (float(n) * float(n) * (k - 1) / k)
+        return _tau_from_counts(float(c - d), float(tot), float(tm + thm), float(th + thm),
+                                float(n), float(nx), float(ny), code, 2.0)
     if code == 2:
         return (c + thm - d - th - tm) / tot
     return (c + thm) / tot
+
+
+@njit(cache=True, parallel=True)
+def _batch_tau(x: np.ndarray, y: np.ndarray, code: int, direct_max: int,
+               min_n: int) -> np.ndarray:
+    """tau-b / tau-c of every row of (B, n) matrices, NaN = missing (dropped pairwise per row).
+
+    Each row: its complete pairs are packed into a buffer, counted by :func:`_vector_counts`
+    and turned into tau by :func:`_tau_from_counts`. Rows are independent, so fixed chunks of
+    them are spread over the cores; the result does not depend on the number of threads.
+    """
+    B, m = x.shape
+    out = np.empty(B)
+    chunk = _ROWS_PER_TASK
+    for c in prange((B + chunk - 1) // chunk):
+        xb, yb = np.empty(m), np.empty(m)
+        cnt = np.zeros(8, dtype=np.int64)
+        for b in range(c * chunk, min(B, (c + 1) * chunk)):
+            k = 0
+            for j in range(m):
+                if np.isfinite(x[b, j]) and np.isfinite(y[b, j]):
+                    xb[k] = x[b, j]
+                    yb[k] = y[b, j]
+                    k += 1
+            _vector_counts(xb[:k], yb[:k], 0.0, direct_max, code == 1, cnt)
+            c_, d_, th, tm, thm = cnt[0], cnt[1], cnt[2], cnt[3], cnt[4]
+            out[b] = _tau_from_counts(float(c_ - d_), float(c_ + d_ + th + tm + thm),
+                                      float(tm + thm), float(th + thm), float(k),
+                                      float(cnt[6]), float(cnt[7]), code, float(min_n))
+    return out
 
 
 @njit(cache=True)

@@ -16,6 +16,11 @@ were drawn). Both rank coefficients can be computed from these weights on the ce
   ``w_d * (weight of earlier cells with y < y_d - weight with y > y_d)``, read from a Fenwick
   tree over the ranks of y; then the group is inserted.
 
+The Kendall counts are the pair counts of :mod:`._kendall_kernels` (one count definition,
+computed directly there or with multiplicities here; one formula): they go through the same
+:func:`~nlgeval.correlation._kendall_kernels._tau_from_counts` as every other tau-b / tau-c of
+nlgeval, so a resample gives bit for bit the tau of the expanded data (tested).
+
 So each resample costs O(n) (Spearman) or O(n log n) (Kendall) with no sort, no gathered copy
 of the data and no scipy call, and the weights are formed inside the kernel (memory O(B (S + I))).
 Only the drawn cells (about 40 % when systems and items are both resampled) are visited after a
@@ -33,7 +38,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from nlgeval.correlation.coefficients import pearson_from_sums
+from nlgeval.correlation._kendall_kernels import _tau_from_counts
+from nlgeval.correlation.coefficients import MIN_PAIRS, pearson_from_sums
 
 _CHUNK = 32  # resamples per parallel task: buffers allocated once per task, fixed chunks
 
@@ -50,7 +56,8 @@ def _tau_from_weights(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray,
     drawn cells (weight > 0) are first packed without branches; then one Fenwick prefix query
     per drawn cell, the weight at its own y rank read from ``at`` (the point values of the
     tree). Every quantity is a sum of integer-valued floats below 2**53, hence exact and
-    independent of the order of summation.
+    independent of the order of summation: the integers the unweighted kernel counts on the
+    repeated data, turned into tau by the same ``_tau_from_counts``.
     """
     d = 0
     for k in range(si.shape[0]):  # branch-free packing: overwritten unless the cell was drawn
@@ -96,18 +103,9 @@ def _tau_from_weights(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray,
         if v > 0:
             ny_distinct += 1
             ty += v * (v - 1.0) / 2.0
-    total_w = inserted
-    if total_w < 3.0:  # nlgeval's rule: fewer than 3 cells -> undefined
-        return np.nan
-    tot = total_w * (total_w - 1.0) / 2.0
-    if variant == 0:
-        if tot - tx <= 0.0 or tot - ty <= 0.0:
-            return np.nan
-        return s / np.sqrt(tot - tx) / np.sqrt(tot - ty)
-    k_min = min(nx_distinct, ny_distinct)
-    if k_min < 2 or tot - tx <= 0.0 or tot - ty <= 0.0:
-        return np.nan
-    return 2.0 * s / (total_w * total_w * (k_min - 1.0) / k_min)
+    # the one formula and degenerate-input rule of every tau in nlgeval
+    return _tau_from_counts(s, inserted * (inserted - 1.0) / 2.0, tx, ty, inserted,
+                            float(nx_distinct), float(ny_distinct), variant, float(MIN_PAIRS))
 
 
 @njit(cache=True, parallel=True)

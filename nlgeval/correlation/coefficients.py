@@ -1,20 +1,36 @@
 """Correlation coefficients with p-values, n, Fisher-z intervals, and vectorised batch versions.
 
-Point estimates and p-values come from scipy (``pearsonr``, ``spearmanr``, ``kendalltau``);
-nlgeval only adds explicit handling of missing values and degenerate input (NaN plus a
-:class:`DegenerateInputWarning` saying why, never an exception), and :func:`batch_correlation`,
-which computes the same coefficients for many vectors at once (the rows of a matrix) so that a
-bootstrap or permutation test does not call scipy once per resample.
+**One kernel per coefficient.** Every Pearson, Spearman and Kendall number of nlgeval comes from
+one kernel, whether it is a point estimate (:func:`correlation`), a batch of vectors
+(:func:`batch_correlation`: levels, bootstrap, permutation tests, Williams' test) or a weighted
+bootstrap resample:
 
-Kendall's tau is tau-b (ties corrected; Kendall 1945) unless ``"kendall_c"`` (Stuart's tau-c) is
-asked for.
+* Pearson (Pearson 1896): :func:`pearson_from_sums` on (weighted) sums of centred values;
+* Spearman (Spearman 1904): the same kernel on average ranks (ties get the mean rank, as
+  ``scipy.stats.rankdata``);
+* Kendall tau-b (Kendall 1945; ``"kendall"``) and Stuart's tau-c (``"kendall_c"``): the pair
+  counts of :mod:`nlgeval.correlation._kendall_kernels` (Knight 1966: sort + Fenwick tree, or
+  enumeration for short vectors; with multiplicities in ``_kendall_weighted`` for the
+  bootstrap) turned into tau by one formula, ``_tau_from_counts``.
+
+The kernels are tested against scipy (``pearsonr``, ``spearmanr``, ``kendalltau``) to 1e-12.
+P-values come from scipy's null distributions (``pearsonr``: the exact beta distribution under
+bivariate normality; ``spearmanr``: the t approximation; ``kendalltau``: exact or the
+tie-corrected normal approximation), which nlgeval does not reimplement; nlgeval adds explicit
+handling of missing values (pairs with a NaN are dropped) and of degenerate input.
 
 **Degenerate input, one rule for every code path** (point estimate, batch, bootstrap and
 permutation kernels): a coefficient is undefined -- NaN, never an exception -- when fewer than
-3 complete pairs remain or either variable is constant. The kernels that work from sufficient
-statistics (:func:`pearson_from_sums`, used by the bootstrap, the permutation tests and the
-weighted rank kernels in ``_kendall_weighted``) see "constant" as a centred sum of squares of at
-most ``1e-10 * n * scale``, which is how an exactly constant variable shows up after rounding.
+:data:`MIN_PAIRS` (3) complete pairs remain or either variable is constant. The point estimate
+adds a :class:`DegenerateInputWarning` saying why; the batch kernels return NaN silently (their
+callers count them). "Constant" is exact for the rank coefficients (every pair tied in one
+variable); the kernels that work from sums of squares (:func:`pearson_from_sums`, used by the
+bootstrap, the permutation tests and the weighted Spearman kernel) see it as a centred sum of
+squares of at most ``1e-10 * n * scale``, which is how an exactly constant variable shows up
+after rounding. The one exception is deliberate: the Kendall *variants* of
+:mod:`nlgeval.correlation.kendall` (tau_b, tau_c, tau_23, acc_23 under MTME's groupings) are
+defined from 2 values on, as in MTME and scipy, because MTME's item grouping routinely has
+groups of 2 systems; they share the counts and the formula, with ``min_n = 2``.
 """
 
 from __future__ import annotations
@@ -32,9 +48,8 @@ from nlgeval.results import ConfidenceInterval, StatResult
 Coefficient = Literal["pearson", "spearman", "kendall", "kendall_c"]
 COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall", "kendall_c")
 
-#: Above this many values per vector, batch Kendall falls back to one scipy call per vector
-#: (the pairwise-sign matrix would need n^2 memory per vector).
-KENDALL_PAIRWISE_MAX_N = 120
+#: Fewer complete pairs than this make every coefficient undefined (NaN): the one rule.
+MIN_PAIRS = 3
 
 
 class DegenerateInputWarning(RuntimeWarning):
@@ -162,25 +177,28 @@ def correlation(
     n_missing = int(x.size - ok.sum())
     x, y = x[ok], y[ok]
     n = int(x.size)
-    if n < 3:
-        note = _degenerate(f"only {n} complete pair(s), need at least 3", label)
+    if n < MIN_PAIRS:
+        note = _degenerate(f"only {n} complete pair(s), need at least {MIN_PAIRS}", label)
         return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         which = "first" if np.ptp(x) == 0 else "second"
         note = _degenerate(f"the {which} variable is constant", label)
         return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
+    r = float(batch_correlation(x, y, coefficient))  # the statistic: nlgeval's one kernel
+    if not np.isfinite(r):  # only a variance that underflows to zero gets here
+        note = _degenerate("a variable has zero variance in floating point", label)
+        return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
+    ci = _NAN_CI
+    # the p-value: scipy's null distribution of the statistic (computed from the same data)
     if coefficient == "pearson":
-        res = stats.pearsonr(x, y, alternative=alternative)
-        r, p = float(res.statistic), float(res.pvalue)
+        p = stats.pearsonr(x, y, alternative=alternative).pvalue
         ci = fisher_z_interval(r, n, confidence_level)
     elif coefficient == "spearman":
-        res = stats.spearmanr(x, y, alternative=alternative)
-        r, p, ci = float(res.statistic), float(res.pvalue), _NAN_CI
+        p = stats.spearmanr(x, y, alternative=alternative).pvalue
     else:
         variant = "b" if coefficient == "kendall" else "c"
-        res = stats.kendalltau(x, y, variant=variant, alternative=alternative)
-        r, p, ci = float(res.statistic), float(res.pvalue), _NAN_CI
-    return CorrelationResult(coefficient, r, p, n, ci.low, ci.high, n_missing)
+        p = stats.kendalltau(x, y, variant=variant, alternative=alternative).pvalue
+    return CorrelationResult(coefficient, r, float(p), n, ci.low, ci.high, n_missing)
 
 
 # ----------------------------------------------------------------------------- batch versions
@@ -211,7 +229,7 @@ def pearson_from_sums(
         r = cxy / np.sqrt(cxx * cyy)
     tiny_x = cxx <= 1e-10 * np.maximum(scale_x, 1e-300) * np.maximum(n, 1)
     tiny_y = cyy <= 1e-10 * np.maximum(scale_y, 1e-300) * np.maximum(n, 1)
-    bad = ~(n >= 3) | tiny_x | tiny_y
+    bad = ~(n >= MIN_PAIRS) | tiny_x | tiny_y
     return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
 
 
@@ -229,11 +247,11 @@ def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarr
         r = pearson_from_sums(n, 0.0, 0.0, sxx, syy, (dx * dy).sum(axis=-1), 0.0, 0.0)
     # exactly constant (all valid values equal) is the rule; the sums see it as a zero
     # centred sum of squares, which rounding can hide when the values are not representable
-    xmax = np.where(valid, x, -np.inf).max(axis=-1)
-    xmin = np.where(valid, x, np.inf).min(axis=-1)
-    ymax = np.where(valid, y, -np.inf).max(axis=-1)
-    ymin = np.where(valid, y, np.inf).min(axis=-1)
-    bad = (n < 3) | (xmax == xmin) | (ymax == ymin)
+    xmax = np.where(valid, x, -np.inf).max(axis=-1, initial=-np.inf)  # initial: empty vectors
+    xmin = np.where(valid, x, np.inf).min(axis=-1, initial=np.inf)
+    ymax = np.where(valid, y, -np.inf).max(axis=-1, initial=-np.inf)
+    ymin = np.where(valid, y, np.inf).min(axis=-1, initial=np.inf)
+    bad = (n < MIN_PAIRS) | (xmax == xmin) | (ymax == ymin)
     return np.where(bad, np.nan, r)
 
 
@@ -247,79 +265,16 @@ def _masked_ranks(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return np.where(valid, ranks, np.nan)
 
 
-def _kendall_pairwise(
-    x: np.ndarray, y: np.ndarray, valid: np.ndarray, variant: str
-) -> np.ndarray:
-    """Kendall tau-b / tau-c along the last axis from pairwise sign matrices (small n)."""
-    lead = x.shape[:-1]
-    n = x.shape[-1]
-    x2 = x.reshape(-1, n)
-    y2 = y.reshape(-1, n)
-    v2 = valid.reshape(-1, n)
-    out = np.empty(x2.shape[0])
-    chunk = max(1, int(4_000_000 // max(1, n * n)))
-    iu = np.triu_indices(n, k=1)
-    for start in range(0, x2.shape[0], chunk):
-        xs, ys, vs = x2[start:start + chunk], y2[start:start + chunk], v2[start:start + chunk]
-        xa, xb = xs[:, iu[0]], xs[:, iu[1]]
-        ya, yb = ys[:, iu[0]], ys[:, iu[1]]
-        pv = vs[:, iu[0]] & vs[:, iu[1]]
-        sx = ((xa > xb).astype(np.int8) - (xa < xb).astype(np.int8)) * pv
-        sy = ((ya > yb).astype(np.int8) - (ya < yb).astype(np.int8)) * pv
-        s = (sx * sy).sum(axis=1, dtype=np.int64).astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            if variant == "b":
-                n0 = pv.sum(axis=1).astype(float)
-                untied_x = (sx != 0).sum(axis=1)
-                untied_y = (sy != 0).sum(axis=1)
-                tau = s / np.sqrt(untied_x.astype(float) * untied_y.astype(float))
-                tau = np.where(n0 > 0, tau, np.nan)
-            else:
-                # Stuart's tau-c = 2 m (C - D) / (n^2 (m - 1)), m = min(#distinct x, #distinct y)
-                nv = vs.sum(axis=1).astype(float)
-                xs_sorted = np.sort(np.where(vs, xs, np.inf), axis=1)
-                ys_sorted = np.sort(np.where(vs, ys, np.inf), axis=1)
-                dx = 1 + (np.diff(xs_sorted, axis=1) > 0)[:, :].sum(axis=1)
-                dy = 1 + (np.diff(ys_sorted, axis=1) > 0)[:, :].sum(axis=1)
-                # the +inf padding adds one "distinct value" when any entry is invalid
-                pad = (~vs).any(axis=1).astype(int)
-                m = np.minimum(dx - pad, dy - pad).astype(float)
-                tau = 2 * m * s / (nv**2 * (m - 1))
-        nvalid = vs.sum(axis=1)
-        xconst = np.where(vs, xs, -np.inf).max(1) == np.where(vs, xs, np.inf).min(1)
-        yconst = np.where(vs, ys, -np.inf).max(1) == np.where(vs, ys, np.inf).min(1)
-        tau = np.where((nvalid < 3) | xconst | yconst, np.nan, np.clip(tau, -1, 1))
-        out[start:start + chunk] = tau
-    return out.reshape(lead)
-
-
-def _kendall_loop(x: np.ndarray, y: np.ndarray, valid: np.ndarray, variant: str) -> np.ndarray:
-    """Kendall per vector with scipy (O(n log n) each); used for long vectors.
-
-    A vectorised O(B n^2) pairwise version would need gigabytes for segment-level data, and
-    scipy's merge-sort implementation is fast enough (about a millisecond per 3,000 pairs).
-    """
-    lead = x.shape[:-1]
-    n = x.shape[-1]
-    x2, y2, v2 = x.reshape(-1, n), y.reshape(-1, n), valid.reshape(-1, n)
-    out = np.full(x2.shape[0], np.nan)
-    for i in range(x2.shape[0]):
-        v = v2[i]
-        xi, yi = x2[i, v], y2[i, v]
-        if xi.size < 3 or np.ptp(xi) == 0 or np.ptp(yi) == 0:
-            continue
-        out[i] = stats.kendalltau(xi, yi, variant=variant).statistic
-    return out.reshape(lead)
-
-
 def batch_correlation(x: np.ndarray, y: np.ndarray, coefficient: str = "pearson") -> np.ndarray:
     """The coefficient along the last axis of ``x`` and ``y`` (any leading shape), NaN = missing.
 
-    Gives the same numbers as :func:`correlation` applied to each vector (tested), but
-    vectorised: Pearson from masked moments, Spearman as Pearson on average ranks
-    (``scipy.stats.rankdata(axis=-1)``), Kendall from pairwise signs for n <=
-    ``KENDALL_PAIRWISE_MAX_N`` else one scipy call per vector. Degenerate vectors give NaN
-    silently (callers count them).
+    :func:`correlation` takes its statistic from here, so the numbers are the same by
+    construction: Pearson from masked centred moments (:func:`pearson_from_sums`), Spearman as
+    Pearson on average ranks (``scipy.stats.rankdata(axis=-1)``), Kendall tau-b / tau-c from the
+    pair counts of each vector (numba, O(n log n) per vector, no n^2 memory; see
+    :mod:`nlgeval.correlation._kendall_kernels`). Degenerate vectors (fewer than
+    :data:`MIN_PAIRS` complete pairs, a constant variable) give NaN silently (callers count
+    them).
 
     Examples
     --------
@@ -336,7 +291,14 @@ def batch_correlation(x: np.ndarray, y: np.ndarray, coefficient: str = "pearson"
         return _masked_pearson(x, y, valid)
     if coefficient == "spearman":
         return _masked_pearson(_masked_ranks(x, valid), _masked_ranks(y, valid), valid)
-    variant = "b" if coefficient == "kendall" else "c"
-    if x.shape[-1] <= KENDALL_PAIRWISE_MAX_N:
-        return _kendall_pairwise(x, y, valid, variant)
-    return _kendall_loop(x, y, valid, variant)
+    # numba is imported only when a Kendall coefficient is asked for (start-up time)
+    from nlgeval.correlation._kendall_kernels import _batch_tau
+    from nlgeval.correlation.kendall_results import DIRECT_MAX
+
+    x, y = np.broadcast_arrays(x, y)
+    lead, m = x.shape[:-1], x.shape[-1]
+    rows = int(np.prod(lead, dtype=np.int64))
+    x2 = np.ascontiguousarray(x.reshape(rows, m))  # the kernel drops non-finite pairs itself
+    y2 = np.ascontiguousarray(y.reshape(rows, m))
+    code = 0 if coefficient == "kendall" else 1
+    return _batch_tau(x2, y2, code, DIRECT_MAX, MIN_PAIRS).reshape(lead)

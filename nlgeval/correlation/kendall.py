@@ -38,7 +38,11 @@ are two-pointer sweeps and ``C`` is a dominance count with a Fenwick tree over m
 processing the human scores in increasing order -- O(n log n) time and O(n) memory for every
 epsilon (the tie predicate ``|m_i - m_j| <= epsilon`` is evaluated in floating point exactly as
 written, so results equal pair-by-pair enumeration). Short vectors (the item grouping: one value
-per system) use the O(n^2) enumeration, which is faster there. All loops are numba-compiled;
+per system) use the O(n^2) enumeration, which is faster there. tau-b and tau-c go through the
+one formula of every tau in nlgeval (``_kendall_kernels._tau_from_counts``: the point estimate
+and batch coefficients of :mod:`nlgeval.correlation.coefficients` and the weighted bootstrap use
+it too); the variants differ from those coefficients only in being defined from 2 values on, as
+in MTME and scipy (the coefficients need 3). All loops are numba-compiled;
 :func:`batch_grouped_kendall` and :func:`kendall_resample_distribution` compute the statistic
 for a whole stack of resampled matrices in one call (bootstrap, permutation tests).
 
@@ -137,8 +141,9 @@ def kendall_variant(metric: Any, human: Any, variant: str = "tau_b", *,
                     epsilon: float = 0.0) -> KendallResult:
     """One Kendall variant (tau_b, tau_c, tau_23, acc_23) of two paired vectors.
 
-    Equals ``scipy.stats.kendalltau(metric, human, variant="b"/"c")`` for tau_b/tau_c (scipy
-    additionally clips to [-1, 1]) and MTME's ``stats.KendallVariants`` for all four.
+    Equals ``scipy.stats.kendalltau(metric, human, variant="b"/"c")`` for tau_b/tau_c (the same
+    counts and formula as every tau of nlgeval, clipped to [-1, 1] as scipy; defined from 2
+    values on) and MTME's ``stats.KendallVariants`` for all four.
     ``epsilon``: metric differences ``<= epsilon`` count as ties (not for tau_c).
 
     Examples
