@@ -120,6 +120,8 @@ class ServerProcess:
     port: int
     database: str | None = None
     threads: int = 8
+    processes: int = 1
+    env: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     log: Path | None = None
 
@@ -131,13 +133,14 @@ class ServerProcess:
         import requests
 
         cmd = [sys.executable, "-c", "from nlgeval.cli import main; main()", "serve",
-               str(self.directory), "--port", str(self.port), "--threads", str(self.threads)]
+               str(self.directory), "--port", str(self.port), "--threads", str(self.threads),
+               "--processes", str(self.processes)]
         if self.database:
             cmd += ["--database", self.database]
         self.log = self.directory / f"server-{self.port}-{time.time_ns()}.log"
         fh = open(self.log, "w")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
-                                     env={**os.environ, "CI": "1"})
+                                     env={**os.environ, "CI": "1", **self.env})
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -304,3 +307,52 @@ def race_submit(ev: HttpEvaluator, rng: object, n: int = 8) -> list[int]:
 
 def form_action_abs(base: str, page: str) -> str:
     return base + form_action(page)
+
+
+def join_as(base: str, jt: str, pid: str) -> str:
+    """The open sign-up link as a new browser (a new connection, so a server with several
+    processes may hand it to any): GET the form, POST it; returns the trial set's token, or
+    '' when the study is full."""
+    import requests
+
+    with requests.Session() as s:
+        page = s.get(f"{base}/join/{jt}?PROLIFIC_PID={pid}", timeout=30).text
+        r = s.post(f"{base}/join/{jt}", data={"csrf": csrf_of(page), "PROLIFIC_PID": pid},
+                   allow_redirects=False, timeout=30)
+    assert r.status_code in (303, 409), r.status_code
+    return r.headers["Location"].rsplit("/", 1)[1] if r.status_code == 303 else ""
+
+
+def writers_order(store_a: object, store_b: object) -> list[str]:
+    """Two join-like transactions, the first holding on until released: the order in which
+    things happened. ``Store.write`` + ``Store.serialize`` must make the second wait for the
+    first to commit (``['released', 'a ends', 'b in']``); without it, the second gets
+    in while the first still runs. ``store_a``/``store_b`` may be two Stores on one database
+    (like two server processes)."""
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def a() -> None:
+        with store_a.write() as s:  # type: ignore[attr-defined]
+            store_a.serialize(s)  # type: ignore[attr-defined]
+            entered.set()
+            release.wait(10)
+            order.append("a ends")  # then commits
+
+    def b() -> None:
+        entered.wait(10)
+        with store_b.write() as s:  # type: ignore[attr-defined]
+            store_b.serialize(s)  # type: ignore[attr-defined]
+            order.append("b in")
+
+    ta, tb = threading.Thread(target=a), threading.Thread(target=b)
+    ta.start()
+    tb.start()
+    time.sleep(0.5)
+    order.append("released")
+    release.set()
+    ta.join(20)
+    tb.join(20)
+    return order

@@ -23,9 +23,11 @@ import pytest
 from experiment_helpers import (
     HttpEvaluator,
     free_port,
+    join_as,
     race_submit,
     running_server,
     write_experiment,
+    writers_order,
 )
 from typer.testing import CliRunner
 
@@ -125,8 +127,69 @@ def test_postgres_create_serve_concurrent_export(tmp_path: Path, pg_url: str) ->
     df = pd.read_csv(out, dtype={"rater": str})
     assert len(df) == 12 * 4 * 2
     assert not df.duplicated(["rater", "item", "system", "criterion"]).any()
+    # the answer's one statement also stored the signed display time and made the next
+    # trial current (time on task needs both ends)
+    assert df["time_ms"].notna().all() and df["time_on_task_ms"].notna().all()
+    assert (df["time_on_task_ms"] >= 0).all()
     store = Store(pg_url)
     try:
         assert store.url.startswith("postgresql") and store.exists()
     finally:
         store.dispose()
+
+
+def _fresh_database(pg_url: str, name: str) -> str:
+    """An empty database ``name`` on the test server (dropped first if a run left it)."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    engine = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as c:
+            c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+            c.exec_driver_sql(f"CREATE DATABASE {name}")
+    finally:
+        engine.dispose()
+    return make_url(pg_url).set(database=name).render_as_string(hide_password=False)
+
+
+def test_postgres_open_link_races_across_processes(tmp_path: Path, pg_url: str) -> None:
+    """20 participants race for 12 sets through the open sign-up link of a server with two
+    processes, then one participant joins from 8 browsers at once: every set is handed out
+    once, and a participant seen before gets their own set back (PostgreSQL's conditional
+    UPDATE alone would let two concurrent joins of one participant take two sets)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from nlgeval.experiment import create_experiment
+    from nlgeval.experiment.storage import Store
+
+    if not hasattr(os, "fork"):
+        pytest.skip("serve --processes needs os.fork")
+    url = _fresh_database(pg_url, "nlgeval_crowd_race")
+    d = write_experiment(tmp_path / "pgcrowd", systems=3, items=3, evaluators=12, practice=0,
+                         extra='[crowd]\ncompletion_code = "C0DE42"\n', database=url)
+    made = create_experiment(d)
+    store = Store(url)
+    try:
+        jt = store.meta()["join_token"]
+    finally:
+        store.dispose()
+    with running_server(d, database=url, processes=2, threads=4) as srv:
+        with ThreadPoolExecutor(20) as pool:
+            got = list(pool.map(lambda k: join_as(srv.base, jt, f"p{k}"), range(20)))
+            again = list(pool.map(lambda _k: join_as(srv.base, jt, "p3"), range(8)))
+    handed = [t for t in got if t]
+    assert len(handed) == len(set(handed)) == 12
+    assert set(handed) == set(made.evaluators["token"]) and got.count("") == 8
+    assert set(again) == {got[3]}
+
+
+def test_postgres_serialize_makes_a_second_writer_wait(pg_url: str) -> None:
+    from nlgeval.experiment.storage import Store
+
+    a, b = Store(pg_url), Store(pg_url)  # two pools, like two server processes
+    try:
+        assert writers_order(a, b) == ["released", "a ends", "b in"]
+    finally:
+        a.dispose()
+        b.dispose()

@@ -252,7 +252,11 @@ def register(app: typer.Typer) -> None:
         directory: DirArg,
         host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
-        threads: Annotated[int, typer.Option(help="Worker threads.")] = 16,
+        threads: Annotated[int, typer.Option(help="Worker threads (per process).")] = 16,
+        processes: Annotated[int, typer.Option(
+            help="Server processes sharing the port (POSIX; one Python process uses one core: "
+                 "up to one per core for a large crowd)."),
+        ] = 1,
         database: DbOpt = None,
         secure_cookies: Annotated[bool, typer.Option(
             "--secure-cookies",
@@ -263,4 +267,5 @@ def register(app: typer.Typer) -> None:
         from nlgeval.experiment.server import serve
 
         serve(directory, host=host, port=port, database=database, threads=threads,
-              secure_cookies=secure_cookies, announce=lambda s: typer.echo(s, err=False))
+              processes=processes, secure_cookies=secure_cookies,
+              announce=lambda s: typer.echo(s, err=False))

@@ -36,7 +36,16 @@ from pathlib import Path
 from typing import Any
 
 import markdown as md
-from flask import Blueprint, Flask, Response, abort, render_template, request, session
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    abort,
+    current_app,
+    render_template,
+    request,
+    session,
+)
 from markupsafe import Markup
 from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
@@ -44,7 +53,7 @@ from werkzeug.exceptions import HTTPException
 from nlgeval.experiment.build import check_experiment, database_url
 from nlgeval.experiment.config import ExperimentConfig
 from nlgeval.experiment.i18n import gettext_for, text_direction, translate
-from nlgeval.experiment.storage import Context, Output, Store
+from nlgeval.experiment.storage import Context, Output, Store, Trial
 
 MAX_COMMENT = 5000
 CSP = (
@@ -99,6 +108,9 @@ class Experiment:
     consent_html: Markup | None
     thank_you_html: Markup
     secret: bytes = field(repr=False, default=b"")
+    #: what never changes about a trial, by id: (id, position, practice, item, system,
+    #: system_b, details, qc_kind); per request only whether it is answered is read
+    trials: dict[int, tuple[Any, ...]] = field(repr=False, default_factory=dict)
 
     def _(self, msg: str, **kw: object) -> str:
         return translate(self.cfg.language, msg, **kw)
@@ -147,6 +159,9 @@ def load_experiment(
     with store.read() as s:
         texts = {(o.system, o.item): o.text for o in s.execute(select(Output)).scalars()}
         contexts = {c.item: c.text for c in s.execute(select(Context)).scalars()}
+        t = Trial.__table__.c
+        trials = {r.id: tuple(r) for r in s.execute(select(
+            t.id, t.position, t.practice, t.item, t.system, t.system_b, t.details, t.qc_kind))}
     consent = cfg.crowd.consent if cfg.crowd is not None else ""
     return Experiment(
         cfg=cfg, store=store, meta=meta, texts=texts, contexts=contexts,
@@ -154,8 +169,24 @@ def load_experiment(
         instructions_html=render_markdown(cfg.instructions),
         consent_html=render_markdown(consent) if consent.strip() else None,
         thank_you_html=render_markdown(cfg.thank_you),
-        secret=meta["secret_key"].encode(),
+        secret=meta["secret_key"].encode(), trials=trials,
     )
+
+
+def current_experiment() -> Experiment:
+    """The experiment of the app handling the current request (loaded once by
+    :func:`create_app`).
+
+    Examples
+    --------
+    >>> from flask import Flask
+    >>> app = Flask("demo")  # create_app stores the loaded Experiment here
+    >>> app.extensions["nlgeval_experiment"] = {"experiment": "the loaded experiment"}
+    >>> with app.app_context():
+    ...     current_experiment()
+    'the loaded experiment'
+    """
+    return current_app.extensions["nlgeval_experiment"]["experiment"]
 
 
 def _site_blueprint(x: Experiment) -> Blueprint:
@@ -266,6 +297,6 @@ def create_app(
         return resp
 
     app.register_blueprint(_site_blueprint(x))
-    app.register_blueprint(evaluator_blueprint(x))
+    app.register_blueprint(evaluator_blueprint)
     app.register_blueprint(researcher_blueprint)
     return app

@@ -1,4 +1,5 @@
-"""``nlgeval serve``: the experiment app on waitress, a multi-threaded pure-Python WSGI server.
+"""``nlgeval serve``: the experiment app on waitress, a multi-threaded pure-Python WSGI server,
+in one process or several (``processes``; :mod:`nlgeval.experiment.prefork`).
 
 Examples
 --------
@@ -17,7 +18,11 @@ True
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import socket
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,8 +30,94 @@ from typing import Any
 from flask import Flask
 
 from nlgeval.experiment.app import create_app
+from nlgeval.experiment.prefork import check_processes, listening_socket, run_workers
+from nlgeval.experiment.timing import RequestTimer, timer_from_env
 
-SWITCH_INTERVAL_S = 0.0005  # see serve()
+SWITCH_INTERVAL_S = 0.0005  # see run_server()
+
+
+def ready_app(
+    directory: str | Path, *, database: str | None = None, threads: int = 16,
+    secure_cookies: bool = False,
+) -> Flask:
+    """The validated app with every template compiled: compiled on first use instead, the
+    first burst of evaluators made each worker thread compile the same templates at once (a
+    tenth of the server's CPU time in a profile of the load benchmark's first seconds).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> app = ready_app(made.directory)
+    >>> "trial.html" in app.jinja_env.cache.keys().__repr__()
+    True
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
+    app = create_app(directory, database=database, threads=threads,
+                     secure_cookies=secure_cookies)
+    for name in app.jinja_env.list_templates():
+        app.jinja_env.get_template(name)
+    return app
+
+
+def announce_links(app: Flask, host: str, port: int, announce: Callable[[str], None]) -> None:
+    """Pass the server's links (site, researcher view, dashboard, open sign-up) to
+    ``announce``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.experiment.build import create_experiment
+    >>> from nlgeval.experiment.example import write_example
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
+    >>> app = create_app(made.directory)
+    >>> announce_links(app, "0.0.0.0", 8000, print)  # doctest: +ELLIPSIS
+    serving 'Weather forecast quality' on http://127.0.0.1:8000/
+    researcher view: http://127.0.0.1:8000/r/...
+    evaluator links: `nlgeval experiment status DIR` or the researcher view
+    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
+    """
+    ext = app.extensions["nlgeval_experiment"]
+    meta, cfg = ext["store"].meta(), ext["config"]
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    announce(f"serving '{cfg.title}' on http://{shown}:{port}/")
+    announce(f"researcher view: http://{shown}:{port}/r/{meta['researcher_token']}")
+    if meta.get("researcher_password"):
+        announce(f"researcher dashboard: http://{shown}:{port}/dashboard")
+    if cfg.crowd is not None and cfg.crowd.open_link and meta.get("join_token"):
+        announce(f"open sign-up link: http://{shown}:{port}/join/{meta['join_token']}")
+    announce("evaluator links: `nlgeval experiment status DIR` or the researcher view")
+
+
+def waitress_server(app: Flask, threads: int, **where: Any) -> Any:
+    """A waitress server (not yet serving) for ``app`` on ``host``/``port`` or on already
+    bound ``sockets``; wrapped in :class:`~nlgeval.experiment.timing.RequestTimer` when
+    ``NLGEVAL_SERVER_TIMING`` asks for server-side timing.
+
+    Examples
+    --------
+    >>> from flask import Flask
+    >>> server = waitress_server(Flask("x"), 2, host="127.0.0.1", port=0)
+    >>> int(server.effective_port) > 0
+    True
+    >>> server.close()
+    """
+    from waitress import create_server
+
+    # waitress logs "Task queue depth is N" from its I/O thread for every request that waits
+    # for a worker. With a crowd of evaluators that is most requests, and profiling the server
+    # under 50 evaluators showed these log writes holding up the I/O loop (a write per request);
+    # a queue is expected at that load (latency is what the benchmark measures), so only
+    # errors are logged.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    wsgi: Any = app
+    if timer_from_env() is not None:  # the load benchmark's server-side timing
+        wsgi = app.extensions.setdefault("nlgeval_timer", RequestTimer(app))
+    return create_server(wsgi, threads=threads, ident="nlgeval", **where)
 
 
 def make_server(
@@ -41,31 +132,44 @@ def make_server(
 ) -> tuple[Any, Flask]:
     """Validate the experiment and bind a waitress server to it (not yet serving); returns
     ``(server, app)`` and passes the links to ``announce``. See the module's example."""
-    from waitress import create_server
-
-    # waitress logs "Task queue depth is N" from its I/O thread for every request that waits
-    # for a worker. With a crowd of evaluators that is most requests, and profiling the server
-    # under 50 evaluators showed these log writes holding up the I/O loop (a write per request);
-    # a queue is expected at that load (latency is what the benchmark measures), so only
-    # errors are logged.
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    app = create_app(
-        directory, database=database, threads=threads, secure_cookies=secure_cookies
-    )
-    ext = app.extensions["nlgeval_experiment"]
-    meta, cfg = ext["store"].meta(), ext["config"]
-    server = create_server(app, host=host, port=port, threads=threads, ident="nlgeval")
-    real_port = server.effective_port  # type: ignore[union-attr]
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    app = ready_app(directory, database=database, threads=threads,
+                    secure_cookies=secure_cookies)
+    server = waitress_server(app, threads, host=host, port=port)
     if announce is not None:
-        announce(f"serving '{cfg.title}' on http://{shown}:{real_port}/")
-        announce(f"researcher view: http://{shown}:{real_port}/r/{meta['researcher_token']}")
-        if meta.get("researcher_password"):
-            announce(f"researcher dashboard: http://{shown}:{real_port}/dashboard")
-        if cfg.crowd is not None and cfg.crowd.open_link and meta.get("join_token"):
-            announce(f"open sign-up link: http://{shown}:{real_port}/join/{meta['join_token']}")
-        announce("evaluator links: `nlgeval experiment status DIR` or the researcher view")
+        announce_links(app, host, int(server.effective_port), announce)
     return server, app
+
+
+def run_server(server: Any, app: Flask) -> None:
+    """Serve until interrupted (Ctrl-C, SIGINT or SIGTERM), then close the database
+    connections (and write the server-side timing when asked for).
+
+    Examples
+    --------
+    >>> import inspect
+    >>> list(inspect.signature(run_server).parameters)  # blocks, so not run here
+    ['server', 'app']
+    """
+    # The server process is ours alone: hand the GIL over every 0.5 ms instead of Python's
+    # 5 ms. A thread that waited for I/O (a SQLite statement, a socket) must win the GIL back
+    # from threads rendering pages; on SQLite the one holding the write lock (group commit)
+    # otherwise waits up to 5 ms per statement while every other writer queues behind it.
+    # Measured with benchmarks/bench_experiment_load.py (50 evaluators, loaded 2-core host):
+    # p95 ~1.1 s -> ~0.7-0.9 s on SQLite at the same throughput or better.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    if threading.current_thread() is threading.main_thread():
+        # SIGTERM (a service manager, `kill`) stops the server as Ctrl-C does: connections
+        # closed and timing written, instead of the process vanishing mid-statement
+        signal.signal(signal.SIGTERM, _stop_serving)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        app.extensions["nlgeval_experiment"]["store"].dispose()
+        timing = timer_from_env()
+        if timing is not None and "nlgeval_timer" in app.extensions:
+            app.extensions["nlgeval_timer"].write(f"{timing}.{os.getpid()}")
 
 
 def serve(
@@ -75,11 +179,13 @@ def serve(
     port: int = 8000,
     database: str | None = None,
     threads: int = 16,
+    processes: int = 1,
     secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
 ) -> None:
-    """Validate the experiment, then serve it until interrupted (:func:`make_server`, then
-    waitress's main loop; the database connections are closed on the way out).
+    """Validate the experiment, then serve it until interrupted: one waitress process with
+    ``threads`` worker threads, or ``processes`` such processes forked after binding the
+    socket (:mod:`nlgeval.experiment.prefork`; POSIX only).
 
     Examples
     --------
@@ -87,16 +193,33 @@ def serve(
     >>> list(inspect.signature(serve).parameters)[:3]  # blocks, so not run here
     ['directory', 'host', 'port']
     """
-    server, app = make_server(directory, host=host, port=port, database=database, threads=threads,
-                         secure_cookies=secure_cookies, announce=announce)
-    # The server process is ours alone: hand the GIL over every 0.5 ms instead of Python's
-    # 5 ms. A thread that waited for I/O (a SQLite statement, a socket) must win the GIL back
-    # from threads rendering pages; on SQLite the one holding the write lock (group commit)
-    # otherwise waits up to 5 ms per statement while every other writer queues behind it.
-    # Measured with benchmarks/bench_experiment_load.py (50 evaluators, loaded 2-core host):
-    # p95 ~1.1 s -> ~0.7-0.9 s on SQLite at the same throughput or better.
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    check_processes(processes)
+    if processes == 1:
+        server, app = make_server(directory, host=host, port=port, database=database,
+                                  threads=threads, secure_cookies=secure_cookies,
+                                  announce=announce)
+        run_server(server, app)
+        return
+    sock = listening_socket(host, port)
     try:
-        server.run()
+        app = ready_app(directory, database=database, threads=threads,
+                        secure_cookies=secure_cookies)
+        if announce is not None:
+            announce_links(app, host, sock.getsockname()[1], announce)
+            announce(f"{processes} server processes of {threads} threads each")
+        store = app.extensions["nlgeval_experiment"]["store"]
+        store.share_writes()
+        store.dispose()  # no connection may cross the fork: every worker opens its own
+        status = run_workers(processes, lambda _i: _worker(app, threads, sock))
     finally:
-        app.extensions["nlgeval_experiment"]["store"].dispose()
+        sock.close()
+    if status:
+        raise RuntimeError(f"a server process exited with status {status}")
+
+
+def _stop_serving(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _worker(app: Flask, threads: int, sock: socket.socket) -> None:
+    run_server(waitress_server(app, threads, sockets=[sock]), app)

@@ -15,10 +15,11 @@ web layer does).
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from sqlalchemy import (
     create_engine,
     event,
     inspect,
+    text,
 )
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -41,7 +43,14 @@ from nlgeval.experiment.schema import Output as Output
 from nlgeval.experiment.schema import Trial as Trial
 from nlgeval.experiment.schema import utcnow as utcnow
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: one server process only (see prefork.py)
+    fcntl = None  # type: ignore[assignment]
+
 DB_NAME = "experiment.db"
+ADVISORY_KEY = 0x6E6C6765  # PostgreSQL advisory lock of serialize() ("nlge")
+POOL_RECYCLE_S = 1800  # PostgreSQL: replace pooled connections after 30 minutes
 
 
 def default_url(directory: str | Path) -> str:
@@ -65,12 +74,60 @@ class _Job:
         self.done = threading.Event()
 
 
+class _WriterLock:
+    """SQLite's writers, serialised: a thread lock within the process and, once
+    :meth:`share` is called (``serve --processes``), an advisory file lock (``flock``) next to
+    the database across the server's processes. SQLite's own lock would serialise them too,
+    but a writer that finds it taken sleeps in steps of 1, 2, 5, 10 ... ms (``busy_timeout``)
+    instead of waking when it is released, which fattened the latency tail under 50 evaluators
+    on two processes; the kernel wakes a process blocked in ``flock`` at the release."""
+
+    def __init__(self) -> None:
+        self._thread = threading.Lock()
+        self._path: Path | None = None
+        self._fd: int | None = None
+        self._pid = 0
+
+    def locked(self) -> bool:  # a writer of this process holds it
+        return self._thread.locked()
+
+    def share(self, path: Path) -> None:
+        if fcntl is not None:
+            self._path = path
+
+    def __enter__(self) -> None:
+        self._thread.acquire()
+        try:
+            if self._path is not None:
+                if self._pid != os.getpid():  # a forked copy would share the parent's lock
+                    self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                    self._pid = os.getpid()
+                fcntl.flock(self._fd, fcntl.LOCK_EX)  # type: ignore[union-attr]
+        except BaseException:
+            self._thread.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._fd is not None and self._pid == os.getpid():
+                fcntl.flock(self._fd, fcntl.LOCK_UN)  # type: ignore[union-attr]
+        finally:
+            self._thread.release()
+
+    def close(self) -> None:
+        if self._fd is not None and self._pid == os.getpid():
+            os.close(self._fd)
+        self._fd, self._pid = None, 0
+
+
 class Store:
     """An engine plus a session factory; ``write()`` serialises writers on SQLite.
 
     SQLite allows one writer at a time; a process-wide lock around write transactions avoids
     ``database is locked`` errors between the server's threads (PostgreSQL needs no lock: the
-    conditional ``UPDATE`` and the unique constraint settle races there).
+    conditional ``UPDATE`` and the unique constraint settle races there). Between server
+    processes, SQLite's own lock does it: write transactions begin ``IMMEDIATE`` and wait up
+    to ``busy_timeout`` for it.
 
     The hot path (an evaluator's page and answer) uses SQLAlchemy Core through
     :meth:`connect` and :meth:`commit` rather than ORM sessions: profiled under the test client,
@@ -114,7 +171,11 @@ class Store:
         else:
             kwargs["pool_size"] = pool_size
             kwargs["max_overflow"] = pool_size
-            kwargs["pool_pre_ping"] = True
+            # no pre-ping: it costs a round trip per checkout (every request). Connections are
+            # recycled before typical server/firewall idle limits instead, and a connection
+            # found dead mid-request invalidates the pool (SQLAlchemy's "optimistic" disconnect
+            # handling): that one request fails with the error page, the next reconnects.
+            kwargs["pool_recycle"] = POOL_RECYCLE_S
         try:
             self.engine: Engine = create_engine(url, **kwargs)
         except Exception as exc:  # bad URL, missing driver
@@ -122,7 +183,12 @@ class Store:
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._lock = threading.Lock() if self.is_sqlite else None
+        # reads of the hot path in autocommit mode: on PostgreSQL a read is then one round trip
+        # (the SELECT) instead of three (BEGIN, SELECT, ROLLBACK when the connection goes back
+        # to the pool); pysqlite runs SELECTs outside a transaction anyway
+        self._reader = (self.engine if self.is_sqlite
+                        else self.engine.execution_options(isolation_level="AUTOCOMMIT"))
+        self._lock = _WriterLock() if self.is_sqlite else None
         self._jobs: queue.Queue[_Job] = queue.Queue()
         self.batches = 0  # group commits done (for tests and benchmarks)
         self.batched_jobs = 0
@@ -158,6 +224,7 @@ class Store:
         re-runs each job alone, so one bad job cannot take the others down."""
         try:
             with self.engine.begin() as c:
+                self._begin_write(c)
                 results = [j.fn(c) for j in batch]
             for j, r in zip(batch, results, strict=True):
                 j.result = r
@@ -167,17 +234,34 @@ class Store:
             for j in batch:
                 try:
                     with self.engine.begin() as c:
+                        self._begin_write(c)
                         j.result = j.fn(c)
                 except Exception as exc:
                     j.exc = exc
         for j in batch:
             j.done.set()
 
+    def execute_alone(self, statement: Any, params: dict[str, Any]) -> Any:
+        """Run one statement as its own transaction (autocommit); return its scalar."""
+        with self._reader.connect() as c:
+            return c.execute(statement, params).scalar()
+
+    def _begin_write(self, c: Connection) -> None:
+        """On SQLite, take the write lock when the transaction begins (``BEGIN IMMEDIATE``),
+        not at its first write: a transaction that reads and then writes (the open sign-up's
+        "next free set", a participant seen before) is then serialised with every other
+        writer, in other server processes too (``serve --processes``), and cannot fail with
+        ``SQLITE_BUSY`` when it upgrades (pysqlite would otherwise begin it deferred, at the
+        first write). PostgreSQL needs nothing: its conditional ``UPDATE`` re-checks the row."""
+        if self.is_sqlite:
+            c.exec_driver_sql("BEGIN IMMEDIATE")
+
     @contextmanager
     def connect(self) -> Iterator[Connection]:
         """A Core connection for the hot path's reads (no ORM session; see the class
-        docstring)."""
-        with self.engine.connect() as c:
+        docstring), in autocommit mode: each statement sees the latest committed data, so
+        do not write through it."""
+        with self._reader.connect() as c:
             yield c
 
     @contextmanager
@@ -188,14 +272,47 @@ class Store:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A session whose transaction commits on success and rolls back on error."""
-        if self._lock is not None:
-            self._lock.acquire()
-        try:
+        with self._lock if self._lock is not None else nullcontext():
             with self.sessions() as s, s.begin():
+                self._begin_write(s.connection())
                 yield s
-        finally:
-            if self._lock is not None:
-                self._lock.release()
+
+    def serialize(self, s: Session) -> None:
+        """Inside a :meth:`write` transaction: wait until no other such transaction runs, for
+        a read-then-write that a conditional ``UPDATE`` alone cannot protect ("this
+        participant's set, else the next free one"). SQLite's writers are serialised already
+        (``BEGIN IMMEDIATE``); on PostgreSQL a transaction-scoped advisory lock does it,
+        across threads and server processes.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = Store(default_url(tmp.name)); store.create_schema()
+        >>> with store.write() as s:
+        ...     store.serialize(s)  # nothing to do on SQLite
+        >>> store.dispose(); tmp.cleanup()
+        """
+        if self.engine.dialect.name == "postgresql":
+            s.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": ADVISORY_KEY})
+
+    def share_writes(self) -> None:
+        """Serialise SQLite writers across processes with a file lock (``DB + '.lock'``)
+        before forking server processes (see :class:`_WriterLock`); nothing on PostgreSQL.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> store = Store(default_url(tmp.name)); store.create_schema()
+        >>> store.share_writes(); store.set_meta("k", "v")
+        >>> sorted(p.name for p in Path(tmp.name).glob("*.lock"))
+        ['experiment.db.lock']
+        >>> store.dispose(); tmp.cleanup()
+        """
+        path = self.sqlite_path()
+        if self._lock is not None and path is not None:
+            self._lock.share(path.with_name(path.name + ".lock"))
 
     def sqlite_path(self) -> Path | None:
         """The database file of a file-based SQLite URL (else ``None``)."""
@@ -253,6 +370,8 @@ class Store:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._lock is not None:
+            self._lock.close()
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

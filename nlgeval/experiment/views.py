@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import DateTime, bindparam, select, text
 
 from nlgeval.experiment.config import CriterionConfig, format_value
 from nlgeval.experiment.storage import Evaluator, Judgement, Trial
@@ -34,6 +34,46 @@ MAKE_CURRENT = (
     _T.update().where(_T.c.id == bindparam("q_id"), _T.c.available_at.is_(None))
     .values(available_at=bindparam("q_now"))
 )
+
+
+_ANSWER_PG: dict[int, Any] = {}
+
+
+def answer_statement_pg(n: int) -> Any:
+    """PostgreSQL: a trial's answer with ``n`` criteria as ONE statement (data-modifying
+    ``WITH``): claim the trial (``answered_at IS NULL``), insert the judgements only if the
+    claim succeeded, and make the next trial current; it returns how many trials it claimed
+    (0 or 1). Run in autocommit mode it is its own transaction -- one round trip instead of
+    five (BEGIN, claim, insert, next trial, COMMIT), each of which gives the GIL away -- and
+    just as atomic: a unique violation (a concurrent duplicate) undoes all of it. Built once
+    per ``n`` (SQLite keeps :data:`CLAIM` and :data:`MAKE_CURRENT` in a group commit).
+
+    Examples
+    --------
+    >>> sql = str(answer_statement_pg(2))
+    >>> sql.count("INSERT INTO nlgeval_judgements"), ":r1" in sql, ":r2" in sql
+    (1, True, False)
+    """
+    if n not in _ANSWER_PG:
+        rows = ", ".join(f"(CAST(:c{k} AS VARCHAR), CAST(:r{k} AS DOUBLE PRECISION), "
+                         f"CAST(:f{k} AS BOOLEAN))" for k in range(n))
+        _ANSWER_PG[n] = text(f"""
+            WITH claim AS (
+                UPDATE nlgeval_trials SET answered_at = :q_now, shown_at = :q_shown
+                WHERE id = :q_id AND answered_at IS NULL RETURNING id),
+            ins AS (
+                INSERT INTO nlgeval_judgements
+                    (trial_id, criterion, response, confirmed, comment, time_ms, created_at)
+                SELECT claim.id, v.c, v.r, v.f, CAST(:q_comment AS TEXT),
+                       CAST(:q_time_ms AS INTEGER), CAST(:q_now AS TIMESTAMP)
+                FROM claim, (VALUES {rows}) AS v (c, r, f)),
+            nxt AS (
+                UPDATE nlgeval_trials SET available_at = :q_now
+                WHERE id = :q_next AND available_at IS NULL
+                  AND EXISTS (SELECT 1 FROM claim))
+            SELECT count(*) FROM claim""").bindparams(
+            bindparam("q_now", type_=DateTime), bindparam("q_shown", type_=DateTime))
+    return _ANSWER_PG[n]
 
 
 class BadForm(Exception):
