@@ -252,7 +252,9 @@ def register(app: typer.Typer) -> None:
         directory: DirArg,
         host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
         port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
-        threads: Annotated[int, typer.Option(help="Worker threads (per process).")] = 16,
+        threads: Annotated[int, typer.Option(
+            help="Worker threads per process (they run the app; more mostly wait for the GIL)."),
+        ] = 6,
         processes: Annotated[int, typer.Option(
             help="Server processes sharing the port (POSIX; one Python process uses one core: "
                  "up to one per core for a large crowd)."),

@@ -34,10 +34,15 @@ from nlgeval.experiment.prefork import check_processes, listening_socket, run_wo
 from nlgeval.experiment.timing import RequestTimer, timer_from_env
 
 SWITCH_INTERVAL_S = 0.0005  # see run_server()
+# Worker threads per process. They only run the app (waitress's I/O thread buffers the
+# sockets), and more of them mostly contend for the GIL: benchmarks/bench_experiment_load.py,
+# 50 evaluators, 2 processes, idle 2-core host: 16 threads p95 205-231 ms, 6 threads 123-177 ms
+# (SQLite).
+DEFAULT_THREADS = 6
 
 
 def ready_app(
-    directory: str | Path, *, database: str | None = None, threads: int = 16,
+    directory: str | Path, *, database: str | None = None, threads: int = DEFAULT_THREADS,
     secure_cookies: bool = False,
 ) -> Flask:
     """The validated app with every template compiled: compiled on first use instead, the
@@ -126,7 +131,7 @@ def make_server(
     host: str = "127.0.0.1",
     port: int = 8000,
     database: str | None = None,
-    threads: int = 16,
+    threads: int = DEFAULT_THREADS,
     secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
 ) -> tuple[Any, Flask]:
@@ -178,7 +183,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     database: str | None = None,
-    threads: int = 16,
+    threads: int = DEFAULT_THREADS,
     processes: int = 1,
     secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
