@@ -25,7 +25,7 @@ library's ``http.client`` instead of ``requests``: the same method, path, header
 server does the same work, at about a third of the client CPU time per request (measured:
 1.4-2.2 ms -> 0.3-0.6 ms). ``--client requests`` runs the original generator.
 
-Defaults are the issue's setting (50 evaluators, closed loop) on ``serve``'s default of 6
+Defaults are the issue's setting (50 evaluators, closed loop) on ``serve``'s default of 4
 threads per process and two server processes (``--processes 2``, one per core of the 2-core
 target machine; see docs/experiment.md, "Throughput").
 
@@ -34,7 +34,7 @@ throwaway cluster can be started from Debian's ``/usr/lib/postgresql/*/bin`` (as
 ``postgres`` user when run as root); otherwise it is skipped with a note.
 
 Run: .venv/bin/python benchmarks/bench_experiment_load.py [--evaluators 50] [--think-ms 0]
-     [--processes 2] [--threads 6] [--client http]
+     [--processes 2] [--threads 4] [--client http]
 """
 
 from __future__ import annotations
@@ -364,7 +364,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--evaluators", type=int, default=50)
     ap.add_argument("--think-ms", type=float, default=0.0)
-    ap.add_argument("--threads", type=int, default=6,
+    ap.add_argument("--threads", type=int, default=4,
                     help="server worker threads per process (serve's default)")
     ap.add_argument("--deadline", type=float, default=180.0, help="seconds per database")
     ap.add_argument("--processes", type=int, default=2,

@@ -254,7 +254,7 @@ def register(app: typer.Typer) -> None:
         port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
         threads: Annotated[int, typer.Option(
             help="Worker threads per process (they run the app; more mostly wait for the GIL)."),
-        ] = 6,
+        ] = 4,
         processes: Annotated[int, typer.Option(
             help="Server processes sharing the port (POSIX; one Python process uses one core: "
                  "up to one per core for a large crowd)."),

@@ -36,9 +36,9 @@ from nlgeval.experiment.timing import RequestTimer, timer_from_env
 SWITCH_INTERVAL_S = 0.0005  # see run_server()
 # Worker threads per process. They only run the app (waitress's I/O thread buffers the
 # sockets), and more of them mostly contend for the GIL: benchmarks/bench_experiment_load.py,
-# 50 evaluators, 2 processes, idle 2-core host: 16 threads p95 205-231 ms, 6 threads 123-177 ms
-# (SQLite).
-DEFAULT_THREADS = 6
+# 50 evaluators, 2 processes, idle 2-core host, p95 on SQLite / PostgreSQL: 16 threads
+# 198-215 / 218-318 ms, 8 threads 117-154 / 155-293 ms, 4 threads 128-185 / 127-197 ms.
+DEFAULT_THREADS = 4
 
 
 def ready_app(
