@@ -65,7 +65,8 @@ def main() -> None:
         digits=0,
     ).write(out, "table3_comparison")
     (out / "timing.txt").write_text(
-        f"wall-clock seconds: {wall:.1f}\nworkers: {res.parameters['workers']}\n"
+        f"wall-clock seconds: {wall:.1f}\nbackend: {res.run['execution']['backend']}\n"
+        f"workers: {res.run['execution']['workers']}\n"
         f"cells: {len(res.curves)}\n", encoding="utf-8")
     print(res.paper_table().to_markdown())
     print(f"study: {wall:.1f} s wall clock, {len(res.curves)} cells; results in {out}")
