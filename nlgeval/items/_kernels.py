@@ -408,7 +408,68 @@ def null_moments(h, N, s):
     return eq, eq2
 
 
-# shape: one numba loop (draw, compare, stop early) whose state would be passed around if split
+@njit(cache=True)
+def _observed(full, sub_r, N, h):
+    """Subsample size ``s`` and integer-scaled observed statistic ``Q``; fills the pooled
+    null proportions ``h = (full/N + sub/s) / 2``."""
+    K = full.shape[0]
+    s = 0
+    for k in range(K):
+        s += sub_r[k]
+    q_obs = 0
+    for k in range(K):
+        d = s * full[k] - N * sub_r[k]
+        q_obs += d * d
+        h[k] = 0.5 * (full[k] / N + sub_r[k] / s)
+    return s, q_obs
+
+
+@njit(cache=True)
+def _cantelli_accepts(h, N, s, q_obs, pz_min):
+    """Cantelli's one-sided inequality with the exact null moments: True when
+    ``P(Q_b > Q) >= lam^2 / (var + lam^2) >= pz_min`` for ``lam = E Q_b - Q > 0``."""
+    if pz_min > 1.0:
+        return False
+    eq, eq2 = null_moments(h, N, s)
+    lam = eq - q_obs
+    var = eq2 - eq * eq
+    return lam > 0.0 and lam * lam / (var + lam * lam) >= pz_min
+
+
+@njit(cache=True)
+def _draws(rng, N, s, q_obs, cond, lp, lq, x, y, logfact, recip, nboot, alpha, step,
+           acc_thr, rej_thr):
+    """Bootstrap draws for one row until ``nboot`` or an early decision; returns
+    ``(greater, equal, draws, decided, reject)`` (see :func:`two_group_bootstrap`)."""
+    K = x.shape[0]
+    nchk = acc_thr.shape[0]
+    greater = 0
+    equal = 0
+    b = 0
+    while b < nboot:
+        multinomial_fast(rng, N, cond, lp, lq, x, logfact, recip)
+        multinomial_fast(rng, s, cond, lp, lq, y, logfact, recip)
+        qb = 0
+        for k in range(K):
+            d = s * x[k] - N * y[k]
+            qb += d * d
+        if qb > q_obs:
+            greater += 1
+        elif qb == q_obs:
+            equal += 1
+        b += 1
+        if (greater + 0.5 * equal) / nboot >= alpha:
+            return greater, equal, b, True, False
+        if b % step == 0:
+            i = b // step - 1
+            if i < nchk:
+                if greater >= acc_thr[i]:
+                    return greater, equal, b, True, False
+                if greater + equal <= rej_thr[i]:
+                    return greater, equal, b, True, True
+    return greater, equal, b, False, False
+
+
 @njit(cache=True)
 def two_group_bootstrap(
     rng, full, sub, nboot, alpha, step, acc_thr, rej_thr, pz_min, logfact, recip, out_p,
@@ -444,67 +505,24 @@ def two_group_bootstrap(
     [False, True]
     """
     K = full.shape[0]
-    R = sub.shape[0]
-    nchk = acc_thr.shape[0]
     N = 0
     for k in range(K):
         N += full[k]
     h = np.empty(K)
     x = np.empty(K, dtype=np.int64)
     y = np.empty(K, dtype=np.int64)
-    for r in range(R):
-        s = 0
-        for k in range(K):
-            s += sub[r, k]
-        q_obs = 0
-        for k in range(K):
-            d = s * full[k] - N * sub[r, k]
-            q_obs += d * d
-            h[k] = 0.5 * (full[k] / N + sub[r, k] / s)
-        if pz_min <= 1.0:
-            eq, eq2 = null_moments(h, N, s)
-            lam = eq - q_obs
-            var = eq2 - eq * eq
-            # Cantelli: P(Q_b > T) >= lam^2 / (var + lam^2) for lam = E Q - T > 0
-            if lam > 0.0 and lam * lam / (var + lam * lam) >= pz_min:
-                out_p[r] = np.nan
-                out_reject[r] = False
-                out_draws[r] = 0
-                continue
+    for r in range(sub.shape[0]):
+        s, q_obs = _observed(full, sub[r], N, h)
+        if _cantelli_accepts(h, N, s, q_obs, pz_min):
+            out_p[r] = np.nan
+            out_reject[r] = False
+            out_draws[r] = 0
+            continue
         cond = conditional_probs(h)
         lp, lq = chain_logs(cond)
-        greater = 0
-        equal = 0
-        b = 0
-        decided = False
-        reject = False
-        while b < nboot:
-            multinomial_fast(rng, N, cond, lp, lq, x, logfact, recip)
-            multinomial_fast(rng, s, cond, lp, lq, y, logfact, recip)
-            qb = 0
-            for k in range(K):
-                d = s * x[k] - N * y[k]
-                qb += d * d
-            if qb > q_obs:
-                greater += 1
-            elif qb == q_obs:
-                equal += 1
-            b += 1
-            if (greater + 0.5 * equal) / nboot >= alpha:
-                decided = True
-                reject = False
-                break
-            if b % step == 0:
-                i = b // step - 1
-                if i < nchk:
-                    if greater >= acc_thr[i]:
-                        decided = True
-                        reject = False
-                        break
-                    if greater + equal <= rej_thr[i]:
-                        decided = True
-                        reject = True
-                        break
+        greater, equal, b, decided, reject = _draws(
+            rng, N, s, q_obs, cond, lp, lq, x, y, logfact, recip, nboot, alpha, step,
+            acc_thr, rej_thr)
         if decided:
             out_p[r] = np.nan
             out_reject[r] = reject
