@@ -244,18 +244,10 @@ def acc_eq_permutation_test(
     """
     variant = _check_tc_variant(variant)
     grouping = check_grouping(grouping)
-    Xa, Ya = _check_matrices(X_a, Y, ("X_a", "Y"))
-    Xb, _ = _check_matrices(X_b, Y, ("X_b", "Y"))
-    ok = np.isfinite(Xa) & np.isfinite(Xb) & np.isfinite(Ya)
-    Ha = np.where(ok, Ya, np.nan)
-    ga = build_groups(np.where(ok, Xa, np.nan), Ha, grouping)
-    gb = build_groups(np.where(ok, Xb, np.nan), Ha, grouping)
     calibrated = epsilon_a is None or epsilon_b is None
     notes: list[str] = []
-    eps_a = _threshold(epsilon_a, ga, "epsilon_a", notes)
-    eps_b = _threshold(epsilon_b, gb, "epsilon_b", notes)
-    stat_a = _evaluate(ga, eps_a, variant, grouping, epsilon_a is None, "").statistic
-    stat_b = _evaluate(gb, eps_b, variant, grouping, epsilon_b is None, "").statistic
+    (ga, eps_a, stat_a), (gb, eps_b, stat_b) = _observed_pair(
+        X_a, X_b, Y, grouping, variant, (epsilon_a, epsilon_b), notes)
     G = int(ga.sizes.size)
     if pair_masks is None and (not isinstance(permutations, int | np.integer)
                                or permutations < 1):
@@ -283,6 +275,26 @@ def acc_eq_permutation_test(
         stat_a - stat_b, p, stat_a, stat_b, K, hits, variant, grouping, "pairs", int(seed),
         float(eps_a), float(eps_b), calibrated, G, int(n_pairs.sum()), "; ".join(notes),
         stat_a + step, stat_b - step)
+
+
+def _observed_pair(
+    X_a: Any, X_b: Any, Y: Any, grouping: str, variant: str,
+    epsilons: tuple[float | None, float | None], notes: list[str],
+) -> list[tuple[Groups, float, float]]:
+    """Both metrics' groups over the cells where ``Y``, ``X_a`` and ``X_b`` are all finite,
+    their thresholds (given, or calibrated once on these cells, with a note) and observed
+    statistics: ``[(groups, epsilon, statistic) for A, B]``."""
+    Xa, Ya = _check_matrices(X_a, Y, ("X_a", "Y"))
+    Xb, _ = _check_matrices(X_b, Y, ("X_b", "Y"))
+    ok = np.isfinite(Xa) & np.isfinite(Xb) & np.isfinite(Ya)
+    H = np.where(ok, Ya, np.nan)
+    out = []
+    for X, epsilon, name in ((Xa, epsilons[0], "epsilon_a"), (Xb, epsilons[1], "epsilon_b")):
+        groups = build_groups(np.where(ok, X, np.nan), H, grouping)
+        eps = _threshold(epsilon, groups, name, notes)
+        stat = _evaluate(groups, eps, variant, grouping, epsilon is None, "").statistic
+        out.append((groups, eps, stat))
+    return out
 
 
 def _threshold(epsilon: float | None, groups: Groups, name: str, notes: list[str]) -> float:
