@@ -10,8 +10,16 @@ import pandas as pd
 
 from nlgeval.corpora import load_corpus
 from nlgeval.corpus import toy_ratings, write_toy_folder
-from nlgeval.experiment.sandbox import example_experiment
+from nlgeval.experiment.sandbox import (
+    example_app,
+    example_config,
+    example_evaluator,
+    example_experiment,
+    example_folder,
+    example_study_folder,
+)
 from nlgeval.experiment.status import progress
+from nlgeval.report.study import example_study
 
 
 def test_toy_folder_loads_as_a_corpus_with_one_reference_and_a_score_per_output(
@@ -44,3 +52,56 @@ def test_example_experiment_is_fresh_and_removed_afterwards() -> None:
     assert table["evaluator"].tolist() == ["1", "2", "3"]
     assert table["done"].sum() == 0
     assert not database.exists()
+
+
+def test_example_folder_and_config_are_the_written_study_and_removed_afterwards() -> None:
+    with example_folder("triangle") as folder:
+        names = {p.name for p in folder.iterdir()}
+        assert {"context.csv", "experiment.toml", "outputs.csv"} <= names
+        assert 'mode = "triangle"' in (folder / "experiment.toml").read_text()
+    assert not folder.exists()
+    with example_config("relative") as cfg:
+        directory = cfg.directory
+        assert cfg.mode == "relative"
+        assert directory.is_dir()
+    assert not directory.exists()
+
+
+def test_example_study_folder_is_created_for_the_evaluators_asked_for() -> None:
+    with example_study_folder("absolute", evaluators=6) as made:
+        directory = made.directory
+        assert len(made.evaluators) == 6
+        assert made.evaluators["token"].is_unique
+        assert (directory / "experiment.toml").is_file()
+    assert not directory.exists()
+
+
+def test_example_app_serves_the_study_and_closes_its_database() -> None:
+    with example_app("relative", evaluators=3) as (app, made):
+        store = app.extensions["nlgeval_experiment"]["store"]
+        directory = made.directory
+        client = app.test_client()
+        token = made.evaluators["token"].iloc[0]
+        assert client.get(f"/e/{token}").status_code == 200
+        assert client.get("/e/not-a-token").status_code == 404
+        assert store.meta()["mode"] == "relative"
+        database = Path(str(store.engine.url).removeprefix("sqlite:///"))
+    assert not directory.exists()
+    assert not database.exists()
+
+
+def test_example_evaluator_has_opened_its_link_and_forms_need_its_csrf_token() -> None:
+    with example_evaluator("absolute", evaluators=3) as (client, token, csrf):
+        assert client.post(f"/e/{token}/start", data={"csrf": "wrong"}).status_code == 400
+        assert client.post(f"/e/{token}/start", data={"csrf": csrf}).status_code == 303
+        assert "Start" not in client.get(f"/e/{token}").get_data(as_text=True)
+
+
+def test_example_study_is_the_small_system_level_bleu_study() -> None:
+    study = example_study()
+    corpus = load_corpus("e2e")
+    assert (study.corpus, study.metrics) == ("e2e", ["bleu"])
+    assert list(study.config.levels) == ["system"]
+    assert study.config.table9 is False and study.significant_differences is None
+    # 40 inputs of the corpus, every system: the per-output frame covers exactly those items
+    assert sorted(study.segments["item"].unique()) == sorted(corpus.items[:40])

@@ -87,15 +87,12 @@ class Experiment:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> x = load_experiment(made.directory)
-    >>> x._("Next"), len(x.texts) > 0
+    >>> from nlgeval.experiment.sandbox import example_study_folder
+    >>> with example_study_folder() as made:
+    ...     x = load_experiment(made.directory)
+    ...     x._("Next"), len(x.texts) > 0
+    ...     x.store.dispose()
     ('Next', True)
-    >>> x.store.dispose(); tmp.cleanup()
     """
 
     cfg: ExperimentConfig
@@ -141,15 +138,12 @@ def load_experiment(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> x = load_experiment(made.directory)
-    >>> x.cfg.title, x.consent_html is None
+    >>> from nlgeval.experiment.sandbox import example_study_folder
+    >>> with example_study_folder() as made:
+    ...     x = load_experiment(made.directory)
+    ...     x.cfg.title, x.consent_html is None
+    ...     x.store.dispose()
     ('Weather forecast quality', True)
-    >>> x.store.dispose(); tmp.cleanup()
     """
     from nlgeval.experiment.config import load_config
 
@@ -251,20 +245,15 @@ def create_app(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory)
-    >>> c = app.test_client()
-    >>> token = made.evaluators["token"].iloc[0]
-    >>> r = c.get(f"/e/{token}")
-    >>> r.status_code, "Start" in r.get_data(as_text=True)
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     c = app.test_client()
+    ...     token = made.evaluators["token"].iloc[0]
+    ...     r = c.get(f"/e/{token}")
+    ...     r.status_code, "Start" in r.get_data(as_text=True)
+    ...     c.get("/e/not-a-token").status_code
     (200, True)
-    >>> c.get("/e/not-a-token").status_code
     404
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     from nlgeval.experiment.evaluator import evaluator_blueprint
     from nlgeval.experiment.researcher import researcher_blueprint

@@ -263,16 +263,10 @@ def check_experiment(cfg: ExperimentConfig, store: Store) -> dict[str, str]:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> cfg = load_config(made.directory)
-    >>> store = Store(made.database)
-    >>> sorted(check_experiment(cfg, store))[:3]
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment() as (store, cfg):
+    ...     sorted(check_experiment(cfg, store))[:3]
     ['completion_code', 'fingerprint', 'join_token']
-    >>> store.dispose()
-    >>> tmp.cleanup()
     """
     if not store.exists():
         raise InputError(

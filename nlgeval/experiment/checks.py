@@ -124,19 +124,17 @@ def add_checks(
 
     Examples
     --------
-    >>> import dataclasses, tempfile
-    >>> from nlgeval.experiment.config import ChecksConfig, load_config
-    >>> from nlgeval.experiment.example import write_example
+    >>> import dataclasses
+    >>> from nlgeval.experiment.config import ChecksConfig
     >>> from nlgeval.experiment.trials import latin_square_trials, load_materials
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> cfg = load_config(write_example(tmp.name + "/study"))
-    >>> cfg = dataclasses.replace(cfg, checks=ChecksConfig(repeats=1, degraded=1))
-    >>> mat = load_materials(cfg)
-    >>> trials, _ = latin_square_trials(cfg, mat, evaluators=3, seed=1)
-    >>> t = add_checks(trials, cfg, mat, seed=1)
-    >>> len(t) - len(trials), t.groupby("evaluator")["qc_kind"].count().tolist()
+    >>> from nlgeval.experiment.sandbox import example_config
+    >>> with example_config() as cfg:
+    ...     cfg = dataclasses.replace(cfg, checks=ChecksConfig(repeats=1, degraded=1))
+    ...     mat = load_materials(cfg)
+    ...     trials, _ = latin_square_trials(cfg, mat, evaluators=3, seed=1)
+    ...     t = add_checks(trials, cfg, mat, seed=1)
+    ...     len(t) - len(trials), t.groupby("evaluator")["qc_kind"].count().tolist()
     (6, [2, 2, 2])
-    >>> tmp.cleanup()
     """
     t = trials.copy()
     t["qc_kind"] = None

@@ -75,17 +75,12 @@ def join_page(jtoken: str) -> Any:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.app import create_app
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory); c = app.test_client()
-    >>> token = made.evaluators["token"].iloc[0]
-    >>> c.get("/join/not-the-token").status_code  # this study has no open link
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     c = app.test_client()
+    ...     token = made.evaluators["token"].iloc[0]
+    ...     c.get("/join/not-the-token").status_code  # this study has no open link
     404
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     x = current_experiment()
     join_token_or_404(x, jtoken)
@@ -135,17 +130,12 @@ def join(jtoken: str) -> Any:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.app import create_app
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory); c = app.test_client()
-    >>> token = made.evaluators["token"].iloc[0]
-    >>> c.post("/join/not-the-token", data={}).status_code
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     c = app.test_client()
+    ...     token = made.evaluators["token"].iloc[0]
+    ...     c.post("/join/not-the-token", data={}).status_code
     404
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     x = current_experiment()
     join_token_or_404(x, jtoken)
@@ -167,18 +157,13 @@ def page(token: str) -> Any:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.app import create_app
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory); c = app.test_client()
-    >>> token = made.evaluators["token"].iloc[0]
-    >>> r = c.get(f"/e/{token}")
-    >>> r.status_code, "Start" in r.get_data(as_text=True)
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     c = app.test_client()
+    ...     token = made.evaluators["token"].iloc[0]
+    ...     r = c.get(f"/e/{token}")
+    ...     r.status_code, "Start" in r.get_data(as_text=True)
     (200, True)
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     x = current_experiment()
     st = state_or_404(x, token)
@@ -208,22 +193,12 @@ def start(token: str) -> Any:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.app import create_app
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory); c = app.test_client()
-    >>> token = made.evaluators["token"].iloc[0]
-    >>> _ = c.get(f"/e/{token}")  # the page sets the CSRF token
-    >>> with c.session_transaction() as s:
-    ...     csrf = s["csrf"]
-    >>> c.post(f"/e/{token}/start", data={"csrf": csrf}).status_code
+    >>> from nlgeval.experiment.sandbox import example_evaluator
+    >>> with example_evaluator() as (c, token, csrf):  # the first evaluator's link, opened
+    ...     c.post(f"/e/{token}/start", data={"csrf": csrf}).status_code
+    ...     "Start" in c.get(f"/e/{token}").get_data(as_text=True)  # now on the first trial
     303
-    >>> "Start" in c.get(f"/e/{token}").get_data(as_text=True)  # now on the first trial
     False
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     x = current_experiment()
     x.check_csrf()
@@ -257,20 +232,10 @@ def submit_trial(token: str, trial_id: int) -> Any:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.app import create_app
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory); c = app.test_client()
-    >>> token = made.evaluators["token"].iloc[0]
-    >>> _ = c.get(f"/e/{token}")  # the page sets the CSRF token
-    >>> with c.session_transaction() as s:
-    ...     csrf = s["csrf"]
-    >>> c.post(f"/e/{token}/trial/{2**31}", data={"csrf": csrf}).status_code  # no such id
+    >>> from nlgeval.experiment.sandbox import example_evaluator
+    >>> with example_evaluator() as (c, token, csrf):  # the first evaluator's link, opened
+    ...     c.post(f"/e/{token}/trial/{2**31}", data={"csrf": csrf}).status_code  # no such id
     404
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     x = current_experiment()
     x.check_csrf()
@@ -358,20 +323,10 @@ def submit_questionnaire(token: str) -> Any:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.app import create_app
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory); c = app.test_client()
-    >>> token = made.evaluators["token"].iloc[0]
-    >>> _ = c.get(f"/e/{token}")  # the page sets the CSRF token
-    >>> with c.session_transaction() as s:
-    ...     csrf = s["csrf"]
-    >>> c.post(f"/e/{token}/questionnaire", data={"csrf": csrf}).status_code  # too early
+    >>> from nlgeval.experiment.sandbox import example_evaluator
+    >>> with example_evaluator() as (c, token, csrf):  # the first evaluator's link, opened
+    ...     c.post(f"/e/{token}/questionnaire", data={"csrf": csrf}).status_code  # too early
     409
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     x = current_experiment()
     x.check_csrf()

@@ -34,17 +34,14 @@ def state_or_404(x: Experiment, token: str) -> State:
 
     Examples
     --------
-    >>> import tempfile
     >>> from nlgeval.experiment.app import load_experiment
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> x = load_experiment(made.directory)
-    >>> st = state_or_404(x, made.evaluators["token"].iloc[0])
-    >>> st.ev.started_at is None, st.current.position
+    >>> from nlgeval.experiment.sandbox import example_study_folder
+    >>> with example_study_folder() as made:
+    ...     x = load_experiment(made.directory)
+    ...     st = state_or_404(x, made.evaluators["token"].iloc[0])
+    ...     st.ev.started_at is None, st.current.position
+    ...     x.store.dispose()
     (True, 1)
-    >>> x.store.dispose(); tmp.cleanup()
     """
     if len(token) > 64:
         abort(404)

@@ -188,14 +188,11 @@ def view(rtoken: str) -> Response:
 
     Examples
     --------
-    >>> import tempfile; from nlgeval.experiment import app as web, build, example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = build.create_experiment(example.write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = web.create_app(made.directory)
-    >>> page = app.test_client().get(f"/r/{made.researcher_token}").get_data(as_text=True)
-    >>> "ratings.csv" in page, "Log out" in page
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     page = app.test_client().get(f"/r/{made.researcher_token}").get_data(as_text=True)
+    ...     "ratings.csv" in page, "Log out" in page
     (True, False)
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     _researcher_or_404(rtoken)
     return _overview(lambda kind, **kw: url_for("researcher.token_download", rtoken=rtoken,
@@ -210,14 +207,12 @@ def token_download(rtoken: str, kind: str) -> Response:
 
     Examples
     --------
-    >>> import tempfile; from nlgeval.experiment import app as web, build, example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = build.create_experiment(example.write_example(tmp.name + "/study"), evaluators=3)
-    >>> c = web.create_app(made.directory).test_client()
-    >>> rt = made.researcher_token
-    >>> c.get(f"/r/{rt}/ratings.csv").status_code, c.get(f"/r/{rt}/other.csv").status_code
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     c = app.test_client()
+    ...     rt = made.researcher_token
+    ...     c.get(f"/r/{rt}/ratings.csv").status_code, c.get(f"/r/{rt}/other.csv").status_code
     (200, 404)
-    >>> c.application.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     _researcher_or_404(rtoken)
     return _download(kind)
@@ -248,23 +243,19 @@ def login() -> Any:
 
     Examples
     --------
-    >>> import tempfile
     >>> from werkzeug.security import generate_password_hash
-    >>> from nlgeval.experiment import app as web, build, example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = build.create_experiment(example.write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = web.create_app(made.directory)
-    >>> store = app.extensions["nlgeval_experiment"]["store"]
-    >>> store.set_meta(PASSWORD_KEY, generate_password_hash("correct horse", "pbkdf2:sha256:1"))
-    >>> c = app.test_client(); _ = c.get("/login")  # the form sets the CSRF token
-    >>> with c.session_transaction() as s:
-    ...     csrf = s["csrf"]
-    >>> c.post("/login", data={"csrf": csrf, "password": "wrong"}).status_code
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     store = app.extensions["nlgeval_experiment"]["store"]
+    ...     store.set_meta(PASSWORD_KEY, generate_password_hash("correct horse", "pbkdf2:sha256:1"))
+    ...     c = app.test_client(); _ = c.get("/login")  # the form sets the CSRF token
+    ...     with c.session_transaction() as s:
+    ...         csrf = s["csrf"]
+    ...     c.post("/login", data={"csrf": csrf, "password": "wrong"}).status_code
+    ...     r = c.post("/login", data={"csrf": csrf, "password": "correct horse"})
+    ...     r.status_code, r.headers["Location"]
     401
-    >>> r = c.post("/login", data={"csrf": csrf, "password": "correct horse"})
-    >>> r.status_code, r.headers["Location"]
     (303, '/dashboard')
-    >>> store.dispose(); tmp.cleanup()
     """
     x = current_experiment()
     h = _password_hash()
@@ -294,20 +285,17 @@ def logout() -> Any:
 
     Examples
     --------
-    >>> import tempfile; from nlgeval.experiment import app as web, build, example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
-    >>> app = web.create_app(made.directory)
-    >>> c = app.test_client(); _ = c.get("/login")  # the form sets the CSRF token
-    >>> with c.session_transaction() as s:
-    ...     s["researcher_at"] = 1.0; csrf = s["csrf"]
-    >>> c.post("/logout").status_code  # no CSRF token: refused
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     c = app.test_client(); _ = c.get("/login")  # the form sets the CSRF token
+    ...     with c.session_transaction() as s:
+    ...         s["researcher_at"] = 1.0; csrf = s["csrf"]
+    ...     c.post("/logout").status_code  # no CSRF token: refused
+    ...     r = c.post("/logout", data={"csrf": csrf})
+    ...     with c.session_transaction() as s:
+    ...         r.status_code, r.headers["Location"], "researcher_at" in s
     400
-    >>> r = c.post("/logout", data={"csrf": csrf})
-    >>> with c.session_transaction() as s:
-    ...     r.status_code, r.headers["Location"], "researcher_at" in s
     (303, '/login', False)
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     current_experiment().check_csrf()
     session.pop("researcher_at", None)
@@ -323,23 +311,19 @@ def dashboard() -> Response:
 
     Examples
     --------
-    >>> import tempfile
     >>> from werkzeug.security import generate_password_hash
-    >>> from nlgeval.experiment import app as web, build, example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
-    >>> app = web.create_app(made.directory)
-    >>> h = generate_password_hash("correct horse", "pbkdf2:sha256:1")
-    >>> app.extensions["nlgeval_experiment"]["store"].set_meta(PASSWORD_KEY, h)
-    >>> c = app.test_client()
-    >>> c.get("/dashboard").headers["Location"]
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     h = generate_password_hash("correct horse", "pbkdf2:sha256:1")
+    ...     app.extensions["nlgeval_experiment"]["store"].set_meta(PASSWORD_KEY, h)
+    ...     c = app.test_client()
+    ...     c.get("/dashboard").headers["Location"]
+    ...     with c.session_transaction() as s:  # what a successful log-in stores
+    ...         s["researcher_at"] = time.time(); s["researcher_pw"] = h[-16:]
+    ...     page = c.get("/dashboard").get_data(as_text=True)
+    ...     "Researcher dashboard" in page, "Reset / reassign" in page
     '/login'
-    >>> with c.session_transaction() as s:  # what a successful log-in stores
-    ...     s["researcher_at"] = time.time(); s["researcher_pw"] = h[-16:]
-    >>> page = c.get("/dashboard").get_data(as_text=True)
-    >>> "Researcher dashboard" in page, "Reset / reassign" in page
     (True, False)
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     _login_required()
     return _overview(lambda kind, **kw: url_for("researcher.dashboard_download", kind=kind,
@@ -352,14 +336,11 @@ def dashboard_download(kind: str) -> Response:
 
     Examples
     --------
-    >>> import tempfile; from nlgeval.experiment import app as web, build, example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
-    >>> app = web.create_app(made.directory)
-    >>> r = app.test_client().get("/dashboard/ratings.csv")  # not logged in
-    >>> r.status_code, r.headers["Location"]
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     r = app.test_client().get("/dashboard/ratings.csv")  # not logged in
+    ...     r.status_code, r.headers["Location"]
     (303, '/login')
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     _login_required()
     return _download(kind)
@@ -372,14 +353,11 @@ def reset(ev_id: int) -> Any:
 
     Examples
     --------
-    >>> import tempfile; from nlgeval.experiment import app as web, build, example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = build.create_experiment(example.write_example(tmp.name + "/s"), evaluators=3)
-    >>> app = web.create_app(made.directory)
-    >>> r = app.test_client().post("/dashboard/evaluator/1/reset", data={"confirm": "1"})
-    >>> r.status_code, r.headers["Location"]  # not logged in: nothing is deleted
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     r = app.test_client().post("/dashboard/evaluator/1/reset", data={"confirm": "1"})
+    ...     r.status_code, r.headers["Location"]  # not logged in: nothing is deleted
     (303, '/login')
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     _login_required()
     x = current_experiment()

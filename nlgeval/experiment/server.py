@@ -3,16 +3,12 @@ in one process or several (``processes``; :mod:`nlgeval.experiment.prefork`).
 
 Examples
 --------
->>> import tempfile
->>> from nlgeval.experiment.build import create_experiment
->>> from nlgeval.experiment.example import write_example
->>> tmp = tempfile.TemporaryDirectory()
->>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
->>> server, app = make_server(made.directory, port=0, announce=None)  # any free port
->>> int(server.effective_port) > 0
+>>> from nlgeval.experiment.sandbox import example_study_folder
+>>> with example_study_folder() as made:
+...     server, app = make_server(made.directory, port=0, announce=None)  # any free port
+...     int(server.effective_port) > 0
+...     server.close(); app.extensions["nlgeval_experiment"]["store"].dispose()
 True
->>> server.close(); app.extensions["nlgeval_experiment"]["store"].dispose()
->>> tmp.cleanup()
 """
 
 from __future__ import annotations
@@ -51,15 +47,12 @@ def ready_app(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = ready_app(made.directory)
-    >>> "trial.html" in app.jinja_env.cache.keys().__repr__()
+    >>> from nlgeval.experiment.sandbox import example_study_folder
+    >>> with example_study_folder() as made:
+    ...     app = ready_app(made.directory)
+    ...     "trial.html" in app.jinja_env.cache.keys().__repr__()
+    ...     app.extensions["nlgeval_experiment"]["store"].dispose()
     True
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     app = create_app(directory, database=database, threads=threads,
                      secure_cookies=secure_cookies)
@@ -74,17 +67,12 @@ def announce_links(app: Flask, host: str, port: int, announce: Callable[[str], N
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.build import create_experiment
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> made = create_experiment(write_example(tmp.name + "/study"), evaluators=3)
-    >>> app = create_app(made.directory)
-    >>> announce_links(app, "0.0.0.0", 8000, print)  # doctest: +ELLIPSIS
+    >>> from nlgeval.experiment.sandbox import example_app
+    >>> with example_app() as (app, made):
+    ...     announce_links(app, "0.0.0.0", 8000, print)  # doctest: +ELLIPSIS
     serving 'Weather forecast quality' on http://127.0.0.1:8000/
     researcher view: http://127.0.0.1:8000/r/...
     evaluator links: `nlgeval experiment status DIR` or the researcher view
-    >>> app.extensions["nlgeval_experiment"]["store"].dispose(); tmp.cleanup()
     """
     ext = app.extensions["nlgeval_experiment"]
     meta, cfg = ext["store"].meta(), ext["config"]

@@ -9,17 +9,13 @@ against the outputs here, so a mismatch fails at ``create`` and never in an eval
 
 Examples
 --------
->>> import tempfile
->>> from nlgeval.experiment.config import load_config
->>> from nlgeval.experiment.example import write_example
->>> tmp = tempfile.TemporaryDirectory()
->>> cfg = load_config(write_example(tmp.name + "/study"))
->>> mat = load_materials(cfg)  # each evaluator sees every system equally often:
->>> trials, summary = latin_square_trials(cfg, mat, evaluators=3, seed=1)
->>> main = trials[~trials["practice"]]
->>> main.groupby("evaluator")["system"].value_counts().unstack().to_numpy().tolist()
+>>> from nlgeval.experiment.sandbox import example_config
+>>> with example_config() as cfg:
+...     mat = load_materials(cfg)  # each evaluator sees every system equally often:
+...     trials, summary = latin_square_trials(cfg, mat, evaluators=3, seed=1)
+...     main = trials[~trials["practice"]]
+...     main.groupby("evaluator")["system"].value_counts().unstack().to_numpy().tolist()
 [[2, 2, 2], [2, 2, 2], [2, 2, 2]]
->>> tmp.cleanup()
 """
 
 from __future__ import annotations
@@ -65,14 +61,11 @@ def load_materials(cfg: ExperimentConfig) -> Materials:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> mat = load_materials(load_config(write_example(tmp.name + "/study")))
-    >>> len(mat.systems), len(mat.context) > 0
+    >>> from nlgeval.experiment.sandbox import example_config
+    >>> with example_config() as cfg:
+    ...     mat = load_materials(cfg)
+    ...     len(mat.systems), len(mat.context) > 0
     (3, True)
-    >>> tmp.cleanup()
     """
     if cfg.corpus is not None:
         from nlgeval.corpora import load_corpus
@@ -108,19 +101,15 @@ def check_outputs(mat: Materials, trials: pd.DataFrame, cfg: ExperimentConfig) -
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> cfg = load_config(write_example(tmp.name + "/study"))
-    >>> mat = load_materials(cfg)
-    >>> bad = pd.DataFrame({"evaluator": ["E1"], "position": [1], "item": ["i1"],
-    ...                     "system": ["nope"]})
-    >>> check_outputs(mat, bad, cfg)
+    >>> from nlgeval.experiment.sandbox import example_config
+    >>> with example_config() as cfg:
+    ...     mat = load_materials(cfg)
+    ...     bad = pd.DataFrame({"evaluator": ["E1"], "position": [1], "item": ["i1"],
+    ...                         "system": ["nope"]})
+    ...     check_outputs(mat, bad, cfg)
     Traceback (most recent call last):
     ...
     nlgeval.errors.InputError: ...evaluator E1's trial 1 needs the output of system 'nope'...
-    >>> tmp.cleanup()
     """
     have = set(zip(mat.corpus.outputs["system"], mat.corpus.outputs["item"], strict=True))
     for col in ("system", "system_b"):
@@ -147,15 +136,11 @@ def latin_square_trials(
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> cfg = load_config(write_example(tmp.name + "/study", "relative"))
-    >>> trials, _ = latin_square_trials(cfg, load_materials(cfg), evaluators=3, seed=1)
-    >>> trials[["system", "system_b"]].notna().all().tolist()
+    >>> from nlgeval.experiment.sandbox import example_config
+    >>> with example_config("relative") as cfg:
+    ...     trials, _ = latin_square_trials(cfg, load_materials(cfg), evaluators=3, seed=1)
+    ...     trials[["system", "system_b"]].notna().all().tolist()
     [True, True]
-    >>> tmp.cleanup()
     """
     from nlgeval.human.design import latin_square_design
 
@@ -209,15 +194,11 @@ def triangle_trials(cfg: ExperimentConfig, mat: Materials) -> pd.DataFrame:
 
     Examples
     --------
-    >>> import tempfile
-    >>> from nlgeval.experiment.config import load_config
-    >>> from nlgeval.experiment.example import write_example
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> cfg = load_config(write_example(tmp.name + "/study", "triangle"))
-    >>> t = triangle_trials(cfg, load_materials(cfg))
-    >>> sorted(t["details"].iloc[0])
+    >>> from nlgeval.experiment.sandbox import example_config
+    >>> with example_config("triangle") as cfg:
+    ...     t = triangle_trials(cfg, load_materials(cfg))
+    ...     sorted(t["details"].iloc[0])
     ['items', 'odd_position', 'order', 'sources', 'test']
-    >>> tmp.cleanup()
     """
     path = cfg.triangle_questionnaire
     assert path is not None

@@ -113,12 +113,8 @@ def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
 
     Examples
     --------
-    >>> from nlgeval.corpora import load_corpus
-    >>> from nlgeval.report import ValidationSettings, run_study
-    >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=0, permutations=0, table9=False)
-    >>> c = load_corpus("e2e")
-    >>> study = run_study(c.subset(items=c.items[:40]), s)
+    >>> from nlgeval.report.study import example_study
+    >>> study = example_study()  # BLEU on 40 E2E inputs, system level
     >>> from nlgeval.report.paper_tables import study_tables
     >>> render_html(study, study_tables(study), {}, {}).rstrip().endswith("</html>")
     True

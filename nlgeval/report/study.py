@@ -61,7 +61,8 @@ from nlgeval.report.tables import (
 from nlgeval.results import Result
 
 __all__ = ["CORRELATION_COLUMNS", "DEFAULT_METRICS", "ScoreInputs", "ValidationSettings",
-           "ValidationStudy", "reference_systems", "run_study", "run_validation"]
+           "ValidationStudy", "example_study", "reference_systems", "run_study",
+           "run_validation"]
 
 
 @dataclass(frozen=True)
@@ -270,6 +271,26 @@ def run_study(
         leaderboards=boards, verdict=verdict(boards, clus, corr, prep.criteria,
                                              list(settings.levels)),
     )
+
+
+def example_study() -> ValidationStudy:
+    """A small study to try the report functions on: BLEU against the human ratings of the
+    E2E corpus (Dušek et al. 2020) on its first 40 inputs, system level, Pearson only, no
+    resampling and no Table 9, so that it runs in about a second.
+
+    Examples
+    --------
+    >>> study = example_study()
+    >>> study.corpus, study.metrics, list(study.config.levels)
+    ('e2e', ['bleu'], ['system'])
+    """
+    # imported here: the corpus registry is needed only by this example helper
+    from nlgeval.corpora import load_corpus
+
+    settings = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
+                                  resamples=0, permutations=0, table9=False)
+    corpus = load_corpus("e2e")
+    return run_study(corpus.subset(items=corpus.items[:40]), settings)
 
 
 def _correlate(

@@ -154,12 +154,8 @@ def start_figures(study: ValidationStudy, directory: Path,
 
     Examples
     --------
-    >>> from nlgeval.corpora import load_corpus
-    >>> from nlgeval.report import ValidationSettings, run_study
-    >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=0, permutations=0, table9=False)
-    >>> c = load_corpus("e2e")
-    >>> study = run_study(c.subset(items=c.items[:40]), s)
+    >>> from nlgeval.report.study import example_study
+    >>> study = example_study()  # BLEU on 40 E2E inputs, system level
     >>> import tempfile
     >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -201,12 +197,8 @@ def study_figures(study: ValidationStudy, directory: Path,
 
     Examples
     --------
-    >>> from nlgeval.corpora import load_corpus
-    >>> from nlgeval.report import ValidationSettings, run_study
-    >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=0, permutations=0, table9=False)
-    >>> c = load_corpus("e2e")
-    >>> study = run_study(c.subset(items=c.items[:40]), s)
+    >>> from nlgeval.report.study import example_study
+    >>> study = example_study()  # BLEU on 40 E2E inputs, system level
     >>> import tempfile
     >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -223,12 +215,8 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
 
     Examples
     --------
-    >>> from nlgeval.corpora import load_corpus
-    >>> from nlgeval.report import ValidationSettings, run_study
-    >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=0, permutations=0, table9=False)
-    >>> c = load_corpus("e2e")
-    >>> study = run_study(c.subset(items=c.items[:40]), s)
+    >>> from nlgeval.report.study import example_study
+    >>> study = example_study()  # BLEU on 40 E2E inputs, system level
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     record = write_report(study, tmp)
