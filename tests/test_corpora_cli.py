@@ -26,7 +26,7 @@ def test_list_json(data_dir: Path) -> None:
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert {r["name"] for r in rows} == {"webnlg2020", "e2e", "novikova2017", "wmt21-ted-ende",
-                                         "wmt21-ted-zhen"}
+                                         "wmt21-ted-zhen", "realsumm"}
     for r in rows:
         assert r["description"] and r["licence"] and r["available_locally"] is True
 

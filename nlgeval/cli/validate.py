@@ -192,7 +192,11 @@ def _metric_list(metrics: str | None, human: Path | None, corp: Any, ext: Any) -
         return []
     if metrics:
         return parse_metric_list(metrics)
-    return [] if human is not None or (corp.references.empty and ext is not None) else None
+    if human is not None or (corp.references.empty and ext is not None):
+        return []
+    from nlgeval.corpora.extras import default_metrics
+
+    return default_metrics(corp.name)  # a corpus's own default set (REALSumm: ROUGE), or None
 
 
 def _parse_epsilon(text: str | None) -> dict[str, float] | None:
@@ -238,7 +242,10 @@ def _load_inputs(
         corp = data.corpus
         frames.insert(0, data.external_scores())
     else:
+        from nlgeval.corpora.extras import published_scores
+
         corp = load_corpus(corpus, data_dir)
+        frames[:0] = published_scores(corpus, data_dir)  # e.g. REALSumm's authors' scores
     return corp, (combine_scores(frames) if frames else None)
 
 

@@ -60,6 +60,7 @@ REGISTRY: dict[str, RegisteredCorpus] = {
         RegisteredCorpus("novikova2017", "nlgeval.corpora.novikova2017"),
         RegisteredCorpus("wmt21-ted-ende", "nlgeval.corpora.wmt21_ted_ende"),
         RegisteredCorpus("wmt21-ted-zhen", "nlgeval.corpora.wmt21_ted_zhen"),
+        RegisteredCorpus("realsumm", "nlgeval.corpora.realsumm"),
     )
 }
 ALIASES = {
@@ -144,7 +145,7 @@ def list_corpora(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
     Examples
     --------
     >>> [c["name"] for c in list_corpora()]
-    ['webnlg2020', 'e2e', 'novikova2017', 'wmt21-ted-ende', 'wmt21-ted-zhen']
+    ['webnlg2020', 'e2e', 'novikova2017', 'wmt21-ted-ende', 'wmt21-ted-zhen', 'realsumm']
     """
     rows = []
     for name, reg in REGISTRY.items():

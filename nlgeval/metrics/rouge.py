@@ -2,7 +2,9 @@
 
 Multiple references are handled like ``RougeScorer.score_multi``: the reference with the highest
 F-measure wins (first one on ties, as ``numpy.argmax``). Segment score = that F-measure x 100
-(0-100, like the other adapters; ``scale=1`` gives 0-1); corpus score = mean segment F.
+(0-100, like the other adapters; ``scale=1`` gives 0-1); corpus score = mean segment score.
+``score=precision`` or ``score=recall`` (``rouge2:score=recall``) reports that reference's
+precision or recall instead of F, and :meth:`_Rouge.segment_prf` gives all three as columns.
 
 Speed without changing a single number:
 
@@ -25,6 +27,7 @@ from importlib import metadata
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 from rouge_score import rouge_scorer, scoring, tokenizers
 
 from nlgeval.metrics.base import Metric, Option
@@ -59,11 +62,17 @@ def _masks(tokens: Sequence[str]) -> dict[str, int]:
     return masks
 
 
+#: the three scores of rouge-score's ``Score`` tuple, in the order of the statistics columns
+SCORES: tuple[str, ...] = ("precision", "recall", "fmeasure")
+
+
 class _Rouge(Metric):
     rouge_type: ClassVar[str] = ""
     options: ClassVar[dict[str, Option]] = {
         "use_stemmer": Option(bool, False, "Porter stemmer (ROUGE-1.5.5 -m)"),
-        "scale": Option(int, 100, "report F x 100 (100) or as 0-1 (1)", None),
+        "scale": Option(int, 100, "report the score x 100 (100) or as 0-1 (1)", None),
+        "score": Option(str, "fmeasure", "which score: fmeasure, precision or recall (of the "
+                        "reference with the highest F, as score_multi)", SCORES),
     }
     _lib_tok: Any = None
 
@@ -86,6 +95,8 @@ class _Rouge(Metric):
         extra = ""
         if self.opts.get("split_summaries"):
             extra = "|split:nltk"
+        if self.opts["score"] != "fmeasure":  # F keeps its old signature (and cache keys)
+            extra += f"|score:{self.opts['score']}"
         return (
             f"{self.name}|variant:{self.rouge_type}|multiref:max-f|stemmer:{stem}"
             f"|tok:rouge-score-default{extra}|scale:{self.opts['scale']}|version:rouge-score-{ver}"
@@ -100,8 +111,24 @@ class _Rouge(Metric):
         return self.tokenizer.tokenize(text)
 
     def _segment_from_stats(self, stats: np.ndarray) -> np.ndarray:
-        f = stats[:, 2]
+        f = stats[:, SCORES.index(self.opts["score"])]
         return f * 100.0 if self.opts["scale"] == 100 else f.copy()
+
+    def segment_prf(self, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> pd.DataFrame:
+        """Precision, recall and F-measure of every hypothesis (0-1, rouge-score's ``Score``
+        fields), from the reference with the highest F (``RougeScorer.score_multi``).
+
+        Examples:
+            >>> prf = Rouge1().segment_prf(["a dog runs"], [["the dog runs fast"]])
+            >>> prf.round(4).to_dict("records")
+            [{'precision': 0.6667, 'recall': 0.5, 'fmeasure': 0.5714}]
+            >>> from rouge_score import rouge_scorer
+            >>> rouge_scorer.RougeScorer(["rouge1"]).score_multi(["the dog runs fast"],
+            ...                                                  "a dog runs")["rouge1"].recall
+            0.5
+        """
+        stats = self.segment_stats(hyps, refs)
+        return pd.DataFrame(stats.reshape(len(hyps), 3), columns=list(SCORES))
 
     def _corpus_from_stats(self, stats: np.ndarray) -> float:
         return float(np.mean(self._segment_from_stats(stats)))

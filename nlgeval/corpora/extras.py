@@ -1,0 +1,65 @@
+"""What a published corpus brings besides its texts and ratings: its authors' metric scores and
+the metrics worth computing on it.
+
+A corpus loader module may define ``external_scores(folder)`` (metric scores published with the
+corpus, in :mod:`nlgeval.scores`' tidy format) and ``DEFAULT_METRICS`` (the metric specs
+``nlgeval validate`` computes when ``--metrics`` is not given). REALSumm (Bhandari et al. 2020)
+does both: its authors' ROUGE-1.5.5, BERTScore, MoverScore and JS-2 scores, and rouge-score's
+ROUGE family as defaults.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+
+from nlgeval.corpora import ALIASES, REGISTRY
+from nlgeval.corpora.store import locate
+
+
+def _loader_module(name: str | Path) -> ModuleType | None:
+    if isinstance(name, Path):
+        return None
+    key = str(name).strip().lower()
+    reg = REGISTRY.get(ALIASES.get(key, key))
+    return importlib.import_module(reg.module) if reg is not None else None
+
+
+def published_scores(name: str | Path, data_dir: str | Path | None = None,
+                     *, download: bool = True) -> list[pd.DataFrame]:
+    """The metric scores published with corpus ``name`` (a list of one frame), or ``[]``.
+
+    Examples
+    --------
+    >>> [sorted(set(f["metric"]))[-2:] for f in published_scores("realsumm")]
+    [['rouge_l_precision', 'rouge_l_recall']]
+    >>> published_scores("e2e")
+    []
+    """
+    module = _loader_module(name)
+    read = getattr(module, "external_scores", None)
+    if module is None or read is None:
+        return []
+    reg = REGISTRY[ALIASES.get(str(name).strip().lower(), str(name).strip().lower())]
+    return [read(locate(reg.descriptor, data_dir, download=download).folder)]
+
+
+def default_metrics(name: str | Path) -> list[str] | None:
+    """The metric specs to compute on corpus ``name`` by default, or ``None`` (nlgeval's
+    general default set).
+
+    Examples
+    --------
+    >>> default_metrics("realsumm")[:4]
+    ['rouge1', 'rouge2', 'rougeL', 'rougeLsum']
+    >>> default_metrics("e2e") is None
+    True
+    """
+    specs = getattr(_loader_module(name), "DEFAULT_METRICS", None)
+    return list(specs) if specs is not None else None
+
+
+__all__ = ["default_metrics", "published_scores"]
