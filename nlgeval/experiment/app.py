@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import markdown as md
 from flask import (
     Blueprint,
     Flask,
@@ -45,15 +44,17 @@ from flask import (
     render_template,
     request,
     session,
+    url_for,
 )
 from markupsafe import Markup
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from werkzeug.exceptions import HTTPException
 
 from nlgeval.experiment.build import check_experiment, database_url
 from nlgeval.experiment.config import ExperimentConfig
 from nlgeval.experiment.i18n import gettext_for, text_direction, translate
-from nlgeval.experiment.storage import Context, Output, Store, Trial
+from nlgeval.experiment.markup import render_markdown
+from nlgeval.experiment.storage import Context, Meta, Output, Store, Trial
 
 MAX_COMMENT = 5000
 CSP = (
@@ -66,18 +67,6 @@ FAVICON = (
     b'rx="6" fill="#1f5fa8"/><path d="M8 17l5 5 11-12" fill="none" stroke="#fff" '
     b'stroke-width="4" stroke-linecap="round" stroke-linejoin="round"/></svg>'
 )
-
-
-def render_markdown(text: str) -> Markup:
-    """Researcher-written Markdown to HTML. Raw HTML is not passed through (``<`` is escaped
-    first), so even the introduction cannot inject markup.
-
-    Examples
-    --------
-    >>> str(render_markdown("Please **judge** <script>"))
-    '<p>Please <strong>judge</strong> &lt;script&gt;</p>'
-    """
-    return Markup(md.markdown(text.replace("<", "&lt;"), extensions=["extra", "sane_lists"]))
 
 
 @dataclass
@@ -105,6 +94,9 @@ class Experiment:
     consent_html: Markup | None
     thank_you_html: Markup
     secret: bytes = field(repr=False, default=b"")
+    #: where participants reach the server (``--base-url`` or the remembered one): links
+    #: shown in pages are built from it, never from the request's Host header
+    base_url: str = "http://127.0.0.1:8000"
     #: what never changes about a trial, by id: (id, position, practice, item, system,
     #: system_b, details, qc_kind); per request only whether it is answered is read
     trials: dict[int, tuple[Any, ...]] = field(repr=False, default_factory=dict)
@@ -127,12 +119,18 @@ class Experiment:
             abort(400, self._("This form has expired or did not come from this site (CSRF "
                               "check failed). Go back to your personal link and try again."))
 
+    def link(self, endpoint: str, **kw: Any) -> str:
+        """An absolute link under :attr:`base_url` (a shown link must not depend on the
+        Host header a client sent)."""
+        return self.base_url + url_for(endpoint, **kw)
+
     def render(self, template: str, status: int = 200, **kw: Any) -> Response:
         return Response(render_template(template, cfg=self.cfg, **kw), status=status)
 
 
 def load_experiment(
-    directory: str | Path, *, database: str | None = None, threads: int = 8
+    directory: str | Path, *, database: str | None = None, threads: int = 8,
+    base_url: str | None = None,
 ) -> Experiment:
     """Validate the experiment directory and its database (at start-up, not mid-session).
 
@@ -146,10 +144,14 @@ def load_experiment(
     ('Weather forecast quality', True)
     """
     from nlgeval.experiment.config import load_config
+    from nlgeval.experiment.settings import base_url_for, secret_key
 
     cfg = load_config(directory)
     store = Store(database_url(cfg, database), pool_size=threads)
     meta = check_experiment(cfg, store)
+    if meta.pop("secret_key", None) is not None:  # made by an older version: out of the db
+        with store.write() as s:
+            s.execute(delete(Meta).where(Meta.key == "secret_key"))
     with store.read() as s:
         texts = {(o.system, o.item): o.text for o in s.execute(select(Output)).scalars()}
         contexts = {c.item: c.text for c in s.execute(select(Context)).scalars()}
@@ -163,7 +165,8 @@ def load_experiment(
         instructions_html=render_markdown(cfg.instructions),
         consent_html=render_markdown(consent) if consent.strip() else None,
         thank_you_html=render_markdown(cfg.thank_you),
-        secret=meta["secret_key"].encode(), trials=trials,
+        secret=secret_key(cfg.directory).encode(), trials=trials,
+        base_url=base_url_for(cfg.directory, base_url),
     )
 
 
@@ -235,13 +238,18 @@ def create_app(
     database: str | None = None,
     threads: int = 8,
     secure_cookies: bool = False,
+    base_url: str | None = None,
+    proxies: int = 0,
 ) -> Flask:
     """The Flask app for one experiment directory (validated now, not during a session).
 
     ``database`` overrides the database ``create`` remembered. ``secure_cookies`` marks the
     session cookie ``Secure`` (sent over HTTPS only): set it when evaluators reach the app
     through an HTTPS reverse proxy; leave it off for plain-HTTP use on localhost, where
-    browsers would otherwise drop the cookie and every form would fail CSRF.
+    browsers would otherwise drop the cookie and every form would fail CSRF. ``base_url``
+    (else the remembered one) is where shown links point. ``proxies`` is the number of
+    reverse proxies in front whose ``X-Forwarded-For`` gives the client's address (the join
+    limit counts per address: behind a proxy, every client would otherwise be the proxy).
 
     Examples
     --------
@@ -258,10 +266,14 @@ def create_app(
     from nlgeval.experiment.evaluator import evaluator_blueprint
     from nlgeval.experiment.researcher import researcher_blueprint
 
-    x = load_experiment(directory, database=database, threads=threads)
+    x = load_experiment(directory, database=database, threads=threads, base_url=base_url)
     app = Flask(__name__, static_folder="static", template_folder="templates")
+    if proxies:  # the client address from X-Forwarded-For, set by this many proxies
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies)  # type: ignore[method-assign]
     app.config.update(
-        SECRET_KEY=x.meta["secret_key"],
+        SECRET_KEY=x.secret,
         SESSION_COOKIE_NAME="nlgeval_session",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",

@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import DateTime, bindparam, select, text
@@ -167,18 +168,20 @@ def slider_value(raw: str, c: CriterionConfig) -> float:
     ...                     left_label="not", right_label="very")
     >>> slider_value("73", c)
     73.0
-    >>> slider_value("50.123456789", c)
+    >>> slider_value("50.0000000001", c)
     Traceback (most recent call last):
     ...
-    nlgeval.experiment.views.BadForm: '50.123456789' is not a position of the slider ...
+    nlgeval.experiment.views.BadForm: '50.0000000001' is not a position of the slider ...
     """
     if not _NUMBER.fullmatch(raw):
         raise BadForm(f"{raw!r} is not a number on the slider of '{c.name}'")
     v = float(raw)
     if not math.isfinite(v) or v < c.min or v > c.max:
         raise BadForm(f"{raw!r} is outside the slider of '{c.name}'")
-    k = round((v - c.min) / c.step)
-    if abs(c.min + k * c.step - v) > 1e-9 * max(1.0, abs(v), c.step):
+    # exactly on the grid, in decimal arithmetic (browsers step in decimals, and a float
+    # tolerance let "50.0000000001" through)
+    k = (Decimal(raw) - Decimal(repr(c.min))) / Decimal(repr(c.step))
+    if k != k.to_integral_value():
         raise BadForm(f"{raw!r} is not a position of the slider of '{c.name}' (step "
                       f"{format_value(c.step)})")
     return v
