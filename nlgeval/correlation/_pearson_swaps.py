@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nlgeval.correlation.coefficients import pearson_from_sums
+from nlgeval.correlation.coefficients import pearson_from_sums, unit_scaled
 
 
 def _pearson_swap_draws(
@@ -32,8 +32,20 @@ def _pearson_swap_draws(
 
 
 def _swap_terms(A: np.ndarray, B: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, ...]:
-    """V (complete cells), A0, B0, H0 (zero-filled) and the swap differences D, E, F."""
+    """V (complete cells), A0, B0, H0 (zero-filled) and the swap differences D, E, F.
+
+    Centred and scaled before summing, as scipy's ``pearsonr``: A and B by one power of two
+    (a swap mixes their cells, so they share the factor; exact), H centred on its complete
+    cells and scaled by its own power of two, so that no sum of squares overflows or
+    underflows.
+    """
     ok = np.isfinite(A) & np.isfinite(B) & np.isfinite(H)
+    big = np.where(ok, np.maximum(np.abs(A), np.abs(B)), 0.0)
+    _, e = np.frexp(big.max(initial=0.0))
+    A, B = np.ldexp(A, -e), np.ldexp(B, -e)
+    H = unit_scaled(H, ok, axis=None)
+    if ok.any():
+        H = H - H[ok].mean()
     A0, B0, H0 = (np.where(ok, M, 0.0) for M in (A, B, H))
     return ok.astype(float), A0, B0, H0, B0 - A0, B0 * B0 - A0 * A0, (B0 - A0) * H0
 

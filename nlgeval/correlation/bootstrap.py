@@ -39,6 +39,7 @@ from nlgeval.correlation.coefficients import (
     batch_correlation,
     check_coefficient,
     pearson_from_sums,
+    unit_scaled,
 )
 from nlgeval.correlation.levels import check_level, level_statistic
 from nlgeval.errors import InputError
@@ -148,7 +149,10 @@ def _pearson_from_counts(
     """
     ok = np.isfinite(X) & np.isfinite(Y)
     V = ok.astype(float)
-    # centre once on the complete cells (r is shift-invariant; this limits cancellation)
+    # scale by a power of two (exact; no overflow or underflow in the sums of squares, as
+    # scipy's pearsonr) and centre once on the complete cells (r is shift-invariant; this
+    # limits cancellation)
+    X, Y = unit_scaled(X, ok, axis=None), unit_scaled(Y, ok, axis=None)
     X0 = np.where(ok, X - X[ok].mean() if ok.any() else X, 0.0)
     Y0 = np.where(ok, Y - Y[ok].mean() if ok.any() else Y, 0.0)
     if level == "segment":

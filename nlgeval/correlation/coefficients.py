@@ -5,7 +5,9 @@ one kernel, whether it is a point estimate (:func:`correlation`), a batch of vec
 (:func:`batch_correlation`: levels, bootstrap, permutation tests, Williams' test) or a weighted
 bootstrap resample:
 
-* Pearson (Pearson 1896): :func:`pearson_from_sums` on (weighted) sums of centred values;
+* Pearson (Pearson 1896): :func:`pearson_from_sums` on (weighted) sums of values centred and
+  scaled before summing, as scipy's ``pearsonr`` (:func:`unit_scaled`: an exact power of two,
+  so no sum of squares overflows near 1e200 or underflows near 1e-200);
 * Spearman (Spearman 1904): the same kernel on average ranks (ties get the mean rank, as
   ``scipy.stats.rankdata``);
 * Kendall tau-b (Kendall 1945; ``"kendall"``) and Stuart's tau-c (``"kendall_c"``): the pair
@@ -210,7 +212,8 @@ def pearson_from_sums(
 
     ``n`` is the total weight, ``sx``... the weighted sums of x, y, x^2, y^2 and xy (ideally of
     values centred near their mean, to limit cancellation); ``scale_x``/``scale_y`` the mean
-    square that decides when a centred sum of squares counts as zero. NaN when ``n < 3`` or a
+    square that decides when a centred sum of squares counts as zero. Callers scale the values
+    to magnitude about 1 first (:func:`unit_scaled`), so that no sum or product overflows. NaN when ``n < 3`` or a
     variable is constant (the module's degenerate-input rule); clipped to [-1, 1].
 
     Examples
@@ -233,8 +236,36 @@ def pearson_from_sums(
     return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
 
 
+def unit_scaled(x: np.ndarray, valid: np.ndarray | None = None, axis: int | None = -1
+                ) -> np.ndarray:
+    """``x`` times a power of two that brings its largest valid magnitude into [0.5, 1).
+
+    The scaling of scipy's ``pearsonr`` (divide by the largest magnitude before summing), done
+    with a power of two so that it is exact: every sum, product and quotient of the Pearson
+    kernels is then the same number as on the unscaled data, only free of overflow (values
+    near 1e200, whose squares overflow) and underflow (near 1e-200). ``axis=None`` scales the
+    whole array by one factor; NaN and infinite entries (and invalid ones) are left as they are.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> unit_scaled(np.array([[3e200, -1e200], [1e-300, 0.0]])).round(4)
+    array([[ 0.9798, -0.3266],
+           [ 0.6697,  0.    ]])
+    """
+    x = np.asarray(x, dtype=float)
+    ok = np.isfinite(x) if valid is None else (valid & np.isfinite(x))
+    big = np.where(ok, np.abs(x), 0.0).max(axis=axis, keepdims=axis is not None, initial=0.0)
+    _, exponent = np.frexp(big)
+    return np.ldexp(x, -exponent)
+
+
 def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Pearson r along the last axis using only positions where ``valid`` is True."""
+    """Pearson r along the last axis using only positions where ``valid`` is True.
+
+    Centred and scaled before summing, as scipy's ``pearsonr`` (:func:`unit_scaled`).
+    """
+    x, y = unit_scaled(x, valid), unit_scaled(y, valid)
     w = valid.astype(float)
     n = w.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):

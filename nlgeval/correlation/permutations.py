@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nlgeval.correlation.coefficients import unit_scaled
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
@@ -144,6 +145,8 @@ def comparison_from_draws(
 
 
 def _standardise(X: np.ndarray) -> np.ndarray:
+    # scaled by a power of two first (exact): no overflow/underflow in the standard deviation
+    X = unit_scaled(X, axis=None)
     v = X[np.isfinite(X)]
     sd = v.std() if v.size else 0.0
     if not np.isfinite(sd) or sd == 0:

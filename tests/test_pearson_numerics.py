@@ -1,0 +1,143 @@
+"""Pearson at extreme magnitudes: every Pearson kernel agrees with scipy's ``pearsonr``.
+
+scipy centres and scales the data before summing (``scipy.stats.pearsonr``), so its r does not
+depend on the magnitude of the values; before nlgeval did the same, x = 1e90 * [0,0,0,1,1,1,1]
+against y = 1e90 * [0..6] gave r = 0.0 (the product of the two sums of squares overflowed) and
+values near 1e200 or 1e-200 gave NaN with a "zero variance" warning. The references here are
+scipy's ``pearsonr`` on the same vectors (the point estimate, each level's vectors, every
+explicit bootstrap resample and every swapped matrix of a PERM-BOTH test), and the same kernel
+on the same data at magnitude 1 (nlgeval scales by a power of two, which is exact).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from nlgeval.correlation.bootstrap import bootstrap_distribution, resample_indices
+from nlgeval.correlation.coefficients import (
+    DegenerateInputWarning,
+    batch_correlation,
+    correlation,
+)
+from nlgeval.correlation.compare import _permutation_draws, permutation_test
+from nlgeval.correlation.levels import level_correlation, level_statistic, system_means
+from nlgeval.correlation.permutations import swap_masks
+
+TOL = 1e-12
+SCALES = (1e90, 1e200, 1e300, 1e-200, 1e-300, 1e-310)
+
+
+def test_issue_case_equals_scipy() -> None:
+    x = 1e90 * np.array([0, 0, 0, 1, 1, 1, 1.0])
+    y = 1e90 * np.arange(7.0)
+    ref = stats.pearsonr(x, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateInputWarning)
+        res = correlation(x, y)
+    assert res.statistic == pytest.approx(ref.statistic, abs=TOL)
+    assert res.statistic == pytest.approx(math.sqrt(3) / 2, abs=TOL)  # closed form
+    assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+    assert float(batch_correlation(x, y)) == pytest.approx(ref.statistic, abs=TOL)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_point_and_batch_at_extreme_scales(scale: float) -> None:
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=30)
+    b = a + rng.normal(size=30)
+    ref = stats.pearsonr(a * scale, b * scale).statistic
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateInputWarning)
+        assert correlation(a * scale, b * scale).statistic == pytest.approx(ref, abs=TOL)
+        # one variable extreme, the other at magnitude 1
+        assert correlation(a * scale, b).statistic == pytest.approx(
+            stats.pearsonr(a, b).statistic, abs=TOL)
+    stack = np.stack([a * scale, a * 1e-3, a])
+    got = batch_correlation(stack, np.stack([b * scale, b, b * 1e300]))
+    assert np.allclose(got, stats.pearsonr(a, b).statistic, atol=TOL, rtol=0)
+
+
+@pytest.mark.parametrize("scale", (1e200, 1e-200))
+@pytest.mark.parametrize("level", ("system", "segment", "item", "system-grouped"))
+def test_levels_at_extreme_scales(scale: float, level: str) -> None:
+    rng = np.random.default_rng(2)
+    H = rng.normal(size=(6, 9))
+    X = H + rng.normal(size=(6, 9))
+    if level == "system":
+        mx, my = system_means(X * scale, H * scale)
+        ref = stats.pearsonr(mx, my).statistic
+    elif level == "segment":
+        ref = stats.pearsonr((X * scale).ravel(), (H * scale).ravel()).statistic
+    else:
+        A, B = (X * scale, H * scale) if level == "item" else ((X * scale).T, (H * scale).T)
+        ref = np.mean([stats.pearsonr(A[:, i], B[:, i]).statistic for i in range(A.shape[1])])
+    assert float(level_statistic(X * scale, H * scale, level, "pearson")) == pytest.approx(
+        ref, abs=TOL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateInputWarning)
+        res = level_correlation(X * scale, H * scale, level, permutations=0)
+    assert res.statistic == pytest.approx(ref, abs=TOL)
+
+
+def _explicit_bootstrap(X: np.ndarray, Y: np.ndarray, level: str, si: np.ndarray,
+                        ii: np.ndarray) -> np.ndarray:
+    """scipy's pearsonr on every explicitly gathered resample (the definition)."""
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for b in range(si.shape[0]):
+            Xs, Ys = X[si[b]][:, ii[b]], Y[si[b]][:, ii[b]]
+            if level == "segment":
+                out.append(stats.pearsonr(Xs.ravel(), Ys.ravel()).statistic)
+            elif level == "system":
+                out.append(stats.pearsonr(Xs.mean(axis=1), Ys.mean(axis=1)).statistic)
+            else:
+                per = [stats.pearsonr(Xs[:, i], Ys[:, i]).statistic for i in range(Xs.shape[1])
+                       if np.ptp(Xs[:, i]) > 0 and np.ptp(Ys[:, i]) > 0]
+                out.append(np.mean(per) if per else math.nan)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("scale", (1e90, 1e200, 1e-200))
+@pytest.mark.parametrize("level", ("segment", "system", "item"))
+def test_bootstrap_kernel_at_extreme_scales(scale: float, level: str) -> None:
+    rng = np.random.default_rng(3)
+    H = rng.normal(size=(5, 7))
+    X = H + rng.normal(size=(5, 7))
+    si, ii = resample_indices(5, 7, 40, "both", seed=4)
+    got = bootstrap_distribution(X * scale, H * scale, level, "pearson", si, ii)
+    ref = _explicit_bootstrap(X * scale, H * scale, level, si, ii)
+    assert np.isfinite(got).sum() == np.isfinite(ref).sum() > 30
+    assert np.allclose(got, ref, atol=1e-10, rtol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("scale", (1e200, 1e-200))
+@pytest.mark.parametrize("level", ("segment", "system", "item"))
+def test_perm_both_kernel_at_extreme_scales(scale: float, level: str) -> None:
+    rng = np.random.default_rng(5)
+    H = rng.normal(size=(4, 6)) + 3.0
+    A = H + rng.normal(size=(4, 6))
+    B = H + 2 * rng.normal(size=(4, 6))
+    masks = swap_masks((4, 6), 30, "both", 6)
+    fast = _permutation_draws(A * scale, B * scale, H * scale, level, "pearson", masks)
+    slow = _permutation_draws(A * scale, B * scale, H * scale, level, "pearson", masks,
+                              fast=False)
+    unit = _permutation_draws(A, B, H, level, "pearson", masks)
+    for got, ref in ((fast, slow), (fast, unit)):
+        assert got[0] == pytest.approx(ref[0], abs=TOL)
+        assert np.allclose(got[2], ref[2], atol=TOL, rtol=0)
+        assert np.allclose(got[3], ref[3], atol=TOL, rtol=0)
+    if level == "segment":  # scipy on the swapped matrices (z-scored as the test does)
+        for k in range(3):
+            m = masks[k].astype(bool)
+            za = (A - A.mean()) / A.std()
+            zb = (B - B.mean()) / B.std()
+            ref_a = stats.pearsonr(np.where(m, zb, za).ravel(), (H * scale).ravel()).statistic
+            assert fast[2][k] == pytest.approx(ref_a, abs=TOL)
+    res = permutation_test(A * scale, B * scale, H * scale, level, permutations=30, seed=6)
+    assert np.isfinite(res.pvalue)
