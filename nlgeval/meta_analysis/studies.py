@@ -1,0 +1,231 @@
+"""The validation studies to pool: report folders of ``nlgeval validate``, or corpora run now.
+
+A study is what :func:`nlgeval.report.run_validation` computed on one corpus: the correlations
+(``metric, criterion, level, coefficient, r, n, ci_low, ci_high``) and the per-output scores
+(``system, item, <metric>..., <criterion>...``). :func:`read_study` reads them back from a
+report folder (``run.json``, ``correlations.csv``, ``segments.csv``); :func:`run_corpus_study`
+runs the study (Pearson only, no permutation tests) on a named corpus (Reiter & Belz 2009).
+
+:func:`study_effects` turns studies into one tidy table of effects, one row per metric,
+construct and study, using the criterion map (:mod:`nlgeval.meta_analysis.criteria`), and
+:func:`comparison_table` the paired correlations two metrics need for
+:func:`nlgeval.meta_analysis.compare.compare_metrics` (Steiger 1980).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.errors import InputError
+from nlgeval.meta_analysis.criteria import CriterionMap
+from nlgeval.meta_analysis.effects import fisher_z_variance, variance_from_interval
+from nlgeval.results import Result
+
+__all__ = ["LEVELS", "Study", "comparison_table", "read_study", "run_corpus_study",
+           "study_effects"]
+
+#: levels a meta-analysis can pool (correlations of ``nlgeval validate``)
+LEVELS = ("segment", "system", "item")
+_CORR_COLUMNS = ("metric", "criterion", "level", "coefficient", "r", "n")
+
+
+@dataclass(frozen=True)
+class Study(Result):
+    """One validation study: its name, corpus, correlations and per-output scores.
+
+    Examples
+    --------
+    >>> corr = pd.DataFrame({"metric": ["bleu"], "criterion": ["quality"], "level": ["system"],
+    ...                      "coefficient": ["pearson"], "r": [0.47], "n": [21]})
+    >>> Study("e2e", "e2e", corr).corpus
+    'e2e'
+    """
+
+    name: str
+    corpus: str
+    correlations: pd.DataFrame
+    segments: pd.DataFrame | None = None
+    confidence_level: float = 0.95
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    _omit = frozenset({"correlations", "segments"})
+
+
+def read_study(folder: str | Path) -> Study:
+    """A report folder written by ``nlgeval validate`` (``run.json``, ``correlations.csv``,
+    and ``segments.csv`` when present).
+
+    Examples
+    --------
+    >>> read_study("no/such/folder")
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: no/such/folder/run.json: not a validation study folder \
+(run.json of `nlgeval validate` is missing)
+    """
+    folder = Path(folder)
+    run_json = folder / "run.json"
+    if not run_json.is_file():
+        raise InputError("not a validation study folder (run.json of `nlgeval validate` is "
+                         "missing)", file=run_json)
+    try:
+        record = json.loads(run_json.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=run_json, row=exc.lineno) from None
+    corr_path = folder / "correlations.csv"
+    if not corr_path.is_file():
+        raise InputError("missing: a validation study folder has correlations.csv",
+                         file=corr_path)
+    corr = pd.read_csv(corr_path)
+    missing = [c for c in _CORR_COLUMNS if c not in corr.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", file=corr_path,
+                         column=missing[0])
+    seg_path = folder / "segments.csv"
+    segments = pd.read_csv(seg_path) if seg_path.is_file() else None
+    settings = record.get("settings", {})
+    corpus = str(record.get("corpus") or settings.get("corpus") or folder.name)
+    return Study(name=folder.name, corpus=corpus, correlations=corr, segments=segments,
+                 confidence_level=float(settings.get("confidence_level", 0.95)),
+                 source=str(folder))
+
+
+def run_corpus_study(corpus: str, metrics: Sequence[str], levels: Sequence[str], *,
+                     data_dir: str | Path | None = None, resamples: int = 0, seed: int = 0,
+                     confidence_level: float = 0.95, cache: bool = True) -> Study:
+    """Run the validation study of ``corpus`` now: Pearson correlations at ``levels``,
+    ``resamples`` bootstrap resamples of items and systems (Deutsch et al. 2021) for the
+    intervals, no permutation tests.
+
+    Examples
+    --------
+    >>> study = run_corpus_study("e2e", ["bleu"], ["system"])
+    >>> study.corpus, sorted(set(study.correlations["criterion"]))
+    ('e2e', ['naturalness', 'quality'])
+    """
+    from nlgeval.corpora import load_corpus
+    from nlgeval.report import run_validation
+
+    corp = load_corpus(corpus, Path(data_dir) if data_dir is not None else None)
+    study = run_validation(corp, list(metrics), levels=list(levels), coefficients=["pearson"],
+                           resamples=resamples, permutations=0, table9=False, seed=seed,
+                           confidence_level=confidence_level, cache=cache)
+    return Study(name=corpus, corpus=corp.name, correlations=study.correlations,
+                 segments=study.segments, confidence_level=confidence_level,
+                 source=f"corpus {corpus}", notes=list(study.notes))
+
+
+def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = "segment",
+                  metrics: Sequence[str] | None = None, variance: str = "fisher",
+                  notes: list[str] | None = None) -> pd.DataFrame:
+    """One row per metric x construct x study: ``metric, construct, study, corpus, task,
+    language, criterion, level, r, n, vi``.
+
+    ``variance="fisher"`` uses ``1/(n - 3)`` (Fisher 1921); ``"bootstrap"`` the study's
+    bootstrap interval (which resampled items and systems; needs resamples), as the item level
+    always does (its r is a mean of per-item correlations, for which ``1/(n - 3)`` does not
+    hold). Correlations that cannot be pooled are left out with a line in ``notes``.
+
+    Examples
+    --------
+    >>> from nlgeval.meta_analysis.criteria import load_criterion_map
+    >>> corr = pd.DataFrame({"metric": ["bleu"], "criterion": ["naturalness"],
+    ...                      "level": ["system"], "coefficient": ["pearson"], "r": [0.23],
+    ...                      "n": [21]})
+    >>> eff = study_effects([Study("e2e", "e2e", corr)], load_criterion_map(), level="system")
+    >>> eff[["metric", "construct", "criterion", "r", "n"]].to_dict("records")
+    [{'metric': 'bleu', 'construct': 'fluency', 'criterion': 'naturalness', 'r': 0.23, 'n': 21}]
+    """
+    notes = notes if notes is not None else []
+    rows: list[dict[str, Any]] = []
+    for study in studies:
+        entry = cmap.corpora.get(study.corpus)
+        if entry is None:
+            notes.append(f"{study.name}: corpus {study.corpus!r} is not in the criterion map "
+                         "(give --criterion-map FILE): left out")
+            continue
+        corr = study.correlations
+        corr = corr[(corr["level"] == level) & (corr["coefficient"] == "pearson")]
+        wanted = metrics if metrics is not None else list(dict.fromkeys(corr["metric"]))
+        for metric in wanted:
+            for construct, criterion in entry.criteria.items():
+                hit = corr[(corr["metric"] == metric) & (corr["criterion"] == criterion)]
+                row = _effect_row(study, hit, metric, construct, criterion, level, variance,
+                                  notes)
+                if row is not None:
+                    rows.append({**row, "task": entry.task, "language": entry.language})
+    cols = ["metric", "construct", "study", "corpus", "task", "language", "criterion", "level",
+            "r", "n", "vi"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _effect_row(study: Study, hit: pd.DataFrame, metric: str, construct: str, criterion: str,
+                level: str, variance: str, notes: list[str]) -> dict[str, Any] | None:
+    where = f"{study.name}: {metric} x {criterion} ({level})"
+    if hit.empty:
+        notes.append(f"{where}: no Pearson correlation in the study: left out")
+        return None
+    rec = hit.iloc[0]
+    r, n = float(rec["r"]), int(rec["n"]) if pd.notna(rec["n"]) else 0
+    if not np.isfinite(r) or abs(r) >= 1 or n <= 3:
+        notes.append(f"{where}: r = {r:.3g} with n = {n} cannot be pooled (needs |r| < 1 and "
+                     "n > 3): left out")
+        return None
+    if variance == "bootstrap" or level == "item":
+        lo, hi = float(rec.get("ci_low", np.nan)), float(rec.get("ci_high", np.nan))
+        if not (np.isfinite(lo) and np.isfinite(hi) and -1 < lo < hi < 1):
+            notes.append(f"{where}: no bootstrap interval to take the variance from (run with "
+                         "resamples > 0): left out")
+            return None
+        vi = variance_from_interval(lo, hi, study.confidence_level)
+    else:
+        vi = float(fisher_z_variance(n))
+    return {"metric": metric, "construct": construct, "study": study.name,
+            "corpus": study.corpus, "criterion": criterion, "level": level, "r": r, "n": n,
+            "vi": vi}
+
+
+def comparison_table(studies: Sequence[Study], cmap: CriterionMap, metric_a: str,
+                     metric_b: str, *, level: str = "segment") -> pd.DataFrame:
+    """``construct, study, r_a, r_b, r_ab, n`` from each study's per-output scores, on the
+    outputs (segment level) or system means (system level) where both metrics and the
+    criterion are present. The item level has no such table (left out).
+
+    Examples
+    --------
+    >>> from nlgeval.meta_analysis.criteria import load_criterion_map
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.normal(size=50)
+    >>> seg = pd.DataFrame({"system": ["s"] * 50, "item": range(50), "a": h + rng.normal(size=50),
+    ...                     "b": h + 2 * rng.normal(size=50), "naturalness": h})
+    >>> t = comparison_table([Study("e2e", "e2e", pd.DataFrame(), seg)], load_criterion_map(),
+    ...                      "a", "b")
+    >>> list(t["construct"]), int(t["n"].iloc[0])
+    (['fluency'], 50)
+    """
+    rows = []
+    for study in studies:
+        seg = study.segments
+        if seg is None or level == "item" or metric_a not in seg or metric_b not in seg:
+            continue
+        for construct, criterion in cmap.constructs_of(study.corpus).items():
+            if criterion not in seg:
+                continue
+            cols = [metric_a, metric_b, criterion]
+            data = seg[["system", *cols]].dropna()
+            if level == "system":
+                data = data.groupby("system")[cols].mean()
+            if len(data) <= 3:
+                continue
+            r = np.corrcoef(data[cols].to_numpy(dtype=float).T)
+            rows.append({"construct": construct, "study": study.name, "r_a": r[0, 2],
+                         "r_b": r[1, 2], "r_ab": r[0, 1], "n": len(data)})
+    return pd.DataFrame(rows, columns=["construct", "study", "r_a", "r_b", "r_ab", "n"])
