@@ -1,0 +1,243 @@
+"""REALSumm (Bhandari et al. 2020): the loader, the restricted unpickler, the pinned download and
+``nlgeval validate realsumm``.
+
+References: the pickles read with the standard :mod:`pickle` module (only after their SHA-256
+matched the pinned one, so they are the published files), counts from the paper (25 systems:
+14 abstractive, 11 extractive; 100 documents), scipy's Pearson and Kendall on system means
+computed here from those pickles, and Google's rouge-score for nlgeval's ROUGE.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import json
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from typer.testing import CliRunner
+
+from nlgeval.cli import app
+from nlgeval.corpora import list_corpora, load_corpus
+from nlgeval.corpora import realsumm as R
+from nlgeval.corpora.descriptor import descriptor
+from nlgeval.corpora.extras import default_metrics, published_scores
+from nlgeval.corpora.safe_pickle import load_data_pickle, loads_data_pickle
+from nlgeval.corpora.store import ChecksumError, cache_folder, sha256_of, verify
+from nlgeval.errors import InputError
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def folder() -> Path:
+    env = os.environ.get("NLGEVAL_DATA")
+    path = Path(env) / "realsumm" if env else None
+    if path is None or not (path / "abs.pkl").is_file():
+        pytest.skip("REALSumm is not in the corpora folder (NLGEVAL_DATA/realsumm)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def raw(folder: Path) -> dict[str, dict]:
+    """The two pickles read with the standard unpickler, after checking their pinned SHA-256."""
+    out = {}
+    for f in descriptor("realsumm").files:
+        if f.path.endswith(".pkl"):
+            assert sha256_of(folder / f.path) == f.sha256
+            with open(folder / f.path, "rb") as fh:
+                out[f.path] = pickle.load(fh)  # noqa: S301 - the checksummed published file
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus(folder: Path):
+    return load_corpus("realsumm", folder.parent)
+
+
+# ------------------------------------------------------------------ the restricted unpickler
+class _System:
+    def __reduce__(self):
+        return (os.system, ("echo should-not-run",))
+
+
+class _Touch:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
+
+
+def test_malicious_reduce_is_refused_before_running(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    for obj in (_System(), {"doc": [_Touch(marker)]}):
+        with pytest.raises(InputError) as exc:
+            loads_data_pickle(pickle.dumps(obj), "evil.pkl")
+        assert "refused to load" in str(exc.value) and "evil.pkl" in str(exc.value)
+    assert not marker.exists()
+    with pytest.raises(InputError, match=r"global '(posix|nt)\.system'"):
+        loads_data_pickle(pickle.dumps(_System()))
+
+
+def test_copyreg_extension_codes_go_through_the_allow_list(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    cls = type(marker).__name__  # PosixPath or WindowsPath
+    copyreg.add_extension("pathlib", cls, 0xBEEF)
+    try:
+        data = pickle.dumps(marker, protocol=2)
+        assert b"\x83" in data  # EXT2: the class is named by an extension code, not by name
+        with pytest.raises(InputError, match=f"pathlib.{cls}"):
+            loads_data_pickle(data)
+    finally:
+        copyreg.remove_extension("pathlib", cls, 0xBEEF)
+
+
+def test_numpy_scalars_and_plain_data_load(tmp_path: Path) -> None:
+    data = {1: {"s": "x", "v": [np.float64(0.25), np.float32(0.5), 3, 1.5, None, True]}}
+    for protocol in (3, pickle.HIGHEST_PROTOCOL):  # the data files are protocol 3
+        back = loads_data_pickle(pickle.dumps(data, protocol=protocol))
+        assert back == data and type(back[1]["v"][1]) is np.float32
+    with pytest.raises(InputError, match="numpy.ndarray|_reconstruct"):
+        loads_data_pickle(pickle.dumps(np.arange(3)))  # arrays are not on the allow-list
+
+
+def test_broken_pickles_are_input_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not a readable data pickle"):
+        loads_data_pickle(pickle.dumps({"a": 1})[:-3], "cut.pkl")
+    with pytest.raises(InputError, match="file not found"):
+        load_data_pickle(tmp_path / "missing.pkl")
+
+
+def test_loader_refuses_a_malicious_corpus_file(tmp_path: Path) -> None:
+    (tmp_path / "abs.pkl").write_bytes(pickle.dumps({0: _System()}))
+    with pytest.raises(InputError, match="refused to load"):
+        R.load(tmp_path)
+
+
+def test_loader_names_the_file_and_document_of_a_bad_entry(tmp_path: Path) -> None:
+    doc = {"doc_id": 0, "ref_summ": "<t> a . </t>",
+           "system_summaries": {"s.txt": {"system_summary": "<t> a . </t>",
+                                          "scores": {"litepyramid_recall": "high"}}}}
+    (tmp_path / "abs.pkl").write_bytes(pickle.dumps({0: doc}))
+    with pytest.raises(InputError) as exc:
+        R.read_pickles(tmp_path, "abstractive")
+    assert "abs.pkl" in str(exc.value) and "document '0'" in str(exc.value)
+    assert "litepyramid_recall" in str(exc.value)
+
+
+# ------------------------------------------------------------------ the corpus
+def test_counts_and_names(corpus, raw) -> None:
+    assert len(corpus.systems) == 25 and len(corpus.items) == 100 and len(corpus.outputs) == 2500
+    assert corpus.criteria == ["LitePyramid"] and len(corpus.ratings) == 2500
+    fam = corpus.outputs.drop_duplicates("system")["family"].value_counts().to_dict()
+    assert fam == {"abstractive": 14, "extractive": 11}
+    names = {(f, s) for f, d in (("abstractive", raw["abs.pkl"]), ("extractive", raw["ext.pkl"]))
+             for s in d[0]["system_summaries"]}
+    expect = {R.DUPLICATED.get(s, {}).get(f, s) for f, s in names}
+    assert set(corpus.systems) == expect
+    assert {"bart_out_abs.txt", "bart_out_ext.txt"} <= set(corpus.systems)
+    assert "bart_out.txt" not in corpus.systems
+    assert any("bart_out_abs.txt and bart_out_ext.txt" in n for n in corpus.notes)
+    assert any("<t>" in n and "newlines" in n for n in corpus.notes)
+
+
+def test_texts_and_scores_equal_the_pickles(corpus, raw) -> None:
+    ratings = corpus.ratings.set_index(["system", "item"])["score"]
+    outputs = corpus.outputs.set_index(["system", "item"])["text"]
+    for file, family in R.FILES.items():
+        for doc_id, doc in raw[file].items():
+            for sysname, entry in doc["system_summaries"].items():
+                key = (R.DUPLICATED.get(sysname, {}).get(family, sysname), str(doc_id))
+                assert ratings[key] == entry["scores"]["litepyramid_recall"]
+                sents = [s.replace("<t>", "").strip()
+                         for s in entry["system_summary"].split("</t>")]
+                assert outputs[key] == "\n".join(s for s in sents if s)
+    refs = corpus.references.set_index("item")["text"]
+    assert refs["52"].splitlines()[0] == "manchester united take on manchester city on sunday ."
+
+
+def test_family_subset(folder: Path) -> None:
+    ext = load_corpus("realsumm", folder.parent, systems="extractive")
+    assert len(ext.systems) == 11 and "bart_out_ext.txt" in ext.systems
+    with pytest.raises(InputError, match="systems must be"):
+        R.load(folder, systems="neural")  # type: ignore[arg-type]
+
+
+def test_external_scores_are_the_authors_numbers(folder: Path, raw) -> None:
+    ext = R.external_scores(folder)
+    metrics = set(ext["metric"])
+    assert {"rouge_1_recall", "rouge_2_recall", "rouge_l_f_score", "bert_f_score",
+            "mover_score", "js-2"} <= metrics and "litepyramid_recall" not in metrics
+    assert len(metrics) == 14 and len(ext) == 14 * 2500
+    got = ext.set_index(["metric", "system", "item"])["score"]
+    entry = raw["ext.pkl"][52]["system_summaries"]["bart_out.txt"]["scores"]
+    for m in metrics:
+        assert got[(m, "bart_out_ext.txt", "52")] == float(entry[m])
+    assert [len(f) for f in published_scores("realsumm", folder.parent)] == [35000]
+
+
+def test_listed_and_cited(folder: Path) -> None:
+    row = next(r for r in list_corpora(folder.parent) if r["name"] == "realsumm")
+    assert row["available_locally"] and "Bhandari" in row["citation"]
+    assert default_metrics("realsumm")[:4] == ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+
+
+# ------------------------------------------------------------------ download
+def test_download_with_checksum_from_local_server(download_env, publish, folder: Path) -> None:
+    base, root, requests = download_env
+    publish(root, folder.parent, "realsumm")
+    downloaded = load_corpus("realsumm", cache=False)
+    d = descriptor("realsumm")
+    assert len(requests) == 3
+    assert all(r["status"] == "ok" for r in verify(d, cache_folder(d)))
+    local = load_corpus("realsumm", folder.parent, cache=False)
+    for attr in ("outputs", "references", "ratings"):
+        pd.testing.assert_frame_equal(getattr(downloaded, attr), getattr(local, attr))
+
+
+def test_download_checksum_mismatch_is_rejected(download_env, publish, folder: Path) -> None:
+    base, root, requests = download_env
+    publish(root, folder.parent, "realsumm")
+    f = descriptor("realsumm").file("ext.pkl")
+    served = root / f.repository / f.commit / f.source_path
+    served.write_bytes(served.read_bytes() + b"\n")
+    with pytest.raises(ChecksumError, match="checksum mismatch"):
+        load_corpus("realsumm", cache=False)
+    assert not (cache_folder(descriptor("realsumm")) / "ext.pkl").exists()
+
+
+# ------------------------------------------------------------------ validate
+def _system_means(raw: dict[str, dict], key: str) -> pd.Series:
+    rows = [(R.DUPLICATED.get(s, {}).get(fam, s), e["scores"][key])
+            for file, fam in R.FILES.items() for doc in raw[file].values()
+            for s, e in doc["system_summaries"].items()]
+    return pd.DataFrame(rows, columns=["system", "v"]).groupby("system")["v"].mean()
+
+
+def test_validate_end_to_end(folder: Path, raw, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["validate", "realsumm", "--data-dir", str(folder.parent),
+                              "--levels", "system,item", "--statistics", "pearson,kendall",
+                              "--resamples", "20", "--permutations", "0",
+                              "--out", str(tmp_path / "report"), "--json", "--quiet"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    corr = pd.DataFrame(out["correlations"])
+    assert set(corr["criterion"]) == {"LitePyramid"}
+    metrics = set(corr["metric"])
+    assert {"rouge_2_recall", "rouge_1_recall", "bert_f_score", "mover_score", "js-2"} <= metrics
+    assert set(R.DEFAULT_METRICS) <= metrics  # nlgeval's own ROUGE beside the authors' scores
+    assert "external" in out["signatures"]["rouge_2_recall"]
+    # system level = correlation of the 25 system means (scipy on the pickles)
+    human = _system_means(raw, "litepyramid_recall")
+    for metric in ("rouge_2_recall", "bert_f_score"):
+        m = _system_means(raw, metric).reindex(human.index)
+        sel = corr[(corr["metric"] == metric) & (corr["level"] == "system")]
+        r = sel.set_index("coefficient")["r"]
+        assert r["pearson"] == pytest.approx(stats.pearsonr(m, human)[0], abs=1e-12)
+        assert r["kendall"] == pytest.approx(stats.kendalltau(m, human)[0], abs=1e-12)
+        assert int(sel["n"].iloc[0]) == 25
