@@ -41,9 +41,18 @@ def version() -> None:
 
 
 def _register_all() -> None:
-    from nlgeval.cli import corpora, experiment, human, items, score, triangle, validate
+    from nlgeval.cli import (
+        corpora,
+        experiment,
+        human,
+        items,
+        meta_analysis,
+        score,
+        triangle,
+        validate,
+    )
 
-    for module in (corpora, score, validate, human, triangle, items, experiment):
+    for module in (corpora, score, validate, meta_analysis, human, triangle, items, experiment):
         module.register(app)
 
 

@@ -8,7 +8,9 @@ optionally tests one study-level moderator (:mod:`nlgeval.meta_analysis.moderato
 compares metrics pairwise (:mod:`nlgeval.meta_analysis.compare`), and writes one verdict line
 per metric and construct that reads the prediction interval (Riley et al. 2011), not only the
 confidence interval: a metric is "valid beyond these data sets" only when the interval for a
-new data set stays above zero.
+new data set stays above zero; "validity depends on the data set" needs I^2 of 50% or more
+(substantial heterogeneity, Higgins & Thompson 2002), else a wide interval is put down to the
+small number of data sets.
 """
 
 from __future__ import annotations
@@ -102,12 +104,13 @@ class MetaAnalysis(Result):
 
 def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
                  comparisons: pd.DataFrame | None = None, notes: list[str] | None = None,
-                 **options: Any) -> MetaAnalysis:
+                 file: str | None = None, **options: Any) -> MetaAnalysis:
     """Pool ``effects`` per metric and construct (see the module docstring).
 
     ``effects`` needs ``study, r, n`` (``metric``, ``construct``, ``level`` default to
     ``effect``, ``all``, ``-``; ``vi`` defaults to Fisher's ``1/(n - 3)``).
-    ``comparisons``: the output of :func:`nlgeval.meta_analysis.studies.comparison_table` per
+    ``file`` names the source of ``effects`` in error messages. ``comparisons``: the output
+    of :func:`nlgeval.meta_analysis.studies.comparison_table` per
     metric pair, with columns ``metric_a, metric_b`` added.
 
     Examples
@@ -121,7 +124,7 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
     """
     settings = replace(settings, **options) if settings else MetaSettings(**options)
     notes = list(notes or [])
-    eff = _defaults(effects)
+    eff = _defaults(effects, file)
     rows, fits, parts = [], {}, []
     for (metric, construct), sub in eff.groupby(["metric", "construct"], sort=False):
         if len(sub) < 2:
@@ -164,26 +167,30 @@ I^2 = 80%, k = 5: positive in any comparable data set
     head += f", prediction interval [{pi_low:.2f}, {pi_high:.2f}]"
     if pi_low > 0:
         return head + tail + "positive in any comparable data set"
-    if row["ci_low"] > 0:
+    if row["ci_low"] > 0 and row["i2"] >= 0.5:  # substantial (Higgins & Thompson 2002)
         return head + tail + "positive on average, but validity depends on the data set"
+    if row["ci_low"] > 0:
+        return head + tail + ("positive on average; too few data sets to say that it holds "
+                              "in every one")
     return head + tail + "no evidence of agreement with humans on average"
 
 
-def _defaults(effects: pd.DataFrame) -> pd.DataFrame:
+def _defaults(effects: pd.DataFrame, file: str | None) -> pd.DataFrame:
+    from nlgeval.io import row_of
     from nlgeval.meta_analysis.effects import correlation_effects
 
     eff = effects.copy()
     for col, default in (("metric", "effect"), ("construct", "all"), ("level", "-")):
         if col not in eff.columns:
             eff[col] = default
-    eff = correlation_effects(eff)
+    eff = correlation_effects(eff, file=file)
     dup = eff.duplicated(["metric", "construct", "study"])
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
         raise InputError(f"study {eff['study'].iloc[i]!r} appears twice for metric "
                          f"{eff['metric'].iloc[i]!r} and construct {eff['construct'].iloc[i]!r} "
-                         "(dependent effects are not pooled: one row per study)", row=i + 2,
-                         column="study")
+                         "(dependent effects are not pooled: one row per study)", file=file,
+                         row=row_of(eff, i), column="study")
     return eff
 
 

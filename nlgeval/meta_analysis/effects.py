@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from nlgeval.errors import InputError
+from nlgeval.io import row_of
 
 __all__ = ["correlation_effects", "fisher_z", "fisher_z_variance", "inverse_fisher_z",
            "variance_from_interval"]
@@ -102,18 +103,18 @@ def correlation_effects(table: pd.DataFrame, *, file: str | None = None,
         raise InputError(f"missing column(s) {', '.join(missing)}; a table of effects needs "
                          f"study, {r_column}, {n_column}", file=file)
     out = table.copy()
-    r = _numbers(out[r_column], r_column, file)
-    n = _numbers(out[n_column], n_column, file)
+    r = _numbers(out, r_column, file)
+    n = _numbers(out, n_column, file)
     for i, (ri, ni) in enumerate(zip(r, n, strict=True)):
         if not -1.0 < ri < 1.0:
             raise InputError(f"r must lie strictly between -1 and 1, got {ri:g}", file=file,
-                             row=i + 2, column=r_column)
+                             row=row_of(out, i), column=r_column)
         if not (ni > 3 and float(ni).is_integer()):
             raise InputError(f"n must be a whole number above 3 (Fisher's z needs n - 3 > 0), "
-                             f"got {ni:g}", file=file, row=i + 2, column=n_column)
+                             f"got {ni:g}", file=file, row=row_of(out, i), column=n_column)
     for i, s in enumerate(out["study"]):
         if pd.isna(s) or not str(s).strip():
-            raise InputError("study is empty", file=file, row=i + 2, column="study")
+            raise InputError("study is empty", file=file, row=row_of(out, i), column="study")
     out["study"] = out["study"].astype(str)
     out[r_column], out[n_column] = r, n.astype(int)
     out["yi"] = fisher_z(r)
@@ -122,11 +123,12 @@ def correlation_effects(table: pd.DataFrame, *, file: str | None = None,
     return out
 
 
-def _numbers(col: pd.Series, name: str, file: str | None) -> np.ndarray:
+def _numbers(table: pd.DataFrame, name: str, file: str | None) -> np.ndarray:
+    col = table[name]
     values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         i = int(bad[0])
         raise InputError(f"{name} must be a finite number, got {col.iloc[i]!r}", file=file,
-                         row=i + 2, column=name)
+                         row=row_of(table, i), column=name)
     return values

@@ -1,0 +1,153 @@
+"""``nlgeval meta-analyse``: pool the correlations of several validation studies."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from nlgeval.cli._common import JsonOpt, QuietOpt, SeedOpt, emit_json, setup, split_list
+
+
+def meta_analyse(
+    study_dirs: Annotated[list[Path] | None, typer.Argument(
+        help="Report folders of `nlgeval validate` (run.json, correlations.csv, "
+             "segments.csv) to pool.", show_default=False)] = None,
+    corpora: Annotated[str | None, typer.Option(
+        "--corpora", help="Comma-separated corpora to run the validation study on now "
+                          "(e.g. webnlg2020,e2e,novikova2017).")] = None,
+    effects: Annotated[Path | None, typer.Option(
+        "--effects", help="Your own table of correlations (CSV/TSV/JSONL/Parquet) with "
+                          "columns study, r, n (optional metric, construct and moderator "
+                          "columns).")] = None,
+    metrics: Annotated[str | None, typer.Option(
+        "--metrics", help="Comma-separated metrics (default: bleu,chrf for --corpora; every "
+                          "metric of the study folders).")] = None,
+    criterion_map: Annotated[Path | None, typer.Option(
+        "--criterion-map", help="JSON or CSV (corpus, construct, criterion[, task, "
+                                "language]) replacing the shipped criterion map for the "
+                                "corpora it names.")] = None,
+    level: Annotated[str, typer.Option(
+        "--level", help="Which correlations to pool: segment, system or item.")] = "segment",
+    tau2: Annotated[str, typer.Option(
+        "--tau2", help="Between-study variance estimator: dl (DerSimonian & Laird 1986), "
+                       "reml (Viechtbauer 2005) or pm (Paule & Mandel 1982).")] = "reml",
+    hartung_knapp: Annotated[bool, typer.Option(
+        "--hartung-knapp", help="t-based interval of Hartung & Knapp (2001) / Sidik & "
+                                "Jonkman (2002) for the pooled r.")] = False,
+    prediction: Annotated[str, typer.Option(
+        "--prediction", help="Prediction interval: riley (t with k-2 df, Riley et al. 2011) "
+                             "or metafor (normal, as metafor's predict).")] = "riley",
+    variance: Annotated[str, typer.Option(
+        "--variance", help="Sampling variance of each correlation: fisher (1/(n-3)) or "
+                           "bootstrap (from each study's bootstrap interval; always used at "
+                           "item level).")] = "fisher",
+    moderator: Annotated[str | None, typer.Option(
+        "--moderator", help="Study-level moderator to test: task or language (or a column "
+                            "of --effects).")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare/--no-compare", help="Compare every pair of metrics across studies "
+                                       "(Steiger 1980 covariance).")] = True,
+    resamples: Annotated[int | None, typer.Option(
+        "--resamples", help="Bootstrap resamples for studies run on the fly (default: 0, or "
+                            "200 when the variance comes from the bootstrap).")] = None,
+    confidence: Annotated[float, typer.Option(
+        "--confidence", help="Level of the confidence and prediction intervals.")] = 0.95,
+    data_dir: Annotated[Path | None, typer.Option(
+        "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
+    = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write the report (HTML, Markdown, LaTeX tables, forest plots, "
+                      "run.json) to this folder.")] = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Random-effects meta-analysis of metric-human correlations across validation studies.
+
+    Pools, per metric and construct (fluency, adequacy, overall), the Fisher-z transformed
+    Pearson correlations of several studies; prints the pooled r with its confidence and
+    prediction interval, tau^2, I^2 and Q, and a one-line verdict.
+    \f
+    Examples
+    --------
+    >>> from nlgeval.cli import main
+    >>> main(["meta-analyse", "--effects", "no_such_file.csv"])
+    Traceback (most recent call last):
+    ...
+    SystemExit: 2
+    """
+    setup(quiet)
+    from nlgeval.meta_analysis.analysis import MetaSettings
+    from nlgeval.meta_analysis.report import DEPENDENCE_NOTE, write_meta_report
+    from nlgeval.meta_analysis.run import run_meta_analysis
+
+    settings = MetaSettings(tau2=tau2, hartung_knapp=hartung_knapp, confidence_level=confidence,
+                            prediction=prediction, moderator=moderator, compare=compare)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result, inputs = run_meta_analysis(
+            corpora=split_list(corpora) or [], study_dirs=study_dirs or [], effects=effects,
+            metrics=split_list(metrics), criterion_map=criterion_map, level=level,
+            variance=variance, resamples=resamples, seed=seed, data_dir=data_dir,
+            settings=settings)
+    if not quiet and not as_json:
+        for msg in dict.fromkeys(str(w.message) for w in caught):
+            typer.echo(f"warning: {msg}", err=True)
+    if out is not None:
+        write_meta_report(result, out, extra_record={"inputs": inputs,
+                                                     "argv": sys.argv[1:]})
+    if as_json:
+        emit_json(_json(result, inputs, out, DEPENDENCE_NOTE))
+        return
+    if not quiet:
+        _print_summary(result, out)
+
+
+def _json(result: Any, inputs: dict[str, Any], out: Path | None, dependence: str
+          ) -> dict[str, Any]:
+    records = result.records()
+    nested: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        nested.setdefault(rec["metric"], {})[rec["construct"]] = rec
+    return {"settings": result.settings.to_dict(), "inputs": inputs, "results": records,
+            "by_metric": nested, "moderators": result.moderators,
+            "comparisons": result.comparisons, "notes": result.notes,
+            "dependence": dependence, "out": str(out) if out is not None else None}
+
+
+def _print_summary(result: Any, out: Path | None) -> None:
+    cols = ["metric", "construct", "k", "r_pooled", "ci_low", "ci_high", "pi_low", "pi_high",
+            "tau2", "i2", "q"]
+    if result.pooled.empty:
+        typer.echo("nothing to pool")
+    else:
+        typer.echo(result.pooled[cols].to_string(index=False,
+                                                 float_format=lambda v: f"{v:.3f}"))
+    for row in result.pooled.itertuples():
+        typer.echo(f"verdict: {row.verdict}")
+    if not result.comparisons.empty:
+        for row in result.comparisons.itertuples():
+            typer.echo(f"compare: {row.metric_a} - {row.metric_b} ({row.construct}): pooled "
+                       f"difference in Fisher z = {row.dz:.3f} [{row.ci_low:.3f}, "
+                       f"{row.ci_high:.3f}], p = {row.pvalue:.3g}, k = {row.k}")
+    for note in result.notes:
+        typer.echo(f"note: {note}", err=True)
+    if out is not None:
+        typer.echo(f"\nreport written to {out}/report.html")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``meta-analyse`` to the top-level app.
+
+    Examples
+    --------
+    >>> app = typer.Typer()
+    >>> register(app)
+    >>> [c.name for c in app.registered_commands]
+    ['meta-analyse']
+    """
+    app.command("meta-analyse")(meta_analyse)

@@ -1,0 +1,143 @@
+"""From inputs to a meta-analysis in one call: study folders, corpora or a table of effects.
+
+:func:`run_meta_analysis` is what ``nlgeval meta-analyse`` calls: it gathers the studies
+(report folders of ``nlgeval validate`` and/or corpora run now), harmonises their criteria
+with the criterion map, builds the table of effects and the paired correlations for metric
+comparisons, and pools them (:func:`nlgeval.meta_analysis.analysis.meta_analyse`; DerSimonian
+& Laird 1986, Viechtbauer 2005). Or it pools a user's own table of ``study, r, n``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from nlgeval.errors import InputError
+from nlgeval.meta_analysis.analysis import MetaAnalysis, MetaSettings, meta_analyse, metric_pairs
+from nlgeval.meta_analysis.criteria import load_criterion_map
+from nlgeval.meta_analysis.studies import (
+    LEVELS,
+    Study,
+    comparison_table,
+    read_study,
+    run_corpus_study,
+    study_effects,
+)
+
+__all__ = ["DEFAULT_CORPUS_METRICS", "VARIANCES", "read_effects", "run_meta_analysis"]
+
+#: metrics a study run on the fly computes when none are named
+DEFAULT_CORPUS_METRICS = ("bleu", "chrf")
+#: where each correlation's sampling variance comes from
+VARIANCES = ("fisher", "bootstrap")
+
+
+def read_effects(path: str | Path) -> pd.DataFrame:
+    """A user's table of effects (CSV, TSV, JSONL or Parquet): ``study, r, n`` and optional
+    ``metric, construct`` and moderator columns; values checked by
+    :func:`nlgeval.meta_analysis.effects.correlation_effects` (Fisher 1921).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = os.path.join(tmp, "effects.csv")
+    ...     _ = open(p, "w").write("study,r,n\\nA,0.5,40\\nB,0.3,100\\n")
+    ...     read_effects(p)[["study", "r", "n"]].to_dict("list")
+    {'study': ['A', 'B'], 'r': [0.5, 0.3], 'n': [40, 100]}
+    """
+    from nlgeval.io import read_table
+    from nlgeval.meta_analysis.effects import correlation_effects
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("file not found", file=path)
+    table = read_table(path, ["study", "r", "n"])
+    return correlation_effects(table, file=str(path)).drop(columns=["yi", "vi"])
+
+
+def run_meta_analysis(
+    *, corpora: Sequence[str] = (), study_dirs: Sequence[str | Path] = (),
+    effects: str | Path | None = None, metrics: Sequence[str] | None = None,
+    criterion_map: str | Path | None = None, level: str = "segment",
+    variance: str = "fisher", resamples: int | None = None, seed: int = 0,
+    data_dir: str | Path | None = None, settings: MetaSettings | None = None,
+    **options: Any,
+) -> tuple[MetaAnalysis, dict[str, Any]]:
+    """The meta-analysis and a record of its inputs (studies, criterion map, level).
+
+    Exactly one kind of input: ``effects`` (a file of ``study, r, n``), or ``corpora``
+    and/or ``study_dirs``. ``resamples`` (bootstrap resamples for studies run now) defaults
+    to 0, or 200 when the variance comes from the bootstrap (``variance="bootstrap"`` or the
+    item level).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     p = os.path.join(tmp, "effects.csv")
+    ...     _ = open(p, "w").write("study,r,n\\nA,0.5,40\\nB,0.3,100\\nC,0.4,60\\n")
+    ...     res, inputs = run_meta_analysis(effects=p, tau2="dl")
+    >>> int(res.pooled["k"].iloc[0]), inputs["kind"]
+    (3, 'effects')
+    """
+    settings = replace(settings, **options) if settings is not None else \
+        MetaSettings(**options)
+    if variance not in VARIANCES:
+        raise InputError(f"unknown variance {variance!r}; choose one of {', '.join(VARIANCES)}")
+    if level not in LEVELS:
+        raise InputError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+    if effects is not None:
+        if corpora or study_dirs:
+            raise InputError("give either --effects FILE or studies (STUDY_DIR..., --corpora),"
+                             " not both")
+        table = read_effects(effects)
+        if metrics is not None and "metric" in table.columns:
+            table = table[table["metric"].isin(metrics)]
+        return meta_analyse(table, settings, file=str(effects)), {"kind": "effects",
+                                                                  "effects": str(effects)}
+    if not corpora and not study_dirs:
+        raise InputError("nothing to pool: name study folders, --corpora a,b,c or --effects "
+                         "FILE")
+    cmap = load_criterion_map(criterion_map)
+    needs_boot = variance == "bootstrap" or level == "item"
+    boot = resamples if resamples is not None else (200 if needs_boot else 0)
+    studies = [read_study(d) for d in study_dirs]
+    run_metrics = list(metrics) if metrics else list(DEFAULT_CORPUS_METRICS)
+    studies += [run_corpus_study(c, run_metrics, [level], data_dir=data_dir, resamples=boot,
+                                 seed=seed, confidence_level=settings.confidence_level)
+                for c in corpora]
+    _check_unique_names(studies)
+    notes: list[str] = []
+    eff = study_effects(studies, cmap, level=level, metrics=metrics, variance=variance,
+                        notes=notes)
+    comps = _comparisons(studies, cmap, eff, level) if settings.compare else None
+    record = {"kind": "studies", "studies": [{"name": s.name, "corpus": s.corpus,
+                                              "source": s.source} for s in studies],
+              "criterion_map": cmap.source, "level": level, "variance": variance,
+              "resamples": boot, "seed": seed}
+    return meta_analyse(eff, settings, comparisons=comps, notes=notes), record
+
+
+def _check_unique_names(studies: Sequence[Study]) -> None:
+    seen: dict[str, str] = {}
+    for s in studies:
+        if s.name in seen:
+            raise InputError(f"two studies are called {s.name!r} ({seen[s.name]} and "
+                             f"{s.source}): each study is pooled once")
+        seen[s.name] = s.source
+
+
+def _comparisons(studies: Sequence[Study], cmap: Any, eff: pd.DataFrame,
+                 level: str) -> pd.DataFrame | None:
+    metrics = list(dict.fromkeys(eff["metric"]))
+    parts = []
+    for a, b in metric_pairs(metrics):
+        t = comparison_table(studies, cmap, a, b, level=level)
+        if len(t):
+            parts.append(t.assign(metric_a=a, metric_b=b))
+    return pd.concat(parts, ignore_index=True) if parts else None
