@@ -141,3 +141,72 @@ def test_perm_both_kernel_at_extreme_scales(scale: float, level: str) -> None:
             assert fast[2][k] == pytest.approx(ref_a, abs=TOL)
     res = permutation_test(A * scale, B * scale, H * scale, level, permutations=30, seed=6)
     assert np.isfinite(res.pvalue)
+
+
+# ----------------------------------------------------------------------------- near-constant input
+# One rule for every coefficient (issue 26): constant = all values equal, or a spread of at most
+# CONSTANT_RTOL of the values' own magnitude. Scale-free, so a metric whose values on some items
+# are 1e-318..1e-170 is not constant there for any coefficient.
+
+
+def _tiny_item_study() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """8 systems x 12 items; metric values 1e-318..1e-170 on items 0-3, exactly constant on 4,
+    numerically constant (rounding only) on 5, ordinary values elsewhere."""
+    rng = np.random.default_rng(7)
+    H = rng.normal(size=(8, 12))
+    X = H + rng.normal(size=(8, 12))
+    X[:, :4] = 10.0 ** rng.uniform(-318, -170, size=(8, 4))
+    X[:, 4] = 0.25
+    X[:, 5] = 0.3
+    X[::2, 5] = 0.1 + 0.2  # 0.30000000000000004
+    return X, H, np.array([True] * 4 + [False, False] + [True] * 6)
+
+
+def test_every_coefficient_uses_the_same_items() -> None:
+    X, H, expected = _tiny_item_study()
+    item_sets = {}
+    for coef in ("pearson", "spearman", "kendall", "kendall_c"):
+        per_item = batch_correlation(X.T, H.T, coef)
+        item_sets[coef] = np.isfinite(per_item)
+        # the point estimate of each item agrees (defined or not) with the batch kernel
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateInputWarning)
+            point = [correlation(X[:, i], H[:, i], coef).statistic for i in range(12)]
+        assert np.array_equal(np.isfinite(point), item_sets[coef])
+        res = level_correlation(X, H, "item", coef, permutations=0)
+        assert res.n == expected.sum()
+    for coef, used in item_sets.items():
+        assert np.array_equal(used, expected), coef
+    # scipy computes every coefficient on the tiny items (scale-free), and nlgeval equals it
+    for i in range(4):
+        assert batch_correlation(X[:, i], H[:, i], "pearson") == pytest.approx(
+            stats.pearsonr(X[:, i], H[:, i]).statistic, abs=TOL)
+        assert batch_correlation(X[:, i], H[:, i], "spearman") == pytest.approx(
+            stats.spearmanr(X[:, i], H[:, i]).statistic, abs=TOL)
+        assert batch_correlation(X[:, i], H[:, i], "kendall") == pytest.approx(
+            stats.kendalltau(X[:, i], H[:, i]).statistic, abs=TOL)
+
+
+def test_numerically_constant_is_constant_everywhere() -> None:
+    from nlgeval.correlation.coefficients import near_constant
+    from nlgeval.correlation.kendall import grouped_kendall, kendall_variant
+
+    x = np.array([0.3, 0.1 + 0.2, 0.3, 0.3, 0.1 + 0.2])
+    y = np.arange(5.0)
+    assert np.ptp(x) > 0  # distinct floats ...
+    assert bool(near_constant(x))  # ... that differ by rounding only
+    assert not near_constant(np.array([1e-318, 1e-300, 1e-170]))
+    assert not near_constant(np.array([1.0, 1.0 + 1e-12]))
+    with pytest.warns(DegenerateInputWarning, match="numerically constant"):
+        assert math.isnan(correlation(x, y, "spearman").statistic)
+    # the Kendall variants count every pair as tied, as for an exactly constant metric
+    const = np.full(5, 0.3)
+    for variant in ("tau_b", "tau_23", "acc_23"):
+        a = kendall_variant(x, y, variant).statistic
+        b = kendall_variant(const, y, variant).statistic
+        assert (math.isnan(a) and math.isnan(b)) or a == b
+        X, H, _ = _tiny_item_study()
+        Xc = X.copy()
+        Xc[:, 5] = 0.3
+        assert grouped_kendall(X, H, variant, "item").statistic == pytest.approx(
+            grouped_kendall(Xc, H, variant, "item").statistic, abs=1e-15)

@@ -21,18 +21,23 @@ bivariate normality; ``spearmanr``: the t approximation; ``kendalltau``: exact o
 tie-corrected normal approximation), which nlgeval does not reimplement; nlgeval adds explicit
 handling of missing values (pairs with a NaN are dropped) and of degenerate input.
 
-**Degenerate input, one rule for every code path** (point estimate, batch, bootstrap and
-permutation kernels): a coefficient is undefined -- NaN, never an exception -- when fewer than
-:data:`MIN_PAIRS` (3) complete pairs remain or either variable is constant. The point estimate
-adds a :class:`DegenerateInputWarning` saying why; the batch kernels return NaN silently (their
-callers count them). "Constant" is exact for the rank coefficients (every pair tied in one
-variable); the kernels that work from sums of squares (:func:`pearson_from_sums`, used by the
-bootstrap, the permutation tests and the weighted Spearman kernel) see it as a centred sum of
-squares of at most ``1e-10 * n * scale``, which is how an exactly constant variable shows up
-after rounding. The one exception is deliberate: the Kendall *variants* of
-:mod:`nlgeval.correlation.kendall` (tau_b, tau_c, tau_23, acc_23 under MTME's groupings) are
-defined from 2 values on, as in MTME and scipy, because MTME's item grouping routinely has
-groups of 2 systems; they share the counts and the formula, with ``min_n = 2``.
+**Degenerate input, one rule for every coefficient** (Pearson, Spearman, Kendall tau-b/tau-c
+and the Kendall variants tau_23/acc_23/acc_eq of :mod:`nlgeval.correlation.kendall`): a variable
+is *constant* when all its values are equal or when it is numerically constant relative to its
+own magnitude, ``max - min <= CONSTANT_RTOL * max |x|`` with :data:`CONSTANT_RTOL` = 1e-13
+(values that differ by rounding only; :func:`near_constant`). The rule is scale-free, as
+scipy's: a metric whose values on an item lie between 1e-318 and 1e-170 is not constant there,
+and every coefficient uses that item. A coefficient is undefined -- NaN, never an exception --
+when fewer than :data:`MIN_PAIRS` (3) complete pairs remain or either variable is constant;
+the point estimate adds a :class:`DegenerateInputWarning` saying why, the batch kernels return
+NaN silently (their callers count them). The Kendall variants are defined from 2 values on, as
+in MTME and scipy (MTME's item grouping routinely has groups of 2 systems), and count every pair
+of a constant group as tied (:func:`snap_near_constant` makes a numerically constant group
+exactly constant). The resampling kernels that work from weighted sums
+(:func:`pearson_from_sums`: the Pearson bootstrap and PERM-BOTH draws, the weighted Spearman
+bootstrap) cannot see the values of a resample; they count a resample as constant when its
+centred sum of squares is at most ``1e-10 * n * scale``, which is how a constant resample shows
+up after rounding in the sums.
 """
 
 from __future__ import annotations
@@ -52,6 +57,10 @@ COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall", "kendall_c")
 
 #: Fewer complete pairs than this make every coefficient undefined (NaN): the one rule.
 MIN_PAIRS = 3
+
+#: A variable whose spread (max - min) is at most this share of its largest magnitude is
+#: constant (numerically constant: its values differ by rounding only), for every coefficient.
+CONSTANT_RTOL = 1e-13
 
 
 class DegenerateInputWarning(RuntimeWarning):
@@ -182,13 +191,16 @@ def correlation(
     if n < MIN_PAIRS:
         note = _degenerate(f"only {n} complete pair(s), need at least {MIN_PAIRS}", label)
         return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        which = "first" if np.ptp(x) == 0 else "second"
-        note = _degenerate(f"the {which} variable is constant", label)
+    if near_constant(x) or near_constant(y):
+        v = x if near_constant(x) else y
+        which = "first" if v is x else "second"
+        how = "constant" if np.ptp(v) == 0 else (
+            f"numerically constant (spread <= {CONSTANT_RTOL:g} of its magnitude)")
+        note = _degenerate(f"the {which} variable is {how}", label)
         return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
     r = float(batch_correlation(x, y, coefficient))  # the statistic: nlgeval's one kernel
-    if not np.isfinite(r):  # only a variance that underflows to zero gets here
-        note = _degenerate("a variable has zero variance in floating point", label)
+    if not np.isfinite(r):  # a safety net: the rule above and the scaling leave no such case
+        note = _degenerate("the coefficient could not be computed in floating point", label)
         return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
     ci = _NAN_CI
     # the p-value: scipy's null distribution of the statistic (computed from the same data)
@@ -213,8 +225,9 @@ def pearson_from_sums(
     ``n`` is the total weight, ``sx``... the weighted sums of x, y, x^2, y^2 and xy (ideally of
     values centred near their mean, to limit cancellation); ``scale_x``/``scale_y`` the mean
     square that decides when a centred sum of squares counts as zero. Callers scale the values
-    to magnitude about 1 first (:func:`unit_scaled`), so that no sum or product overflows. NaN when ``n < 3`` or a
-    variable is constant (the module's degenerate-input rule); clipped to [-1, 1].
+    to magnitude about 1 first (:func:`unit_scaled`), so that no sum or product overflows.
+    NaN when ``n < 3`` or a variable is constant (the sums' form of the module's
+    degenerate-input rule: see the module docstring); clipped to [-1, 1].
 
     Examples
     --------
@@ -260,6 +273,52 @@ def unit_scaled(x: np.ndarray, valid: np.ndarray | None = None, axis: int | None
     return np.ldexp(x, -exponent)
 
 
+def near_constant(x: Any, valid: np.ndarray | None = None, axis: int | None = -1
+                  ) -> np.ndarray:
+    """True where a variable is constant under nlgeval's one rule (every coefficient).
+
+    Constant: all valid values equal, or numerically constant relative to the data's own
+    magnitude -- ``max - min <= CONSTANT_RTOL * max |x|`` (1e-13; values that differ only by
+    rounding, such as 0.3 and 0.1 + 0.2). Scale-free, as scipy's constant-input checks: values
+    between 1e-318 and 1e-170 are not constant (their spread is their magnitude). Empty
+    vectors count as constant. ``axis=None``: the whole array is one variable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> near_constant(np.array([[0.3, 0.1 + 0.2, 0.3], [1e-318, 1e-200, 1e-170]])).tolist()
+    [True, False]
+    """
+    x = np.asarray(x, dtype=float)
+    ok = np.isfinite(x) if valid is None else (valid & np.isfinite(x))
+    xs = unit_scaled(x, ok, axis)  # magnitudes below 1: the spread cannot overflow
+    hi = np.where(ok, xs, -np.inf).max(axis=axis, initial=-np.inf)
+    lo = np.where(ok, xs, np.inf).min(axis=axis, initial=np.inf)
+    with np.errstate(invalid="ignore"):
+        spread = hi - lo
+        return np.asarray(~(spread > CONSTANT_RTOL * np.maximum(np.abs(hi), np.abs(lo))))
+
+
+def snap_near_constant(x: Any, valid: np.ndarray | None = None, axis: int = -1) -> np.ndarray:
+    """``x`` with every numerically constant vector (:func:`near_constant`) made exactly
+    constant (its valid values set to their maximum); other vectors unchanged.
+
+    How the statistics that are defined on constant input (the Kendall variants tau_23 and
+    acc_23 count every pair as tied) apply the same rule as the coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> snap_near_constant(np.array([[0.3, 0.1 + 0.2], [1.0, 2.0]])).tolist()
+    [[0.30000000000000004, 0.30000000000000004], [1.0, 2.0]]
+    """
+    x = np.asarray(x, dtype=float)
+    ok = np.isfinite(x) if valid is None else (valid & np.isfinite(x))
+    const = np.expand_dims(near_constant(x, ok, axis), axis)
+    top = np.where(ok, x, -np.inf).max(axis=axis, initial=-np.inf, keepdims=True)
+    return np.where(ok & const, top, x)
+
+
 def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Pearson r along the last axis using only positions where ``valid`` is True.
 
@@ -276,14 +335,8 @@ def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarr
         sxx = (dx * dx).sum(axis=-1)
         syy = (dy * dy).sum(axis=-1)
         r = pearson_from_sums(n, 0.0, 0.0, sxx, syy, (dx * dy).sum(axis=-1), 0.0, 0.0)
-    # exactly constant (all valid values equal) is the rule; the sums see it as a zero
-    # centred sum of squares, which rounding can hide when the values are not representable
-    xmax = np.where(valid, x, -np.inf).max(axis=-1, initial=-np.inf)  # initial: empty vectors
-    xmin = np.where(valid, x, np.inf).min(axis=-1, initial=np.inf)
-    ymax = np.where(valid, y, -np.inf).max(axis=-1, initial=-np.inf)
-    ymin = np.where(valid, y, np.inf).min(axis=-1, initial=np.inf)
-    bad = (n < MIN_PAIRS) | (xmax == xmin) | (ymax == ymin)
-    return np.where(bad, np.nan, r)
+    # constant variables (the rule, near_constant) are set to NaN by batch_correlation
+    return np.where(n < MIN_PAIRS, np.nan, r)
 
 
 def _masked_ranks(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -318,6 +371,13 @@ def batch_correlation(x: np.ndarray, y: np.ndarray, coefficient: str = "pearson"
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     valid = np.isfinite(x) & np.isfinite(y)
+    # the one degenerate-input rule, on the values themselves (before any ranking)
+    const = near_constant(x, valid) | near_constant(y, valid)
+    return np.where(const, np.nan, _batch_statistic(x, y, valid, coefficient))
+
+
+def _batch_statistic(x: np.ndarray, y: np.ndarray, valid: np.ndarray, coefficient: str
+                     ) -> np.ndarray:
     if coefficient == "pearson":
         return _masked_pearson(x, y, valid)
     if coefficient == "spearman":

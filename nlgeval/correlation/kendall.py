@@ -72,6 +72,7 @@ from nlgeval.correlation._kendall_kernels import (
     _stat_from_counts,
     _vector_counts,
 )
+from nlgeval.correlation.coefficients import snap_near_constant
 from nlgeval.correlation.kendall_permutation import (
     _CELLS_PER_CHUNK,  # noqa: F401 (defined here before the split)
     PairedPermutationResult,
@@ -97,6 +98,7 @@ from nlgeval.correlation.kendall_results import (
     check_epsilon,
     check_grouping,
     check_variant,
+    snap_groups,
 )
 from nlgeval.errors import InputError
 
@@ -105,7 +107,7 @@ __all__ = [
     "PairCounts", "PairedPermutationResult", "batch_grouped_kendall", "build_groups",
     "check_epsilon", "check_grouping", "check_variant", "grouped_kendall",
     "kendall_permutation_test", "kendall_resample_distribution", "kendall_variant",
-    "pair_counts", "zscore_cells",
+    "pair_counts", "snap_groups", "zscore_cells",
 ]
 
 
@@ -132,7 +134,8 @@ def pair_counts(metric: Any, human: Any, epsilon: float = 0.0) -> PairCounts:
                          f"and {np.size(human)}")
     ok = np.isfinite(m) & np.isfinite(h)
     out = np.zeros(8, dtype=np.int64)
-    _vector_counts(np.ascontiguousarray(m[ok]), np.ascontiguousarray(h[ok]), eps, DIRECT_MAX,
+    m, h = snap_near_constant(m[ok]), snap_near_constant(h[ok])  # the one degenerate rule
+    _vector_counts(np.ascontiguousarray(m), np.ascontiguousarray(h), eps, DIRECT_MAX,
                    True, out)
     return _counts_from_row(out, eps)
 
@@ -238,6 +241,7 @@ def batch_grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str
         raise InputError(f"X and Y must be stacks of (systems x items) matrices of the same "
                          f"shape, got {Xa.shape} and {Ya.shape}")
     lead = Xa.shape[:-2]
+    Xa, Ya = snap_groups(Xa, Ya, grouping)
     Xs = np.ascontiguousarray(Xa.reshape(-1, *Xa.shape[-2:]))
     Ys = np.ascontiguousarray(Ya.reshape(-1, *Ya.shape[-2:]))
     out = _stack_statistic(Xs, Ys, _GROUPING_CODE[grouping], _VARIANT_CODE[variant], eps,
@@ -276,6 +280,7 @@ def kendall_resample_distribution(X: Any, Y: Any, variant: str, grouping: str,
         raise InputError("sys_idx holds a row index outside the matrix")
     if ii.size and (ii.min() < 0 or ii.max() >= Xa.shape[1]):
         raise InputError("item_idx holds a column index outside the matrix")
+    Xa, Ya = snap_groups(Xa, Ya, grouping)  # resamples of the data as the rule sees them
     return _indexed_statistic(np.ascontiguousarray(Xa), np.ascontiguousarray(Ya),
                               np.ascontiguousarray(si), np.ascontiguousarray(ii),
                               _GROUPING_CODE[grouping], _VARIANT_CODE[variant], eps, DIRECT_MAX)

@@ -22,6 +22,7 @@ from nlgeval.correlation.kendall_results import (
     check_epsilon,
     check_grouping,
     check_variant,
+    snap_groups,
 )
 from nlgeval.errors import InputError
 
@@ -96,6 +97,9 @@ def kendall_permutation_test(
     Xa, Ya = _check_matrices(X_a, Y, ("X_a", "Y"))
     Xb, _ = _check_matrices(X_b, Y, ("X_b", "Y"))
     ok = np.isfinite(Xa) & np.isfinite(Xb) & np.isfinite(Ya)
+    # the one degenerate-input rule on the compared cells (numerically constant groups tied)
+    Xa, Ya = snap_groups(np.where(ok, Xa, np.nan), np.where(ok, Ya, np.nan), grouping)
+    Xb, _ = snap_groups(np.where(ok, Xb, np.nan), Ya, grouping)
     A = zscore_cells(Xa, ok)
     B = zscore_cells(Xb, ok)
     H = np.where(ok, Ya, np.nan)

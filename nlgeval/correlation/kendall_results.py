@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from nlgeval.correlation._kendall_kernels import _stat_from_counts
+from nlgeval.correlation.coefficients import snap_near_constant
 from nlgeval.errors import InputError
 from nlgeval.results import Result, StatResult
 
@@ -109,6 +110,33 @@ def _check_matrices(X: Any, Y: Any, names: tuple[str, str] = ("X", "Y")) -> tupl
     return Xa, Ya
 
 
+def snap_groups(X: np.ndarray, Y: np.ndarray, grouping: str
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(..., systems, items) stacks with each numerically constant group made exactly constant.
+
+    nlgeval's one degenerate-input rule (:func:`~nlgeval.correlation.coefficients.near_constant`)
+    for the Kendall variants: a group (an item's systems, a system's items, or all cells for
+    ``"none"``) whose complete values differ by rounding only counts every pair as tied.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.3, 1.0], [0.1 + 0.2, 2.0]])
+    >>> snap_groups(X, np.ones((2, 2)), "item")[0].tolist()
+    [[0.30000000000000004, 1.0], [0.30000000000000004, 2.0]]
+    """
+    grouping = check_grouping(grouping)
+    ok = np.isfinite(X) & np.isfinite(Y)
+    if grouping == "none":
+        shape = X.shape
+        flat = (*shape[:-2], shape[-2] * shape[-1])
+        Xs = snap_near_constant(X.reshape(flat), ok.reshape(flat))
+        Ys = snap_near_constant(Y.reshape(flat), ok.reshape(flat))
+        return Xs.reshape(shape), Ys.reshape(shape)
+    axis = -2 if grouping == "item" else -1
+    return snap_near_constant(X, ok, axis), snap_near_constant(Y, ok, axis)
+
+
 # --------------------------------------------------------------------------------------------
 # grouping into back-to-back vectors
 # --------------------------------------------------------------------------------------------
@@ -165,6 +193,8 @@ def build_groups(X: np.ndarray, Y: np.ndarray, grouping: str) -> Groups:
         Xg, Yg, okg = X, Y, ok
     else:
         Xg, Yg, okg = X.reshape(1, -1), Y.reshape(1, -1), ok.reshape(1, -1)
+    # nlgeval's one degenerate-input rule: a numerically constant group is all ties
+    Xg, Yg = snap_near_constant(Xg, okg), snap_near_constant(Yg, okg)
     size = okg.sum(axis=1)
     keep = size >= 2
     okk = okg & keep[:, None]
