@@ -28,6 +28,7 @@ CROWD = '''
 consent = "You agree that your answers are stored **anonymously**."
 completion_code = "C0DE42"
 redirect_url = "https://app.prolific.com/submissions/complete?cc={code}"
+min_trial_ms = 0
 '''
 
 
@@ -269,11 +270,17 @@ def test_open_link_hands_out_sets_in_design_order_and_keeps_the_square(tmp_path:
     trials = pd.read_csv(d / "trials.csv", dtype=str)
     first = trials[trials["evaluator"].isin(made.evaluators["evaluator"].iloc[:3])]
     assert not first.duplicated(["system", "item"]).any() and len(first) == 18
-    # a returning participant (reload, new browser) gets their own set back
+    # a returning participant (new browser, same platform session) gets their own set back;
+    # the same id without that session id is refused, never given the set (issue 25)
+    c = app.test_client()
+    page = c.get(f"/join/{jt}?PROLIFIC_PID=p1&SESSION_ID=x1").get_data(as_text=True)
+    r = c.post(f"/join/{jt}", data={"csrf": csrf_of(page), "PROLIFIC_PID": "p1",
+                                    "SESSION_ID": "x1"})
+    assert r.headers["Location"].endswith(got[1])
     c = app.test_client()
     page = c.get(f"/join/{jt}?PROLIFIC_PID=p1").get_data(as_text=True)
     r = c.post(f"/join/{jt}", data={"csrf": csrf_of(page), "PROLIFIC_PID": "p1"})
-    assert r.headers["Location"].endswith(got[1])
+    assert r.status_code == 409 and got[1] not in r.get_data(as_text=True)
     with _store(app).read() as s:
         ev = s.query(Evaluator).filter_by(token=got[0]).one()
     assert ev.participant == "p0" and ev.params == {"PROLIFIC_PID": "p0", "STUDY_ID": "s1",

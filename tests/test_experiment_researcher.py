@@ -40,12 +40,13 @@ def test_two_apps_keep_their_own_experiment_and_throttle(tmp_path: Path) -> None
     try:
         assert app_a.blueprints["researcher"] is researcher_blueprint is app_b.blueprints[
             "researcher"]
-        # each app answers its own researcher token only
+        # each app answers its own researcher token only (with a password set, the token
+        # view needs the log-in too: 303 to /login)
         ca, cb = app_a.test_client(), app_b.test_client()
         assert made_a.researcher_token != made_b.researcher_token
-        assert ca.get(f"/r/{made_a.researcher_token}").status_code == 200
+        assert ca.get(f"/r/{made_a.researcher_token}").status_code == 303
         assert ca.get(f"/r/{made_b.researcher_token}").status_code == 404
-        assert cb.get(f"/r/{made_b.researcher_token}").status_code == 200
+        assert cb.get(f"/r/{made_b.researcher_token}").status_code == 303
         assert cb.get(f"/r/{made_a.researcher_token}/ratings.csv").status_code == 404
         # app A is throttled after MAX_FAILS failures; app B (same client address) is not
         assert _fail(app_a, MAX_FAILS + 1) == [401] * MAX_FAILS + [429]

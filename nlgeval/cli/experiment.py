@@ -149,6 +149,12 @@ def register(app: typer.Typer) -> None:
             prog = progress(store)
             flags = quality_flags(store, cfg)
             rtoken = store.meta()["researcher_token"]
+            codes = None
+            if cfg.crowd is not None and cfg.crowd.participant_codes:
+                from nlgeval.experiment.participants import participant_codes
+                from nlgeval.experiment.settings import secret_key
+
+                codes = participant_codes(store, cfg.crowd, secret_key(directory).encode())
         finally:
             store.dispose()
         base = base_url_for(directory, base_url)
@@ -158,12 +164,16 @@ def register(app: typer.Typer) -> None:
             emit_json({"researcher_url": f"{base}/r/{rtoken}",
                        "dashboard_url": f"{base}/dashboard", "base_url": base,
                        "done": int(prog["done"].sum()), "total": int(prog["total"].sum()),
-                       "evaluators": prog.drop(columns=["token"])})
+                       "evaluators": prog.drop(columns=["token"]),
+                       **({} if codes is None else {"completion_codes": codes})})
             return
         typer.echo(f"{int(prog['done'].sum())} of {int(prog['total'].sum())} trials judged")
         show = prog[["evaluator", "practice_done", "practice_total", "done", "total",
                      "finished", "qc_flags", "url"]]
         typer.echo(show.to_string(index=False))
+        for c in codes or []:
+            typer.echo(f"completion code of {c['participant'] or c['evaluator']}: "
+                       + (c["code"] or "withheld (finished too fast)"))
         typer.echo(f"researcher view: {base}/r/{rtoken}")
 
     @exp.command("export")
@@ -231,7 +241,7 @@ def register(app: typer.Typer) -> None:
         from werkzeug.security import generate_password_hash
 
         from nlgeval.errors import InputError
-        from nlgeval.experiment.researcher import PASSWORD_KEY
+        from nlgeval.experiment.researcher_auth import set_password
 
         if from_stdin:
             pw = sys.stdin.readline().rstrip("\n")
@@ -242,7 +252,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("the researcher password needs at least 10 characters")
         _cfg, store = _store(directory, database)
         try:
-            store.set_meta(PASSWORD_KEY, generate_password_hash(pw))
+            set_password(store, generate_password_hash(pw))  # ends every session
         finally:
             store.dispose()
         typer.echo("researcher password set; log in at <base URL>/login")
@@ -264,10 +274,14 @@ def register(app: typer.Typer) -> None:
             "--secure-cookies",
             help="Mark the session cookie Secure (HTTPS only): use behind an HTTPS proxy.",
         )] = False,
+        base_url: BaseOpt = None,
+        proxies: Annotated[int, typer.Option(
+            "--proxies", help="Reverse proxies in front of the server whose X-Forwarded-For "
+            "names the client (the sign-up limit counts per client address).")] = 0,
     ) -> None:
         """Serve an experiment to evaluators (run `nlgeval experiment create DIR` first)."""
         from nlgeval.experiment.server import serve
 
         serve(directory, host=host, port=port, database=database, threads=threads,
-              processes=processes, secure_cookies=secure_cookies,
-              announce=lambda s: typer.echo(s, err=False))
+              processes=processes, secure_cookies=secure_cookies, base_url=base_url,
+              proxies=proxies, announce=lambda s: typer.echo(s, err=s.startswith("warning")))

@@ -126,12 +126,12 @@ def _refuse_overwrite(store: Store, directory: str | Path, force: bool) -> None:
 
 
 def _meta_rows(cfg: ExperimentConfig, mat: Materials, seed: int) -> list[Meta]:
-    """Secrets (researcher token, session key, sign-up link), fingerprint and design facts."""
+    """Secrets (researcher token, sign-up link), fingerprint and design facts (the signing
+    key is kept out of the database: :func:`nlgeval.experiment.settings.new_secret_key`)."""
     code = (cfg.crowd.completion_code if cfg.crowd and cfg.crowd.completion_code
             else secrets.token_hex(4).upper())
     return [
         Meta(key="researcher_token", value=secrets.token_urlsafe(24)),
-        Meta(key="secret_key", value=secrets.token_hex(32)),
         Meta(key="fingerprint", value=cfg.fingerprint()),
         Meta(key="mode", value=cfg.mode),
         Meta(key="systems", value=json.dumps(list(mat.systems))),
@@ -230,7 +230,12 @@ def create_experiment(
         check_outputs(mat, trials, cfg)
     trials = add_checks(trials, cfg, mat, seed=seed)
 
-    from nlgeval.experiment.settings import check_base_url, load_settings, save_settings
+    from nlgeval.experiment.settings import (
+        check_base_url,
+        load_settings,
+        new_secret_key,
+        save_settings,
+    )
 
     if base_url is not None:
         base_url = check_base_url(base_url)
@@ -244,6 +249,7 @@ def create_experiment(
         store.create_schema(drop=True)
         with store.write() as s:
             researcher, ev_rows = _write_database(s, cfg, mat, trials, seed)
+        new_secret_key(cfg.directory)  # a new experiment: new session cookies and codes
         trials.assign(details=trials["details"].map(
             lambda d: json.dumps(d) if d else "")).to_csv(cfg.directory / "trials.csv",
                                                          index=False)

@@ -258,7 +258,8 @@ def parse_crowd(raw: Any, file: Path) -> CrowdConfig | None:
     if not isinstance(raw, dict):
         raise InputError("must be a table ([crowd])", file=file, column="crowd")
     r = Reader(raw, "crowd", file)
-    r.unknown({"open_link", "consent", "completion_code", "redirect_url", "params"})
+    r.unknown({"open_link", "consent", "completion_code", "redirect_url", "params",
+               *_CROWD_IDENTITY_KEYS})
     redirect = r.str("redirect_url", "").strip()
     if redirect and not redirect.startswith(("https://", "http://")):
         raise r.fail("redirect_url", f"must start with https:// (got {redirect!r})")
@@ -270,7 +271,43 @@ def parse_crowd(raw: Any, file: Path) -> CrowdConfig | None:
         if not p or not all(ch.isalnum() or ch in "-_" for ch in p):
             raise r.fail("params", f"{p!r} is not a URL parameter name")
     return CrowdConfig(open_link=r.bool("open_link", True), consent=r.str("consent", ""),
-                       completion_code=code, redirect_url=redirect, params=params)
+                       completion_code=code, redirect_url=redirect, params=params,
+                       **_crowd_identity(r, raw, params))
+
+
+_CROWD_IDENTITY_KEYS = {"id_params", "session_params", "anonymous", "lease_minutes",
+                        "join_limit", "join_window_minutes", "full_code", "full_redirect_url",
+                        "participant_codes", "min_trial_ms"}
+
+
+def _crowd_identity(r: Reader, raw: dict[str, Any], params: tuple[str, ...]) -> dict[str, Any]:
+    """The ``[crowd]`` keys of participant identity and capacity (see
+    :class:`~nlgeval.experiment.config_types.CrowdConfig`)."""
+    out: dict[str, Any] = {}
+    for key in ("id_params", "session_params"):
+        if key in raw:
+            names = r.strs(key)
+            bad = [p for p in names if p not in params]
+            if bad or (key == "id_params" and not names):
+                raise r.fail(key, f"must list parameters of params = [...] (got {list(names)})")
+            out[key] = names
+    for key in ("lease_minutes", "join_window_minutes"):
+        v = r.num(key, 60.0 if key == "lease_minutes" else 10.0)
+        if v < 0:
+            raise r.fail(key, f"must be 0 (off) or more minutes, got {v:g}")
+        out[key] = v
+    out["join_limit"] = r.int("join_limit", 10)
+    out["min_trial_ms"] = r.int("min_trial_ms", 1000)
+    out["anonymous"] = r.bool("anonymous", True)
+    out["participant_codes"] = r.bool("participant_codes", False)
+    full = r.str("full_code", "").strip()
+    if full and not all(ch.isalnum() or ch in "-_" for ch in full):
+        raise r.fail("full_code", "may hold letters, digits, '-' and '_' only")
+    url = r.str("full_redirect_url", "").strip()
+    if url and not url.startswith(("https://", "http://")):
+        raise r.fail("full_redirect_url", f"must start with https:// (got {url!r})")
+    out["full_code"], out["full_redirect_url"] = full, url
+    return out
 
 
 def parse_checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
@@ -278,15 +315,16 @@ def parse_checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
 
     Examples
     --------
-    >>> parse_checks({"repeats": 2, "speeder_ms": 1500}, "absolute", Path("experiment.toml"))
-    ChecksConfig(repeats=2, degraded=0, known_answer=0, repeat_tolerance=0.25, speeder_ms=1500)
+    >>> c = parse_checks({"repeats": 2, "speeder_ms": 1500}, "absolute", Path("experiment.toml"))
+    >>> c.repeats, c.degraded, c.speeder_ms, c.alpha
+    (2, 0, 1500, 0.05)
     """
     if raw is None:
         return ChecksConfig()
     if not isinstance(raw, dict):
         raise InputError("must be a table ([checks])", file=file, column="checks")
     r = Reader(raw, "checks", file)
-    r.unknown({"repeats", "degraded", "known_answer", "repeat_tolerance", "speeder_ms"})
+    r.unknown({"repeats", "degraded", "known_answer", "repeat_tolerance", "speeder_ms", "alpha"})
     repeats = r.int("repeats", 0) or 0
     degraded = r.int("degraded", 0) or 0
     known = r.int("known_answer", 0) or 0
@@ -302,7 +340,16 @@ def parse_checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
         raise r.fail("repeat_tolerance", f"must be between 0 and 1 (a fraction of the scale's "
                      f"range), got {tol:g}")
     return ChecksConfig(repeats=repeats, degraded=degraded, known_answer=known,
-                        repeat_tolerance=tol, speeder_ms=r.int("speeder_ms", 2000) or 0)
+                        repeat_tolerance=tol, speeder_ms=r.int("speeder_ms", 2000) or 0,
+                        alpha=_alpha(r))
+
+
+def _alpha(r: Reader) -> float:
+    """``[checks] alpha``: the level of the degraded-pairs test, in (0, 1)."""
+    alpha = r.num("alpha", 0.05)
+    if not 0 < alpha < 1:
+        raise r.fail("alpha", f"must be between 0 and 1, got {alpha:g}")
+    return alpha
 
 
 def relative_file(directory: Path, value: str, file: Path, key: str) -> Path:

@@ -116,6 +116,36 @@ class CrowdConfig:
     completion_code: str = ""
     redirect_url: str = ""
     params: tuple[str, ...] = DEFAULT_CROWD_PARAMS
+    # participant identity and capacity (docs/experiment.md, "Who is who"): the parameters
+    # that name a participant (``None``: PROLIFIC_PID / workerId among ``params``, else the
+    # first of ``params``) and their platform session (SESSION_ID / assignmentId), whether a
+    # link without any platform parameter makes an anonymous participant, the lease of a
+    # claimed set, the join limit per client address, and the "study full" code / redirect
+    id_params: tuple[str, ...] | None = None
+    session_params: tuple[str, ...] | None = None
+    anonymous: bool = True
+    lease_minutes: float = 60.0
+    join_limit: int = 10
+    join_window_minutes: float = 10.0
+    full_code: str = ""
+    full_redirect_url: str = ""
+    participant_codes: bool = False
+    min_trial_ms: int = 1000
+
+    @property
+    def id_keys(self) -> tuple[str, ...]:
+        """The parameters naming a participant, in order of preference."""
+        if self.id_params is not None:
+            return self.id_params
+        known = tuple(p for p in self.params if p in ("PROLIFIC_PID", "workerId"))
+        return known or self.params[:1]
+
+    @property
+    def session_keys(self) -> tuple[str, ...]:
+        """The parameters naming a participant's platform session."""
+        if self.session_params is not None:
+            return self.session_params
+        return tuple(p for p in self.params if p in ("SESSION_ID", "assignmentId"))
 
 
 @dataclass(frozen=True)
@@ -141,6 +171,8 @@ class ChecksConfig:
     known_answer: int = 0
     repeat_tolerance: float = 0.25
     speeder_ms: int = 2000
+    #: significance level of the one-sided Wilcoxon test over an evaluator's degraded pairs
+    alpha: float = 0.05
 
     @property
     def any(self) -> bool:

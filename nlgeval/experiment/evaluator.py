@@ -35,6 +35,13 @@ from nlgeval.experiment.evaluator_forms import (
     state_or_404,
     texts_for,
 )
+from nlgeval.experiment.participants import (
+    claim_set,
+    client_hash,
+    code_subject,
+    completion_code,
+    too_fast,
+)
 from nlgeval.experiment.storage import Evaluator, Judgement, Trial, utcnow
 from nlgeval.experiment.views import (
     CLAIM,
@@ -68,6 +75,47 @@ def _render_trial(x: Experiment, st: State, trial: TrialView,
     )
 
 
+def _participant(x: Experiment) -> tuple[str | None, dict[str, str]]:
+    """The participant id (``None``: an anonymous participant) and the captured platform
+    parameters; a link whose participant id is missing or malformed is refused (400) when
+    it carries platform parameters or anonymous participants are off: never a shared id."""
+    crowd = x.cfg.crowd
+    assert crowd is not None
+    params = captured_params(x)
+    pid = next((params[k] for k in crowd.id_keys if k in params), None)
+    if pid is None and (not crowd.anonymous
+                        or any((request.values.get(p) or "").strip() for p in crowd.params)):
+        abort(400, x._("The link you followed does not carry a valid participant id "
+                       "(%(names)s), so your answers could not be kept apart from other "
+                       "people's. Please open the study again from the platform's study page.",
+                       names=", ".join(crowd.id_keys)))
+    return pid, params
+
+
+def _own_set(x: Experiment, pid: str | None) -> str | None:
+    """The set this browser joined with (its signed session cookie), if it is still theirs
+    and belongs to the same participant id."""
+    mine = session.get("evaluator")
+    if not mine or len(mine) > 64:
+        return None
+    with x.store.connect() as c:
+        row = c.execute(select(Evaluator.participant, Evaluator.released_at)
+                        .where(Evaluator.token == mine)).first()
+    if row is None or row.released_at is not None or (pid is not None and row.participant != pid):
+        return None
+    return mine
+
+
+def _study_full(x: Experiment) -> Any:
+    """No free set: the configured redirect (Prolific's "no places" return link), else a
+    page with the configured code."""
+    crowd = x.cfg.crowd
+    assert crowd is not None
+    if crowd.full_redirect_url:
+        return redirect(crowd.full_redirect_url.replace("{code}", crowd.full_code), 303)
+    return x.render("full.html", status=409, code=crowd.full_code)
+
+
 @evaluator_blueprint.get("/join/<jtoken>")
 def join_page(jtoken: str) -> Any:
     """The open sign-up link's page (404 unless the study has one); the same browser coming
@@ -84,49 +132,20 @@ def join_page(jtoken: str) -> Any:
     """
     x = current_experiment()
     join_token_or_404(x, jtoken)
-    params = captured_params(x)
-    mine = session.get("evaluator")
-    if mine and not params:
+    pid, params = _participant(x)
+    mine = _own_set(x, pid)
+    if mine:
         return redirect(url_for("evaluator.page", token=mine), 303)
     return x.render("join.html", jtoken=jtoken, params=params, csrf=x.csrf_token())
-
-
-def _claim_set(x: Experiment, pid: str | None, params: dict[str, str]) -> str | None:
-    """The token of the participant's set: theirs if seen before, else the next free one in
-    design order (``None``: the study is full). One serialised write transaction
-    (:meth:`~nlgeval.experiment.storage.Store.serialize`), so concurrent joins (other
-    threads, other server processes) cannot take one set twice or give one participant two."""
-    token = None
-    with x.store.write() as s:
-        x.store.serialize(s)
-        if pid is not None:
-            token = s.execute(select(Evaluator.token).where(Evaluator.participant == pid)
-                              ).scalar_one_or_none()
-        if token is None and pid is None and session.get("evaluator"):
-            token = session["evaluator"]
-        for _try in range(20):
-            if token is not None:
-                break
-            free = s.execute(
-                select(Evaluator.id, Evaluator.token)
-                .where(Evaluator.claimed_at.is_(None), Evaluator.started_at.is_(None))
-                .order_by(Evaluator.id).limit(1)).first()
-            if free is None:
-                break
-            got = s.execute(
-                update(Evaluator).where(Evaluator.id == free.id, Evaluator.claimed_at.is_(None))
-                .values(claimed_at=utcnow(), participant=pid, params=params or None)
-            ).rowcount
-            if got:
-                token = free.token
-    return token
 
 
 @evaluator_blueprint.post("/join/<jtoken>")
 def join(jtoken: str) -> Any:
     """Hand out the next free trial set, in design order, so the Latin square's balance
-    holds for every complete block of sets handed out. A participant id seen before gets
-    their own set back (a reload or a second tab never takes a second set).
+    holds for every complete block of sets handed out. The browser that joined (its signed
+    cookie), or the same participant id with the same platform session id, gets its own set
+    back; the same id from another browser is refused (409), never given that set
+    (:func:`~nlgeval.experiment.participants.claim_set`).
 
     Examples
     --------
@@ -140,13 +159,21 @@ def join(jtoken: str) -> Any:
     x = current_experiment()
     join_token_or_404(x, jtoken)
     x.check_csrf()
-    params = captured_params(x)
-    pid = next((params[p] for p in x.cfg.crowd.params if p in params), None)  # type: ignore
-    token = _claim_set(x, pid, params)
+    pid, params = _participant(x)
+    token = _own_set(x, pid)
     if token is None:
-        return x.render("error.html", status=409, code=409, message=x._(
-            "This study is full: every trial set has been handed out. Thank you for your "
-            "interest."))
+        got = claim_set(x.store, x.cfg.crowd, pid=pid, params=params,  # type: ignore[arg-type]
+                        client=client_hash(x.secret, request.remote_addr or "?"))
+        if got.refused == "taken":
+            abort(409, x._("This participant id has already taken part from another browser. "
+                           "Please continue in the browser where you started; if you cannot, "
+                           "contact the researcher."))
+        if got.refused == "limit":
+            abort(429, x._("Too many people have signed up from your network in a short "
+                           "time. Please try again in a few minutes."))
+        if got.token is None:
+            return _study_full(x)
+        token = got.token
     session["evaluator"] = token
     return redirect(url_for("evaluator.page", token=token), 303)
 
@@ -183,7 +210,30 @@ def page(token: str) -> Any:
             s.execute(update(Evaluator).where(Evaluator.id == ev.id,
                                               Evaluator.finished_at.is_(None))
                       .values(finished_at=utcnow()))
-    return x.render("thanks.html", ev=ev, thank_you=x.thank_you_html, completion=completion(x))
+    return x.render("thanks.html", ev=ev, thank_you=x.thank_you_html,
+                    completion=_completion(x, st))
+
+
+def _completion(x: Experiment, st: State) -> dict[str, Any] | None:
+    """The completion code (study-wide, or the participant's own with ``participant_codes``)
+    and redirect, shown after the last page; withheld (``held``) when the set was finished
+    faster than ``min_trial_ms`` per trial."""
+    crowd = x.cfg.crowd
+    done = completion(x)
+    if crowd is None or done is None:
+        return done
+    if too_fast(st.ev.started_at, [t.answered_at for t in st.trials], crowd.min_trial_ms):
+        return {"held": x._("Your answers came in faster than the texts can be read, so no "
+                            "completion code is shown. The researcher will review your "
+                            "submission.")}
+    if crowd.participant_codes:
+        with x.store.connect() as c:
+            who = c.execute(select(Evaluator.participant, Evaluator.name)
+                            .where(Evaluator.id == st.ev.id)).one()
+        done["code"] = completion_code(x.secret, code_subject(*who))
+        url = crowd.redirect_url
+        done["url"] = url.replace("{code}", done["code"]) if url else ""
+    return done
 
 
 @evaluator_blueprint.post("/e/<token>/start")

@@ -117,6 +117,29 @@ DE: dict[str, str] = {
     "This study is full: every trial set has been handed out. Thank you for your interest.":
         "Diese Studie ist voll: alle Aufgabensätze sind vergeben. Danke für Ihr Interesse.",
     "Skip to the form": "Zum Formular springen",
+    # participant identity and capacity (issue 25)
+    "The link you followed does not carry a valid participant id (%(names)s), so your "
+    "answers could not be kept apart from other people's. Please open the study again from "
+    "the platform's study page.": "Der Link, dem Sie gefolgt sind, enthält keine gültige "
+    "Teilnehmerkennung (%(names)s), daher könnten Ihre Antworten nicht von denen anderer "
+    "unterschieden werden. Bitte öffnen Sie die Studie erneut über die Studienseite der "
+    "Plattform.",
+    "This participant id has already taken part from another browser. Please continue in the "
+    "browser where you started; if you cannot, contact the researcher.":
+        "Mit dieser Teilnehmerkennung wurde bereits in einem anderen Browser teilgenommen. "
+        "Bitte machen Sie in dem Browser weiter, in dem Sie begonnen haben; falls das nicht "
+        "geht, wenden Sie sich an die Studienleitung.",
+    "Too many people have signed up from your network in a short time. Please try again in "
+    "a few minutes.": "Aus Ihrem Netzwerk haben sich in kurzer Zeit zu viele Personen "
+    "angemeldet. Bitte versuchen Sie es in einigen Minuten erneut.",
+    "Your answers came in faster than the texts can be read, so no completion code is shown. "
+    "The researcher will review your submission.": "Ihre Antworten kamen schneller, als man "
+    "die Texte lesen kann, daher wird kein Abschlusscode angezeigt. Die Studienleitung wird "
+    "Ihre Teilnahme prüfen.",
+    "This study is full": "Diese Studie ist voll",
+    "Every trial set has been handed out. Thank you for your interest.":
+        "Alle Aufgabensätze sind vergeben. Vielen Dank für Ihr Interesse.",
+    "Please return the study with this code": "Bitte geben Sie die Studie mit diesem Code zurück",
 }
 
 CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": DE, "ar": AR}

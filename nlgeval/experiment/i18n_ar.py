@@ -89,4 +89,24 @@ AR: dict[str, str] = {
     "This study is full: every trial set has been handed out. Thank you for your interest.":
         "اكتمل عدد المشاركين في هذه الدراسة: تم توزيع جميع مجموعات المهام. شكرًا لاهتمامك.",
     "Skip to the form": "انتقل إلى النموذج",
+    # participant identity and capacity (issue 25)
+    "The link you followed does not carry a valid participant id (%(names)s), so your "
+    "answers could not be kept apart from other people's. Please open the study again from "
+    "the platform's study page.": "الرابط الذي اتبعته لا يحمل معرّف مشارك صالحًا "
+    "(%(names)s)، لذا لا يمكن تمييز إجاباتك عن إجابات الآخرين. يرجى فتح الدراسة مرة أخرى "
+    "من صفحة الدراسة على المنصة.",
+    "This participant id has already taken part from another browser. Please continue in the "
+    "browser where you started; if you cannot, contact the researcher.":
+        "شارك معرّف المشارك هذا بالفعل من متصفح آخر. يرجى المتابعة في المتصفح الذي بدأت "
+        "فيه؛ وإن تعذّر ذلك فتواصل مع الباحث.",
+    "Too many people have signed up from your network in a short time. Please try again in "
+    "a few minutes.": "سجّل عدد كبير جدًا من الأشخاص من شبكتك في وقت قصير. يرجى المحاولة "
+    "مرة أخرى بعد بضع دقائق.",
+    "Your answers came in faster than the texts can be read, so no completion code is shown. "
+    "The researcher will review your submission.": "وصلت إجاباتك أسرع مما تسمح به قراءة "
+    "النصوص، لذا لا يُعرض رمز الإكمال. سيراجع الباحث مشاركتك.",
+    "This study is full": "اكتمل عدد المشاركين في هذه الدراسة",
+    "Every trial set has been handed out. Thank you for your interest.":
+        "تم توزيع جميع مجموعات المهام. شكرًا لاهتمامك.",
+    "Please return the study with this code": "يرجى إرجاع الدراسة بهذا الرمز",
 }

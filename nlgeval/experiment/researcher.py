@@ -4,8 +4,10 @@
 flags and comments, resets an evaluator (their judgements are deleted, the set is handed out
 again) and offers the downloads. The password is set with ``nlgeval experiment password DIR``
 and stored only as a salted hash (``werkzeug.security.generate_password_hash``, scrypt);
-failed log-ins are throttled per client address. ``/r/<researcher token>`` still shows the
-read-only view (progress and downloads) for scripts and for experiments without a password.
+failed log-ins back off per client address, and sessions are held server-side
+(:mod:`nlgeval.experiment.researcher_auth`). ``/r/<researcher token>`` still shows the
+read-only view (progress and downloads) for experiments without a password; once a password
+is set it needs the log-in too.
 
 The views are module-level functions on one module-level :data:`researcher_blueprint`
 (registered by :func:`nlgeval.experiment.app.create_app`); each reaches the experiment of the
@@ -16,11 +18,10 @@ the app too (:class:`LoginThrottle`), so two apps in one process share nothing.
 from __future__ import annotations
 
 import hmac
+import math
 import secrets
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -37,12 +38,19 @@ from nlgeval.experiment.export import (
     quality_flags,
     spreadsheet_safe,
 )
+from nlgeval.experiment.quality import checks_summary
+from nlgeval.experiment.researcher_auth import FAIL_WINDOW_S as FAIL_WINDOW_S
+from nlgeval.experiment.researcher_auth import MAX_FAILS as MAX_FAILS
+from nlgeval.experiment.researcher_auth import PASSWORD_KEY as PASSWORD_KEY
+from nlgeval.experiment.researcher_auth import (
+    LoginThrottle,
+    end_session,
+    session_alive,
+    start_session,
+)
 from nlgeval.experiment.storage import Evaluator, Judgement, Trial
 
-PASSWORD_KEY = "researcher_password"
 SESSION_HOURS = 8
-MAX_FAILS = 5  # failed log-ins per client address and window before refusing (429)
-FAIL_WINDOW_S = 300
 DOWNLOADS = ("ratings", "questionnaire", "flags")
 _THROTTLE_KEY = "nlgeval_login_throttle"
 
@@ -63,38 +71,6 @@ def current_experiment() -> Experiment:
     'the loaded experiment'
     """
     return current_app.extensions["nlgeval_experiment"]["experiment"]
-
-
-@dataclass
-class LoginThrottle:
-    """Failed log-ins per client address within the last ``window`` seconds (one per app).
-
-    Examples
-    --------
-    >>> t = LoginThrottle(max_fails=2, window=300)
-    >>> t.record("10.0.0.1", now=0.0); t.record("10.0.0.1", now=1.0)
-    >>> t.blocked("10.0.0.1", now=2.0), t.blocked("10.0.0.2", now=2.0)
-    (True, False)
-    >>> t.blocked("10.0.0.1", now=400.0)  # the window has passed
-    False
-    """
-
-    max_fails: int = MAX_FAILS
-    window: float = FAIL_WINDOW_S
-    fails: dict[str, list[float]] = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def blocked(self, who: str, now: float) -> bool:
-        """Drop failures older than the window; True when ``max_fails`` remain."""
-        with self.lock:
-            recent = [t for t in self.fails.get(who, []) if now - t < self.window]
-            self.fails[who] = recent
-        return len(recent) >= self.max_fails
-
-    def record(self, who: str, now: float) -> None:
-        """Count one failed log-in of ``who`` at time ``now``."""
-        with self.lock:
-            self.fails.setdefault(who, []).append(now)
 
 
 @researcher_blueprint.record_once
@@ -155,17 +131,16 @@ def _overview(link: Callable[..., str], dashboard: bool) -> Response:
     rows = prog.to_dict("records")
     n_judgements, ids, comment_rows = _comment_rows(x)
     for r in rows:
-        r["link"] = url_for("evaluator.page", token=r["token"], _external=True)
+        r["link"] = x.link("evaluator.page", token=r["token"])
         r["id"] = ids.get(r["evaluator"])
         f = flags.loc[r["evaluator"]] if r["evaluator"] in flags.index else None
         r["flags"] = "" if f is None else f["flags"]
-        r["checks"] = "" if f is None or not f["n_checks"] else (
-            f"{f['n_checks_answered'] - f['n_failed']}/{f['n_checks_answered']} passed")
+        r["checks"] = checks_summary(f)
         med = None if f is None else f["median_time_on_task_ms"]
         r["median_s"] = "" if med is None or pd.isna(med) else f"{med / 1000:.1f}"
     join = None
     if x.cfg.crowd is not None and x.cfg.crowd.open_link and x.meta.get("join_token"):
-        join = url_for("evaluator.join_page", jtoken=x.meta["join_token"], _external=True)
+        join = x.link("evaluator.join_page", jtoken=x.meta["join_token"])
     return x.render(
         "researcher.html", rows=rows, link=link, dashboard=dashboard,
         n_judgements=n_judgements, comments=comment_rows, join_link=join,
@@ -177,9 +152,13 @@ def _overview(link: Callable[..., str], dashboard: bool) -> Response:
 
 # ------------------------------------------------------------------ token view
 def _researcher_or_404(rtoken: str) -> None:
+    """404 for a wrong token; once a password is set the token alone no longer opens the
+    view: the researcher must be logged in too (a leaked link must not bypass it)."""
     expected = current_experiment().meta["researcher_token"]
     if not hmac.compare_digest(rtoken.encode(), expected.encode()):
         abort(404)
+    if _password_hash() and not _logged_in():
+        abort(redirect(url_for("researcher.login"), 303))
 
 
 @researcher_blueprint.get("/r/<rtoken>")
@@ -224,10 +203,13 @@ def _password_hash() -> str | None:
 
 
 def _logged_in() -> bool:
-    t = session.get("researcher_at")
-    h = _password_hash()
-    return bool(t and h and time.time() - float(t) < SESSION_HOURS * 3600
-                and session.get("researcher_pw") == h[-16:])
+    """A researcher session that the server still knows (logging out and a new password
+    delete it: a copied cookie dies with it), younger than :data:`SESSION_HOURS`."""
+    t, sid, h = session.get("researcher_at"), session.get("researcher_sid"), _password_hash()
+    if not (t and sid and h and time.time() - float(t) < SESSION_HOURS * 3600
+            and session.get("researcher_pw") == h[-16:]):
+        return False
+    return session_alive(current_experiment().store, str(sid), SESSION_HOURS)
 
 
 def _login_required() -> None:
@@ -237,9 +219,11 @@ def _login_required() -> None:
 
 @researcher_blueprint.route("/login", methods=["GET", "POST"])
 def login() -> Any:
-    """The log-in form; a right password opens the dashboard (303), a wrong one is 401, and
-    after :data:`MAX_FAILS` failures from one address within :data:`FAIL_WINDOW_S` seconds
-    every attempt is refused (429) until the window has passed.
+    """The log-in form; a right password opens the dashboard (303) and starts a server-side
+    session; a wrong one is 401, and after :data:`MAX_FAILS` failures from one address within
+    :data:`FAIL_WINDOW_S` seconds each further attempt must wait a doubling back-off
+    (:class:`~nlgeval.experiment.researcher_auth.LoginThrottle`; 429 with ``Retry-After``
+    until then).
 
     Examples
     --------
@@ -265,11 +249,19 @@ def login() -> Any:
         who = request.remote_addr or "?"
         now = time.monotonic()
         throttle: LoginThrottle = current_app.extensions[_THROTTLE_KEY]
-        if throttle.blocked(who, now):
-            abort(429, "Too many failed log-ins; wait a few minutes.")
+        wait = throttle.wait(who, now)
+        if wait > 0:
+            resp = x.render("error.html", status=429, code=429, message=(
+                f"Too many failed log-ins from your address: try again in {math.ceil(wait)} "
+                "s (each further failure doubles the wait, up to 30 s)."))
+            resp.headers["Retry-After"] = str(math.ceil(wait))
+            return resp
         pw = request.form.get("password", "")
         if h and pw and check_password_hash(h, pw):
+            throttle.clear(who)
+            sid = start_session(x.store)
             session.clear()
+            session["researcher_sid"] = sid
             session["researcher_at"] = time.time()
             session["researcher_pw"] = h[-16:]  # a new password ends old sessions
             return redirect(url_for("researcher.dashboard"), 303)
@@ -281,7 +273,8 @@ def login() -> Any:
 
 @researcher_blueprint.post("/logout")
 def logout() -> Any:
-    """End the researcher's session (the CSRF token is checked) and go back to ``/login``.
+    """End the researcher's session, server-side too (a copy of the cookie opens nothing
+    any more; the CSRF token is checked) and go back to ``/login``.
 
     Examples
     --------
@@ -297,7 +290,11 @@ def logout() -> Any:
     400
     (303, '/login', False)
     """
-    current_experiment().check_csrf()
+    x = current_experiment()
+    x.check_csrf()
+    sid = session.pop("researcher_sid", None)
+    if sid:  # ended server-side: a copy of the cookie opens nothing any more
+        end_session(x.store, str(sid))
     session.pop("researcher_at", None)
     session.pop("researcher_pw", None)
     return redirect(url_for("researcher.login"), 303)
@@ -318,8 +315,10 @@ def dashboard() -> Response:
     ...     app.extensions["nlgeval_experiment"]["store"].set_meta(PASSWORD_KEY, h)
     ...     c = app.test_client()
     ...     c.get("/dashboard").headers["Location"]
-    ...     with c.session_transaction() as s:  # what a successful log-in stores
-    ...         s["researcher_at"] = time.time(); s["researcher_pw"] = h[-16:]
+    ...     _ = c.get("/login")
+    ...     with c.session_transaction() as s:
+    ...         csrf = s["csrf"]
+    ...     _ = c.post("/login", data={"csrf": csrf, "password": "correct horse"})
     ...     page = c.get("/dashboard").get_data(as_text=True)
     ...     "Researcher dashboard" in page, "Reset / reassign" in page
     '/login'

@@ -80,6 +80,28 @@ class Evaluator(Base):
     participant: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     params: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     consent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # who took the set, pseudonymised: an HMAC of the client address (the join rate limit
+    # counts these, across server processes); and, on the kept copy of a set whose lease
+    # expired, when it was given back to the pool (its partial answers stay on this row)
+    claimed_by: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    released_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class ResearcherSession(Base):
+    """A researcher's log-in, kept server-side: the dashboard cookie names it (by a random
+    id, stored here only as a SHA-256 hash), so logging out or setting a new password ends it
+    for every copy of the cookie.
+
+    Examples
+    --------
+    >>> ResearcherSession(sid_hash="ab" * 32).sid_hash[:4]
+    'abab'
+    """
+
+    __tablename__ = "nlgeval_researcher_sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sid_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class Output(Base):

@@ -39,7 +39,7 @@ DEFAULT_THREADS = 4
 
 def ready_app(
     directory: str | Path, *, database: str | None = None, threads: int = DEFAULT_THREADS,
-    secure_cookies: bool = False,
+    secure_cookies: bool = False, base_url: str | None = None, proxies: int = 0,
 ) -> Flask:
     """The validated app with every template compiled: compiled on first use instead, the
     first burst of evaluators made each worker thread compile the same templates at once (a
@@ -55,34 +55,58 @@ def ready_app(
     True
     """
     app = create_app(directory, database=database, threads=threads,
-                     secure_cookies=secure_cookies)
+                     secure_cookies=secure_cookies, base_url=base_url, proxies=proxies)
     for name in app.jinja_env.list_templates():
         app.jinja_env.get_template(name)
     return app
 
 
-def announce_links(app: Flask, host: str, port: int, announce: Callable[[str], None]) -> None:
-    """Pass the server's links (site, researcher view, dashboard, open sign-up) to
-    ``announce``.
+def public_base(directory: str | Path, host: str, port: int, override: str | None) -> str:
+    """Where participants reach the server: ``--base-url``, else the one ``create``
+    remembered, else this host and port (links are never built from a request's Host).
+
+    Examples
+    --------
+    >>> public_base("a directory without settings", "0.0.0.0", 8000, None)
+    'http://127.0.0.1:8000'
+    """
+    from nlgeval.experiment.settings import check_base_url, load_settings
+
+    if override:
+        return check_base_url(override)
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    return load_settings(directory).base_url or f"http://{shown}:{port}"
+
+
+def announce_links(app: Flask, announce: Callable[[str], None]) -> None:
+    """Pass the server's public links (site, dashboard, open sign-up) and warnings about
+    readable secret files to ``announce``. The researcher token's link is not printed (it
+    would end up in terminal logs): ``nlgeval experiment status DIR`` shows it.
 
     Examples
     --------
     >>> from nlgeval.experiment.sandbox import example_app
     >>> with example_app() as (app, made):
-    ...     announce_links(app, "0.0.0.0", 8000, print)  # doctest: +ELLIPSIS
+    ...     announce_links(app, print)  # doctest: +ELLIPSIS
     serving 'Weather forecast quality' on http://127.0.0.1:8000/
-    researcher view: http://127.0.0.1:8000/r/...
+    researcher view: `nlgeval experiment status DIR` shows its link; ...
     evaluator links: `nlgeval experiment status DIR` or the researcher view
     """
+    from nlgeval.experiment.settings import permission_warnings
+
     ext = app.extensions["nlgeval_experiment"]
-    meta, cfg = ext["store"].meta(), ext["config"]
-    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    announce(f"serving '{cfg.title}' on http://{shown}:{port}/")
-    announce(f"researcher view: http://{shown}:{port}/r/{meta['researcher_token']}")
+    x, meta, cfg = ext["experiment"], ext["store"].meta(), ext["config"]
+    base = x.base_url
+    for warning in permission_warnings(cfg.directory, x.store.sqlite_path()):
+        announce(warning)
+    announce(f"serving '{cfg.title}' on {base}/")
     if meta.get("researcher_password"):
-        announce(f"researcher dashboard: http://{shown}:{port}/dashboard")
+        announce(f"researcher dashboard: {base}/dashboard")
+    else:
+        announce("researcher view: `nlgeval experiment status DIR` shows its link; set a "
+                 "password (`nlgeval experiment password DIR`) for the dashboard at /login")
     if cfg.crowd is not None and cfg.crowd.open_link and meta.get("join_token"):
-        announce(f"open sign-up link: http://{shown}:{port}/join/{meta['join_token']}")
+        announce(f"open sign-up link: {base}/join/{meta['join_token']}")
     announce("evaluator links: `nlgeval experiment status DIR` or the researcher view")
 
 
@@ -122,14 +146,18 @@ def make_server(
     threads: int = DEFAULT_THREADS,
     secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
+    base_url: str | None = None,
+    proxies: int = 0,
 ) -> tuple[Any, Flask]:
     """Validate the experiment and bind a waitress server to it (not yet serving); returns
     ``(server, app)`` and passes the links to ``announce``. See the module's example."""
     app = ready_app(directory, database=database, threads=threads,
-                    secure_cookies=secure_cookies)
+                    secure_cookies=secure_cookies, base_url=base_url, proxies=proxies)
     server = waitress_server(app, threads, host=host, port=port)
+    x = app.extensions["nlgeval_experiment"]["experiment"]
+    x.base_url = public_base(directory, host, int(server.effective_port), base_url)
     if announce is not None:
-        announce_links(app, host, int(server.effective_port), announce)
+        announce_links(app, announce)
     return server, app
 
 
@@ -175,6 +203,8 @@ def serve(
     processes: int = 1,
     secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
+    base_url: str | None = None,
+    proxies: int = 0,
 ) -> None:
     """Validate the experiment, then serve it until interrupted: one waitress process with
     ``threads`` worker threads, or ``processes`` such processes forked after binding the
@@ -190,15 +220,16 @@ def serve(
     if processes == 1:
         server, app = make_server(directory, host=host, port=port, database=database,
                                   threads=threads, secure_cookies=secure_cookies,
-                                  announce=announce)
+                                  announce=announce, base_url=base_url, proxies=proxies)
         run_server(server, app)
         return
     sock = listening_socket(host, port)
     try:
+        base = public_base(directory, host, sock.getsockname()[1], base_url)
         app = ready_app(directory, database=database, threads=threads,
-                        secure_cookies=secure_cookies)
+                        secure_cookies=secure_cookies, base_url=base, proxies=proxies)
         if announce is not None:
-            announce_links(app, host, sock.getsockname()[1], announce)
+            announce_links(app, announce)
             announce(f"{processes} server processes of {threads} threads each")
         store = app.extensions["nlgeval_experiment"]["store"]
         store.share_writes()

@@ -142,3 +142,113 @@ def base_url_for(directory: str | Path, override: str | None = None) -> str:
     if override:
         return check_base_url(override)
     return load_settings(directory).base_url or DEFAULT_BASE_URL
+
+
+# ------------------------------------------------------------------ secrets and file modes
+SECRET_NAME = ".nlgeval-secret"
+
+
+def make_private(path: str | Path) -> None:
+    """Create ``path`` empty and owner-only (0600) if it is missing, else make it owner-only.
+
+    Examples
+    --------
+    >>> import stat, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> p = Path(tmp.name) / "experiment.db"
+    >>> make_private(p); stat.filemode(p.stat().st_mode)
+    '-rw-------'
+    >>> tmp.cleanup()
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        os.chmod(path, 0o600)
+
+
+def new_secret_key(directory: str | Path) -> str:
+    """Write a new random signing key (session cookies, signed time stamps, completion
+    codes) to ``DIR/.nlgeval-secret``, owner-only, and return it. It is kept out of the
+    database, so whoever can read the database (a backup, a shared PostgreSQL) cannot forge
+    a researcher's session.
+
+    Examples
+    --------
+    >>> import stat, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> key = new_secret_key(tmp.name)
+    >>> len(key), secret_key(tmp.name) == key
+    (64, True)
+    >>> stat.filemode((Path(tmp.name) / SECRET_NAME).stat().st_mode)
+    '-rw-------'
+    >>> tmp.cleanup()
+    """
+    import secrets
+
+    path = Path(directory) / SECRET_NAME
+    key = secrets.token_hex(32)
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(key + "\n")
+    os.replace(tmp, path)
+    return key
+
+
+def secret_key(directory: str | Path) -> str:
+    """The experiment's signing key (made by :func:`new_secret_key` when missing, e.g. for
+    an experiment created by an older version, which kept it in the database).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> secret_key(tmp.name) == secret_key(tmp.name)  # made once, then read
+    True
+    >>> tmp.cleanup()
+    """
+    path = Path(directory) / SECRET_NAME
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        key = ""
+    except OSError as exc:
+        raise InputError(f"cannot read the signing key: {exc}", file=path) from None
+    if len(key) < 32:
+        try:
+            key = new_secret_key(directory)
+        except OSError as exc:
+            raise InputError(f"cannot write the signing key: {exc}", file=path) from None
+    return key
+
+
+def permission_warnings(directory: str | Path, database: Path | None) -> list[str]:
+    """One line per secret file that users other than its owner can read or write: the
+    SQLite database (and its WAL files), the signing key and the remembered settings.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> db = Path(tmp.name) / "experiment.db"
+    >>> _ = db.write_text(""); db.chmod(0o644)
+    >>> print(*permission_warnings(tmp.name, db))  # doctest: +ELLIPSIS
+    warning: .../experiment.db can be read by other users (mode 644): chmod 600 ...
+    >>> tmp.cleanup()
+    """
+    paths = [Path(directory) / SECRET_NAME, settings_path(directory)]
+    if database is not None:
+        paths[:0] = [database, database.with_name(database.name + "-wal"),
+                     database.with_name(database.name + "-shm")]
+    out = []
+    for p in paths:
+        try:
+            mode = p.stat().st_mode & 0o777
+        except OSError:
+            continue
+        if mode & 0o077:
+            out.append(f"warning: {p} can be read by other users (mode {mode:o}): chmod 600 "
+                       f"'{p}' (it holds participants' data or secrets)")
+    return out

@@ -23,14 +23,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    create_engine,
-    event,
-    inspect,
-    text,
-)
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from nlgeval.errors import InputError
@@ -40,6 +33,7 @@ from nlgeval.experiment.schema import Evaluator as Evaluator
 from nlgeval.experiment.schema import Judgement as Judgement
 from nlgeval.experiment.schema import Meta as Meta
 from nlgeval.experiment.schema import Output as Output
+from nlgeval.experiment.schema import ResearcherSession as ResearcherSession
 from nlgeval.experiment.schema import Trial as Trial
 from nlgeval.experiment.schema import utcnow as utcnow
 
@@ -163,14 +157,10 @@ class Store:
     def __init__(self, url: str, *, pool_size: int = 8) -> None:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": pool_size}
         if self.is_sqlite:
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-            kwargs["pool_size"] = pool_size
-            kwargs["max_overflow"] = pool_size
         else:
-            kwargs["pool_size"] = pool_size
-            kwargs["max_overflow"] = pool_size
             # no pre-ping: it costs a round trip per checkout (every request). Connections are
             # recycled before typical server/firewall idle limits instead, and a connection
             # found dead mid-request invalidates the pool (SQLAlchemy's "optimistic" disconnect
@@ -337,6 +327,13 @@ class Store:
             raise InputError(f"cannot connect to database {redact(self.url)!r}: {exc}") from None
 
     def create_schema(self, *, drop: bool = False) -> None:
+        """Create the tables (``drop``: afresh); a SQLite file is made owner-only (0600)
+        before SQLite opens it, and its WAL and shared-memory files inherit that mode."""
+        path = self.sqlite_path()
+        if path is not None:
+            from nlgeval.experiment.settings import make_private
+
+            make_private(path)
         try:
             if drop:
                 Base.metadata.drop_all(self.engine)
@@ -347,6 +344,7 @@ class Store:
     def upgrade_schema(self) -> None:
         """Add columns that newer versions define to tables made by an older ``create``
         (all are nullable, so ``ALTER TABLE ... ADD COLUMN`` is enough; nothing is dropped)."""
+        Base.metadata.create_all(self.engine)  # tables newer versions added
         insp = inspect(self.engine)
         with self.engine.begin() as conn:
             for table in Base.metadata.sorted_tables:
