@@ -144,4 +144,118 @@ def test_decimal_steps_accept_every_grid_point() -> None:
         slider_value("0.30000000000000004", c)  # binary floating-point noise is off the grid
 
 
-_ = (pd, )
+
+# ------------------------------------------------------------------ 3. attention checks
+VAS_ONLY = ('[[criteria]]\nname = "quality"\ntool = "vas"\nmin = 0\nmax = 100\n'
+            'left_label = "bad"\nright_label = "good"\n')
+
+
+def test_degraded_checks_are_spread_over_the_set(tmp_path: Path) -> None:
+    """4 checks in a set of 12 main trials: one in each quarter of the set (before, checks
+    went to a random place after a random original, piling up at the end)."""
+    d = write_experiment(tmp_path / "exp", systems=3, items=12, evaluators=6, practice=0,
+                         criteria=VAS_ONLY, extra="[checks]\ndegraded = 4\nspeeder_ms = 0\n")
+    create_experiment(d)
+    trials = pd.read_csv(d / "trials.csv", dtype=str)
+    for _ev, sub in trials.groupby("evaluator"):
+        sub = sub.assign(position=sub["position"].astype(int)).sort_values("position")
+        is_check = sub["qc_kind"].notna().to_numpy()
+        assert is_check.sum() == 4
+        before = np.cumsum(~is_check)[is_check]  # main trials shown before each check
+        # the room for checks (after 2..12 main trials) cut into 4 near-equal parts: one each
+        parts = np.array_split(np.arange(2, 13), 4)
+        assert [sum(int(b) in part for b in before) for part in parts] == [1, 1, 1, 1], before
+        for r in sub[sub["qc_kind"].notna()].itertuples():  # originals come first
+            of = int(re.search(r'"of_position": (\d+)', r.details).group(1))
+            assert of < r.position - 1
+
+
+def _exact_one_sided_wilcoxon(diffs: list[float]) -> float:
+    """P(W+ >= observed) over all 2^n sign assignments (no ties, no zeros): an independent
+    enumeration of the exact null distribution (Wilcoxon 1945)."""
+    import itertools
+
+    ranks = np.argsort(np.argsort(np.abs(diffs))) + 1
+    w = ranks[np.asarray(diffs) > 0].sum()
+    sums = [sum(r for r, s in zip(ranks, signs, strict=True) if s)
+            for signs in itertools.product((0, 1), repeat=len(diffs))]
+    return float(np.mean(np.asarray(sums) >= w))
+
+
+def _rate_degraded(app, tok: str, degraded_scores: list[int]):  # noqa: ANN001, ANN202
+    """Walk an evaluator through: originals 80, the k-th degraded copy degraded_scores[k]."""
+    c = app.test_client()
+    _start(c, tok)
+    seen = iter(degraded_scores)
+
+    def choose(page: str, data: dict[str, str]) -> None:
+        text = re.findall(r'<div class="text" dir="auto">([^<]*)</div>', page)[-1]
+        real = re.fullmatch(r"Output of S\d for i\d+\.", text)
+        data.update(c0="80" if real else str(next(seen)))
+    return _finish(c, tok, np.random.default_rng(0), choose)
+
+
+def test_degraded_checks_judged_by_a_test_over_the_pairs(tmp_path: Path) -> None:
+    """6 degraded checks: one small slip (a copy rated 1 point above its original) among five
+    clearly lower copies passes the one-sided paired Wilcoxon test (exact p = 2/64), where the
+    old rule failed anyone with a single pair the wrong way; copies rated like the
+    originals, or a worse mix, fail."""
+    from nlgeval.experiment.quality import quality_flags
+
+    d = write_experiment(tmp_path / "exp", systems=3, items=12, evaluators=3, practice=0,
+                         criteria=VAS_ONLY, questionnaire=False,
+                         extra="[checks]\ndegraded = 6\nspeeder_ms = 0\n")
+    made = create_experiment(d)
+    app = create_app(d)
+    toks = list(made.evaluators["token"])
+    slip = [81, 10, 12, 14, 16, 18]      # differences -1, 70, 68, 66, 64, 62 (out of 100)
+    lazy = [80] * 6                       # every copy rated like its original
+    mixed = [90, 95, 10, 12, 85, 14]      # two large slips
+    for tok, scores in zip(toks, (slip, lazy, mixed), strict=True):
+        assert _rate_degraded(app, tok, scores) == 12 + 6
+    flags = quality_flags(_store(app), app.extensions["nlgeval_experiment"]["config"])
+    f = flags.set_index("evaluator")
+    e = list(made.evaluators["evaluator"])
+    assert (f["degraded_pairs"] == 6).all()
+    for name, scores in ((e[0], slip), (e[2], mixed)):
+        want = _exact_one_sided_wilcoxon([(80 - s) / 100 for s in scores])
+        assert f.loc[name, "degraded_pvalue"] == pytest.approx(want)
+    assert f.loc[e[0], "degraded_pvalue"] == pytest.approx(2 / 64)
+    assert f.loc[e[0], "flags"] == "" and f.loc[e[0], "verdict"] == "passed"
+    assert f.loc[e[0], "n_failed"] == 1  # the single slip is still counted as a check
+    assert f.loc[e[1], "flags"] == "failed_degraded" and f.loc[e[1], "degraded_pvalue"] == 1
+    assert f.loc[e[2], "flags"] == "failed_degraded" and f.loc[e[2], "verdict"] == "failed"
+    assert list(f["passed"]) == [True, False, False]
+
+
+def test_never_started_evaluators_are_not_reported_as_passed(tmp_path: Path) -> None:
+    from nlgeval.experiment.quality import quality_flags
+
+    d = write_experiment(tmp_path / "exp", practice=0, questionnaire=False,
+                         extra="[checks]\nrepeats = 1\nspeeder_ms = 0\n")
+    made = create_experiment(d)
+    app = create_app(d)
+    cfg = app.extensions["nlgeval_experiment"]["config"]
+    c = app.test_client()
+    toks = list(made.evaluators["token"])
+    _finish(c, toks[0], np.random.default_rng(1)) if _start(c, toks[0]) else None
+    c2 = app.test_client()
+    page = _start(c2, toks[1])  # started, one trial answered, then left
+    assert c2.post(form_action(page), data=answer_form(page, np.random.default_rng(2))
+                   ).status_code == 303
+    f = quality_flags(_store(app), cfg)
+    assert f["verdict"].tolist()[1:] == ["in progress", "not started"]
+    assert f["passed"].isna().tolist()[1:] == [True, True]
+    # the dashboard's token view does not show them as passing either
+    page = c.get(f"/r/{made.researcher_token}").get_data(as_text=True)
+    row = re.search(r"<tr[^>]*>\s*<td>3</td>.*?</tr>", page, re.S).group(0)
+    assert "passed" not in row and "not started" in row
+
+
+def test_checks_alpha_is_validated(tmp_path: Path) -> None:
+    from nlgeval.errors import InputError
+    from nlgeval.experiment.config import load_config
+
+    d = write_experiment(tmp_path / "exp", extra="[checks]\ndegraded = 5\nalpha = 1.5\n")
+    with pytest.raises(InputError, match="alpha"):
+        load_config(d)

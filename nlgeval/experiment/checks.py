@@ -4,7 +4,8 @@ Three kinds: a *repeat* of an earlier main trial (the two answers must agree), a
 copy of an output (words shuffled or cut short, which must be rated lower -- Appraise's "bad
 reference" idea, Kocmi et al. 2021; Graham et al. 2013) and, for triangle experiments, a
 *known-answer* triangle (two copies of one text and an unrelated one, which must be picked).
-They are scored by :func:`nlgeval.experiment.export.quality_flags`.
+They are spread over the set (one per equal part of it) and scored by
+:func:`nlgeval.experiment.quality.quality_flags`.
 
 Examples
 --------
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
-from nlgeval.experiment.config import ExperimentConfig
+from nlgeval.experiment.config import CHECK_KINDS, ExperimentConfig
 
 if TYPE_CHECKING:
     from nlgeval.experiment.trials import Materials
@@ -49,10 +50,6 @@ def degrade_text(text: str, rng: np.random.Generator) -> str:
     half = max(1, len(text) // 2)
     out = text[:half].rstrip() + " …"
     return out if out != text else "…"
-
-
-def _pick(n: int, pool: int, rng: np.random.Generator) -> list[int]:
-    return [int(x) for x in rng.choice(pool, size=min(n, pool), replace=False)]
 
 
 def _degraded(o: Row, i: int, text: pd.Series, cfg: ExperimentConfig,
@@ -89,26 +86,76 @@ def _known_answer(o: Row, i: int, items_of: pd.Series, cfg: ExperimentConfig,
     return c
 
 
-def _place(main: list[Row], checks: list[Row], start: int,
-           rng: np.random.Generator) -> list[Row]:
-    """Insert each check after the trial it copies (at least one trial in between when the
-    set allows), renumber positions from ``start`` and record ``details["of_position"]``."""
-    seq = list(main)
-    for c in checks:
-        at = next(j for j, r in enumerate(seq) if r.get("_key") == c["_of"])
-        lo = min(at + 2, len(seq))
-        seq.insert(int(rng.integers(lo, len(seq) + 1)), c)
+def _gaps(n: int, k: int, rng: np.random.Generator) -> list[int]:
+    """Where ``k`` checks go in a set of ``n`` main trials, spread over the whole set: a check
+    at gap ``g`` follows the first ``g`` main trials. The gaps from 2 (room for an original and
+    one trial between) to ``n`` are cut into ``k`` near-equal runs (``numpy.array_split``) and
+    each check takes a seeded random gap in its own run, so every part of the set gets its
+    share of checks (instead of the checks piling up towards the end)."""
+    lo = min(2, n)
+    room = np.arange(lo, n + 1)
+    if len(room) < k:  # more checks than places: share them out evenly
+        return [lo + (j * len(room)) // k for j in range(k)]
+    return [int(rng.choice(part)) for part in np.array_split(room, k)]
+
+
+def _originals(gaps: list[int], kinds: list[str], rng: np.random.Generator) -> list[int]:
+    """The main trial each check copies: one before its gap with at least one trial in
+    between (when the set allows), different ones for checks of one kind where possible."""
+    used: dict[str, set[int]] = {}
+    out = [0] * len(gaps)
+    for j in sorted(range(len(gaps)), key=lambda j: gaps[j]):
+        pool = list(range(max(1, gaps[j] - 1)))
+        free = [i for i in pool if i not in used.setdefault(kinds[j], set())]
+        i = int(rng.choice(free or pool))
+        used[kinds[j]].add(i)
+        out[j] = i
+    return out
+
+
+def _place(main: list[Row], checks: list[Row], gaps: list[int], start: int) -> list[Row]:
+    """Insert each check at its gap (after that many main trials), renumber positions from
+    ``start`` and record ``details["of_position"]``."""
+    seq: list[Row] = []
+    by_gap: dict[int, list[Row]] = {}
+    for g, c in zip(gaps, checks, strict=True):
+        by_gap.setdefault(g, []).append(c)
+    for g in range(len(main) + 1):
+        if g > 0:
+            seq.append(main[g - 1])
+        seq += by_gap.get(g, [])
     pos_of: dict[int, int] = {}
     for j, r in enumerate(seq):
         r["position"] = start + j
         if r.get("qc_kind") is None:
             pos_of[r["_key"]] = r["position"]
     for r in seq:
-        if r.get("qc_kind") in ("repeat", "degraded", "known_answer"):
+        if r.get("qc_kind") in CHECK_KINDS:
             r["details"] = dict(r["details"] or {}, of_position=pos_of[r["_of"]])
         r.pop("_key", None)
         r.pop("_of", None)
     return seq
+
+
+def _checks_for(main: list[Row], cfg: ExperimentConfig, text: pd.Series, items_of: pd.Series,
+                rng: np.random.Generator) -> tuple[list[Row], list[int]]:
+    """One evaluator's check trials and the gap of each (see :func:`_gaps`)."""
+    ck = cfg.checks
+    kinds = (["repeat"] * ck.repeats + ["degraded"] * ck.degraded
+             + ["known_answer"] * ck.known_answer)
+    kinds = [kinds[i] for i in rng.permutation(len(kinds))]  # kinds mixed over the strata
+    gaps = _gaps(len(main), len(kinds), rng)
+    checks: list[Row] = []
+    for kind, i in zip(kinds, _originals(gaps, kinds, rng), strict=True):
+        if kind == "repeat":
+            c = dict(main[i])
+            c.update(qc_kind="repeat", _of=i, details=dict(main[i]["details"] or {}) or None)
+        elif kind == "degraded":
+            c = _degraded(main[i], i, text, cfg, rng)
+        else:
+            c = _known_answer(main[i], i, items_of, cfg, rng)
+        checks.append(c)
+    return checks, gaps
 
 
 def add_checks(
@@ -116,11 +163,13 @@ def add_checks(
 ) -> pd.DataFrame:
     """Attention-check trials (``cfg.checks``) inserted into every evaluator's trial set.
 
-    Each check copies one of the evaluator's main trials (``details["of_position"]`` is the
-    copied trial's position) and is put at a seeded random place after it (with at least one
-    trial in between when the set allows); the main trials, and so the Latin square's
-    balance, are untouched. Check trials carry ``qc_kind``; the export leaves them out unless
-    asked for, and :func:`nlgeval.experiment.export.quality_flags` scores them.
+    The checks are spread over the whole set: the set is cut into as many equal parts as
+    there are checks and each check goes to a seeded random place in its own part (the kinds
+    shuffled over the parts). Each copies one of the evaluator's main trials shown before it,
+    with at least one trial in between when the set allows (``details["of_position"]`` is the
+    copied trial's position); the main trials, and so the Latin square's balance, are
+    untouched. Check trials carry ``qc_kind``; the export leaves them out unless asked for,
+    and :func:`nlgeval.experiment.quality.quality_flags` scores them.
 
     Examples
     --------
@@ -154,15 +203,7 @@ def add_checks(
             continue
         for i, r in enumerate(main):
             r["_key"] = i
-        checks: list[Row] = []
-        for i in _pick(ck.repeats, max(1, (len(main) + 1) // 2), rng):
-            c = dict(main[i])
-            c.update(qc_kind="repeat", _of=i, details=dict(main[i]["details"] or {}) or None)
-            checks.append(c)
-        checks += [_degraded(main[i], i, text, cfg, rng)
-                   for i in _pick(ck.degraded, len(main), rng)]
-        checks += [_known_answer(main[i], i, items_of, cfg, rng)
-                   for i in _pick(ck.known_answer, len(main), rng)]
+        checks, gaps = _checks_for(main, cfg, text, items_of, rng)
         start = max((int(r["position"]) for r in prac), default=0) + 1
-        out += prac + _place(main, checks, start, rng)
+        out += prac + _place(main, checks, gaps, start)
     return pd.DataFrame(out, columns=list(t.columns)).reset_index(drop=True)

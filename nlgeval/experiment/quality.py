@@ -1,0 +1,254 @@
+"""The evaluators' attention checks scored: per evaluator, which checks failed, whether their
+degraded copies were rated lower (a test over all their pairs), speeders, and a verdict.
+
+A **repeat** fails when, on any criterion, the two answers to the same output differ by more
+than ``repeat_tolerance`` x the scale's range. **Degraded** copies are judged as in Appraise's
+Direct Assessment quality control (Graham et al. 2013, 2017): the evaluator's pairs (score of
+the original, score of its degraded copy; each the mean over the criteria scaled to [0, 1]) are
+tested with the one-sided paired Wilcoxon signed-rank test of
+:func:`nlgeval.human.qc.degraded_test`, and the evaluator fails when p is not below
+``[checks] alpha`` (0.05). In relative mode a pair is the preference for the original over its
+degraded copy (scaled to [-1, 1]) against no preference (0). The test needs at least
+:data:`~nlgeval.human.qc.MIN_DEGRADED_PAIRS` pairs to reach 0.05 (the exact one-sided minimum
+is 1/2^n), so configure ``degraded`` >= 5; with fewer pairs every pair must go the right way
+(the original above its copy, or both at the bottom of the scale). A **known-answer**
+triangle fails when the odd text is not picked. **Speeder**: the median time on task over the
+answered main trials is below ``speeder_ms``.
+
+The verdict: ``not started`` (never pressed Start: not reported as passed), ``in progress``
+(trials or checks still to answer; flags so far are shown), ``passed`` or ``failed``;
+``passed`` is True/False for the last two and empty otherwise.
+
+Examples
+--------
+>>> from nlgeval.experiment.sandbox import example_experiment
+>>> with example_experiment(evaluators=3) as (store, cfg):  # the example study, fresh
+...     flags = quality_flags(store, cfg)
+>>> flags[["evaluator", "verdict", "passed"]]
+  evaluator      verdict  passed
+0         1  not started    <NA>
+1         2  not started    <NA>
+2         3  not started    <NA>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+
+from nlgeval.experiment.config import TRIANGLE_CRITERION, ExperimentConfig
+from nlgeval.experiment.storage import Evaluator, Judgement, Store, Trial
+from nlgeval.human.qc import MIN_DEGRADED_PAIRS, degraded_test
+
+FLAG_COLUMNS = ["evaluator", "participant", "n_trials", "n_checks", "n_checks_answered",
+                "n_failed", "failed", "degraded_pairs", "degraded_pvalue",
+                "median_time_on_task_ms", "speeder", "flags", "verdict", "passed"]
+VERDICTS = ("not started", "in progress", "passed", "failed")
+
+
+def ms_between(later: datetime | None, earlier: datetime | None) -> int | None:
+    """Milliseconds from ``earlier`` to ``later`` (``None`` if either is missing).
+
+    Examples
+    --------
+    >>> from datetime import datetime
+    >>> ms_between(datetime(2026, 1, 1, 0, 0, 2), datetime(2026, 1, 1))
+    2000
+    """
+    if later is None or earlier is None:
+        return None
+    return max(0, int(round((later - earlier).total_seconds() * 1000)))
+
+
+def _pair(d: dict[str, Any], mine: dict[str, float], o: dict[str, float],
+          norm: Callable[[str, float], float]) -> tuple[float, float]:
+    """A degraded check as (original, copy): absolute, the mean scaled scores over the
+    criteria; relative, the preference for the original (scaled to [-1, 1]) against 0."""
+    if "degraded_slot" in d:  # relative: original vs its degraded copy side by side
+        prefs = []
+        for c, v in mine.items():
+            x = 2 * norm(c, v) - 1  # -1: A (left) much better, +1: B much better
+            prefs.append(x if d["degraded_slot"] == 1 else -x)
+        return float(np.mean(prefs)), 0.0
+    common = [c for c in mine if c in o]
+    return (float(np.mean([norm(c, o[c]) for c in common])),
+            float(np.mean([norm(c, mine[c]) for c in common])))
+
+
+def _check_passed(kind: str, d: dict[str, Any], mine: dict[str, float],
+                  o: dict[str, float], norm: Callable[[str, float], float],
+                  tol: float) -> bool:
+    """Whether one answered check went the right way (``mine``: its answers per criterion,
+    ``o``: those of the trial it copies)."""
+    if kind == "known_answer":
+        chosen = mine.get(TRIANGLE_CRITERION)
+        return chosen is not None and int(chosen) == int(d.get("odd_position", 0))
+    if kind == "repeat":
+        return all(abs(norm(c, mine[c]) - norm(c, o[c])) <= tol + 1e-12
+                   for c in mine if c in o)
+    org, deg = _pair(d, mine, o, norm)
+    return deg < org or ("degraded_slot" not in d and deg == org == 0.0)
+
+
+def degraded_verdict(pairs: list[tuple[float, float]], alpha: float
+                     ) -> tuple[bool, float]:
+    """``(failed, pvalue)`` for an evaluator's degraded pairs (original, copy): the one-sided
+    paired Wilcoxon test of :func:`nlgeval.human.qc.degraded_test` (Graham et al. 2017) with
+    enough pairs, else every pair must go the right way (p is NaN then).
+
+    Examples
+    --------
+    >>> failed, p = degraded_verdict([(0.8, 0.1)] * 3 + [(0.9, 0.2), (0.7, 0.1)], 0.05)
+    >>> failed, round(p, 5)  # 5 of 5 lower: exact one-sided p = 1/32
+    (False, 0.03125)
+    >>> degraded_verdict([(0.5, 0.5)], 0.05)  # too few to test; this pair is not lower
+    (True, nan)
+    """
+    if not pairs:
+        return False, float("nan")
+    org = np.array([p[0] for p in pairs])
+    deg = np.array([p[1] for p in pairs])
+    if len(pairs) >= MIN_DEGRADED_PAIRS:
+        _stat, p = degraded_test(org, deg)
+        return not p < alpha, p
+    ok = (deg < org) | ((deg == org) & (org == 0.0))
+    return not bool(ok.all()), float("nan")
+
+
+def _quality_data(store: Store) -> tuple[list[Any], dict[int, list[Any]],
+                                         dict[int, dict[str, float]]]:
+    """Evaluators, their main (non-practice) trials by evaluator id, and the answers of each
+    trial by criterion."""
+    with store.read() as s:
+        evs = s.execute(select(Evaluator.id, Evaluator.name, Evaluator.participant,
+                               Evaluator.started_at).order_by(Evaluator.id)).all()
+        trials = s.execute(
+            select(Trial.id, Trial.evaluator_id, Trial.position, Trial.qc_kind, Trial.details,
+                   Trial.available_at, Trial.answered_at)
+            .where(Trial.practice.is_(False))).all()
+        judg = s.execute(
+            select(Judgement.trial_id, Judgement.criterion, Judgement.response)
+            .join(Trial, Trial.id == Judgement.trial_id)
+            .where(Trial.practice.is_(False))).all()
+    resp: dict[int, dict[str, float]] = {}
+    for tid, crit, v in judg:
+        resp.setdefault(tid, {})[crit] = float(v)
+    by_ev: dict[int, list[Any]] = {}
+    for t in trials:
+        by_ev.setdefault(t.evaluator_id, []).append(t)
+    return evs, by_ev, resp
+
+
+def _one(ev: Any, ts: list[Any], resp: dict[int, dict[str, float]],
+         norm: Callable[[str, float], float], tol: float, alpha: float,
+         speeder_ms: int) -> dict[str, Any]:
+    """The quality row of one evaluator (see the module docstring)."""
+    at = {t.position: t for t in ts}
+    times = [ms_between(t.answered_at, t.available_at) for t in ts
+             if t.qc_kind is None and t.answered_at is not None]
+    times = [x for x in times if x is not None]
+    failed: list[str] = []
+    pairs: list[tuple[float, float]] = []
+    n_checks = n_ans = 0
+    for t in ts:
+        if t.qc_kind is None:
+            continue
+        n_checks += 1
+        d = t.details or {}
+        orig = at.get(d.get("of_position"))
+        mine = resp.get(t.id)
+        o = resp.get(orig.id, {}) if orig is not None else {}
+        if not mine or (t.qc_kind != "known_answer" and not o):
+            continue
+        n_ans += 1
+        if t.qc_kind == "degraded":
+            pairs.append(_pair(d, mine, o, norm))
+        if not _check_passed(t.qc_kind, d, mine, o, norm, tol):
+            failed.append(t.qc_kind)
+    deg_failed, p = degraded_verdict(pairs, alpha)
+    med = int(np.median(times)) if times else None
+    speeder = bool(speeder_ms and med is not None and med < speeder_ms)
+    kinds = [k for k in dict.fromkeys(failed) if k != "degraded"]
+    kinds += ["degraded"] if deg_failed else []
+    flags = [f"failed_{k}" for k in kinds] + (["speeder"] if speeder else [])
+    if ev.started_at is None:
+        verdict = "not started"
+    elif any(t.answered_at is None for t in ts):
+        verdict = "in progress"
+    else:
+        verdict = "failed" if flags else "passed"
+    return {
+        "evaluator": ev.name, "participant": ev.participant or "",
+        "n_trials": sum(t.qc_kind is None for t in ts), "n_checks": n_checks,
+        "n_checks_answered": n_ans, "n_failed": len(failed), "failed": ";".join(failed),
+        "degraded_pairs": len(pairs), "degraded_pvalue": p,
+        "median_time_on_task_ms": med, "speeder": speeder, "flags": ";".join(flags),
+        "verdict": verdict,
+        "passed": {"passed": True, "failed": False}.get(verdict, pd.NA),
+    }
+
+
+def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataFrame:
+    """Per evaluator: attention checks answered and failed, the degraded-pairs test, median
+    time on task, flags and verdict (see the module docstring). Columns: ``evaluator,
+    participant, n_trials, n_checks, n_checks_answered, n_failed, failed`` (the kinds of the
+    single checks that went the wrong way, ``;``-separated), ``degraded_pairs,
+    degraded_pvalue, median_time_on_task_ms, speeder, flags`` (``failed_repeat``,
+    ``failed_degraded``, ``failed_known_answer``, ``speeder``), ``verdict, passed``.
+
+    Examples
+    --------
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment(evaluators=3) as (store, cfg):  # the example study, fresh
+    ...     flags = quality_flags(store, cfg)
+    >>> flags[["evaluator", "n_checks", "flags", "verdict"]]
+      evaluator  n_checks flags      verdict
+    0         1         0        not started
+    1         2         0        not started
+    2         3         0        not started
+    """
+    checks = cfg.checks if cfg is not None else None
+    scale = {c.name: (c.scale_min, c.scale_max) for c in cfg.criteria} if cfg else {}
+
+    def norm(crit: str, v: float) -> float:
+        lo, hi = scale.get(crit, (0.0, 1.0))
+        return (v - lo) / (hi - lo) if hi > lo else 0.0
+
+    tol = checks.repeat_tolerance if checks is not None else 0.25
+    alpha = getattr(checks, "alpha", 0.05) if checks is not None else 0.05
+    speeder_ms = checks.speeder_ms if checks is not None else 0
+    evs, by_ev, resp = _quality_data(store)
+    rows = [_one(ev, by_ev.get(ev.id, []), resp, norm, tol, alpha, speeder_ms) for ev in evs]
+    df = pd.DataFrame(rows, columns=FLAG_COLUMNS)
+    df["median_time_on_task_ms"] = df["median_time_on_task_ms"].astype("Int64")
+    df["degraded_pvalue"] = df["degraded_pvalue"].astype(float)
+    df["passed"] = df["passed"].astype("boolean")
+    return df
+
+
+def checks_summary(f: pd.Series | None) -> str:
+    """One evaluator's row of :func:`quality_flags` in a few words, for the dashboard:
+    checks answered the right way, the degraded-pairs test and the verdict.
+
+    Examples
+    --------
+    >>> checks_summary(pd.Series({"verdict": "not started", "n_checks": 2}))
+    'not started'
+    >>> checks_summary(pd.Series({"verdict": "passed", "n_checks": 6, "n_checks_answered": 6,
+    ...                           "n_failed": 1, "degraded_pvalue": 0.03125}))
+    '5/6 checks right, degraded p = 0.0312, passed'
+    """
+    if f is None:
+        return ""
+    if f["verdict"] == "not started" or not f["n_checks"]:
+        return str(f["verdict"])
+    out = [f"{f['n_checks_answered'] - f['n_failed']}/{f['n_checks_answered']} checks right"]
+    p = f.get("degraded_pvalue")
+    if p is not None and p == p:
+        out.append(f"degraded p = {p:.3g}")
+    return ", ".join([*out, str(f["verdict"])])
