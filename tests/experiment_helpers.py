@@ -311,13 +311,15 @@ def form_action_abs(base: str, page: str) -> str:
 
 def join_as(base: str, jt: str, pid: str) -> str:
     """The open sign-up link as a new browser (a new connection, so a server with several
-    processes may hand it to any): GET the form, POST it; returns the trial set's token, or
-    '' when the study is full."""
+    processes may hand it to any) in the participant's platform session (``SESSION_ID``,
+    which lets a new browser of the same participant back into their set): GET the form,
+    POST it; returns the trial set's token, or '' when the study is full."""
     import requests
 
     with requests.Session() as s:
-        page = s.get(f"{base}/join/{jt}?PROLIFIC_PID={pid}", timeout=30).text
-        r = s.post(f"{base}/join/{jt}", data={"csrf": csrf_of(page), "PROLIFIC_PID": pid},
+        page = s.get(f"{base}/join/{jt}?PROLIFIC_PID={pid}&SESSION_ID=s-{pid}", timeout=30).text
+        r = s.post(f"{base}/join/{jt}", data={"csrf": csrf_of(page), "PROLIFIC_PID": pid,
+                                              "SESSION_ID": f"s-{pid}"},
                    allow_redirects=False, timeout=30)
     assert r.status_code in (303, 409), r.status_code
     return r.headers["Location"].rsplit("/", 1)[1] if r.status_code == 303 else ""

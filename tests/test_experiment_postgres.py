@@ -167,7 +167,8 @@ def test_postgres_open_link_races_across_processes(tmp_path: Path, pg_url: str) 
         pytest.skip("serve --processes needs os.fork")
     url = _fresh_database(pg_url, "nlgeval_crowd_race")
     d = write_experiment(tmp_path / "pgcrowd", systems=3, items=3, evaluators=12, practice=0,
-                         extra='[crowd]\ncompletion_code = "C0DE42"\n', database=url)
+                         extra='[crowd]\ncompletion_code = "C0DE42"\njoin_limit = 0\n',
+                         database=url)
     made = create_experiment(d)
     store = Store(url)
     try:

@@ -39,6 +39,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (
 CROWD = '''
 [crowd]
 completion_code = "C0DE42"
+join_limit = 0
 '''
 
 
