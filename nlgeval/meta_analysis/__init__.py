@@ -6,9 +6,17 @@ of Fisher-z transformed correlations (Fisher 1921; DerSimonian & Laird 1986; Vie
 2005; Paule & Mandel 1982; Hartung & Knapp 2001), reports the pooled correlation with its
 confidence and prediction interval (Riley et al. 2011) and the heterogeneity (Q, I^2, tau;
 Higgins & Thompson 2002), tests moderators (task, language) and compares two metrics across
-studies. See docs/meta-analysis.md.
+studies (Steiger 1980). :func:`run_meta_analysis` is what ``nlgeval meta-analyse`` calls. See
+docs/meta-analysis.md.
 """
 
+from nlgeval.meta_analysis.analysis import MetaAnalysis, MetaSettings, meta_analyse, verdict_line
+from nlgeval.meta_analysis.compare import (
+    MetricComparison,
+    compare_metrics,
+    dependent_difference_variance,
+)
+from nlgeval.meta_analysis.criteria import CriterionMap, load_criterion_map
 from nlgeval.meta_analysis.effects import (
     correlation_effects,
     fisher_z,
@@ -17,6 +25,7 @@ from nlgeval.meta_analysis.effects import (
     variance_from_interval,
 )
 from nlgeval.meta_analysis.estimators import TAU2_METHODS, estimate_tau2
+from nlgeval.meta_analysis.forest import forest_data, forest_plot
 from nlgeval.meta_analysis.moderators import (
     MetaRegression,
     SubgroupAnalysis,
@@ -24,9 +33,16 @@ from nlgeval.meta_analysis.moderators import (
     subgroup_analysis,
 )
 from nlgeval.meta_analysis.pooling import PREDICTION_TYPES, RandomEffects, random_effects
+from nlgeval.meta_analysis.report import write_meta_report
+from nlgeval.meta_analysis.run import read_effects, run_meta_analysis
+from nlgeval.meta_analysis.studies import Study, read_study, run_corpus_study, study_effects
 
 __all__ = [
-    "PREDICTION_TYPES", "TAU2_METHODS", "MetaRegression", "RandomEffects", "SubgroupAnalysis",
-    "correlation_effects", "estimate_tau2", "fisher_z", "fisher_z_variance", "inverse_fisher_z",
-    "meta_regression", "random_effects", "subgroup_analysis", "variance_from_interval",
+    "PREDICTION_TYPES", "TAU2_METHODS", "CriterionMap", "MetaAnalysis", "MetaRegression",
+    "MetaSettings", "MetricComparison", "RandomEffects", "Study", "SubgroupAnalysis",
+    "compare_metrics", "correlation_effects", "dependent_difference_variance", "estimate_tau2",
+    "fisher_z", "fisher_z_variance", "forest_data", "forest_plot", "inverse_fisher_z",
+    "load_criterion_map", "meta_analyse", "meta_regression", "random_effects", "read_effects",
+    "read_study", "run_corpus_study", "run_meta_analysis", "study_effects", "subgroup_analysis",
+    "variance_from_interval", "verdict_line", "write_meta_report",
 ]
