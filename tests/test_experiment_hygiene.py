@@ -259,3 +259,91 @@ def test_checks_alpha_is_validated(tmp_path: Path) -> None:
     d = write_experiment(tmp_path / "exp", extra="[checks]\ndegraded = 5\nalpha = 1.5\n")
     with pytest.raises(InputError, match="alpha"):
         load_config(d)
+
+
+# ------------------------------------------------------------------ 4. exports and status
+def _join(c, jt: str, **params: str):  # noqa: ANN001, ANN202
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    page = c.get(f"/join/{jt}?{query}")
+    r = c.post(f"/join/{jt}", data={"csrf": csrf_of(page.get_data(as_text=True)), **params})
+    assert r.status_code == 303, r.get_data(as_text=True)[:300]
+    return r.headers["Location"].rsplit("/", 1)[1]
+
+
+def test_participants_export_for_paying_and_audits(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from nlgeval.cli import app as cli_app
+    from nlgeval.experiment.storage import Evaluator, Trial
+
+    d = write_experiment(tmp_path / "exp", practice=1, questionnaire=False, extra=(
+        '[crowd]\nconsent = "I agree."\ncompletion_code = "C0DE42"\nmin_trial_ms = 0\n'))
+    made = create_experiment(d)
+    app = create_app(d)
+    jt = _store(app).meta()["join_token"]
+    prolific = app.test_client()
+    tok = _join(prolific, jt, PROLIFIC_PID="p1", STUDY_ID="study9", SESSION_ID="sess7")
+    _start(prolific, tok, consent="1")
+    _finish(prolific, tok, np.random.default_rng(1))
+    mturk = app.test_client()
+    tok2 = _join(mturk, jt, workerId="W1", assignmentId="A77", hitId="H5")
+    _start(mturk, tok2, consent="1")  # started, nothing answered yet
+    out = tmp_path / "participants.csv"
+    r = CliRunner().invoke(cli_app, ["experiment", "export", str(d), "--out",
+                                     str(tmp_path / "r.csv"), "--participants", str(out)])
+    assert r.exit_code == 0, r.output
+    t = pd.read_csv(out, dtype=str, keep_default_na=False).set_index("participant")
+    assert list(t.index) == ["p1", "W1"]
+    assert t.loc["p1", ["STUDY_ID", "SESSION_ID", "completion_code"]].tolist() == [
+        "study9", "sess7", "C0DE42"]
+    assert t.loc["W1", ["assignment_id", "hit_id", "completion_code"]].tolist() == [
+        "A77", "H5", ""]  # not finished: no code yet
+    assert t.loc["p1", "consent_utc"].endswith("Z") and t.loc["W1", "consent_utc"]
+    # time on task = the server-side times of the answered trials, summed
+    with _store(app).read() as s:
+        ev_id = s.query(Evaluator.id).filter_by(participant="p1").scalar()
+        trials = s.query(Trial).filter(Trial.evaluator_id == ev_id).all()
+    want = sum(int(round((x.answered_at - x.available_at).total_seconds() * 1000))
+               for x in trials)
+    assert int(t.loc["p1", "time_on_task_ms"]) == want
+    assert int(t.loc["p1", "trials_answered"]) == len(trials) == 1 + 6
+    assert t.loc["W1", "time_on_task_ms"] == ""
+    # the same table from the researcher's page
+    csv = app.test_client().get(f"/r/{made.researcher_token}/participants.csv")
+    assert csv.status_code == 200 and "study9,sess7" in csv.get_data(as_text=True)
+
+
+def test_status_shows_progress_per_system_and_item(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from nlgeval.cli import app as cli_app
+
+    d = write_experiment(tmp_path / "exp", systems=3, items=6, evaluators=3, practice=0,
+                         questionnaire=False)
+    made = create_experiment(d)
+    app = create_app(d)
+    c = app.test_client()
+    tok = made.evaluators["token"].iloc[0]
+    page = _start(c, tok)
+    shown = []
+    for _ in range(4):  # four trials of the first evaluator
+        m = re.search(r"Output of (S\d) for (i\d)\.", page)
+        shown.append(m.groups())
+        assert c.post(form_action(page), data=answer_form(page, np.random.default_rng(0))
+                      ).status_code == 303
+        page = _page(c, tok)
+    r = CliRunner().invoke(cli_app, ["experiment", "status", str(d), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    systems = {x["system"]: x for x in out["systems"]}
+    items = {x["item"]: x for x in out["items"]}
+    assert set(systems) == {"S1", "S2", "S3"} and len(items) == 6
+    for s in systems:  # 3 evaluators x 6 items / 3 systems = 6 trials per system
+        assert systems[s]["total"] == 6
+        assert systems[s]["done"] == sum(x[0] == s for x in shown)
+    for i in items:  # every item judged once per evaluator
+        assert items[i]["total"] == 3 and items[i]["done"] == sum(x[1] == i for x in shown)
+    text = CliRunner().invoke(cli_app, ["experiment", "status", str(d)]).stdout
+    assert "per system" in text and "items fully judged: 0 of 6" in text

@@ -140,15 +140,18 @@ def register(app: typer.Typer) -> None:
         base_url: BaseOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """Progress per evaluator (with their personal links and QC flags)."""
+        """Progress per evaluator (with their personal links and QC flags), per system and
+        per item."""
         from nlgeval.experiment.export import progress, quality_flags
         from nlgeval.experiment.settings import base_url_for
+        from nlgeval.experiment.status import items_summary, progress_by
 
         cfg, store = _store(directory, database)
         try:
             prog = progress(store)
             flags = quality_flags(store, cfg)
             rtoken = store.meta()["researcher_token"]
+            by_system, by_item = progress_by(store, "system"), progress_by(store, "item")
             codes = None
             if cfg.crowd is not None and cfg.crowd.participant_codes:
                 from nlgeval.experiment.participants import participant_codes
@@ -165,12 +168,15 @@ def register(app: typer.Typer) -> None:
                        "dashboard_url": f"{base}/dashboard", "base_url": base,
                        "done": int(prog["done"].sum()), "total": int(prog["total"].sum()),
                        "evaluators": prog.drop(columns=["token"]),
+                       "systems": by_system, "items": by_item,
                        **({} if codes is None else {"completion_codes": codes})})
             return
         typer.echo(f"{int(prog['done'].sum())} of {int(prog['total'].sum())} trials judged")
         show = prog[["evaluator", "practice_done", "practice_total", "done", "total",
                      "finished", "qc_flags", "url"]]
         typer.echo(show.to_string(index=False))
+        typer.echo("\nper system:\n" + by_system.to_string(index=False))
+        typer.echo(items_summary(by_item))
         for c in codes or []:
             typer.echo(f"completion code of {c['participant'] or c['evaluator']}: "
                        + (c["code"] or "withheld (finished too fast)"))
@@ -192,6 +198,10 @@ def register(app: typer.Typer) -> None:
         flags: Annotated[Path | None, typer.Option(
             "--flags", help="Also write the per-evaluator QC flags to this CSV.")] = None,
         database: DbOpt = None,
+        participants: Annotated[Path | None, typer.Option(
+            "--participants", help="Also write one row per participant (platform ids, "
+            "consent time, completion code, time on task) to this CSV, for paying and "
+            "audits.")] = None,
         spreadsheet: Annotated[bool, typer.Option(
             "--spreadsheet-safe",
             help="Prefix text cells that a spreadsheet would run as a formula (=, +, -, @) "
@@ -213,6 +223,13 @@ def register(app: typer.Typer) -> None:
                                 include_checks=include_checks)
             if flags is not None:
                 quality_flags(store, cfg).to_csv(flags, index=False)
+            if participants is not None:
+                from nlgeval.experiment.export import participants_table
+                from nlgeval.experiment.settings import secret_key
+
+                table = participants_table(store, cfg, secret_key(directory).encode())
+                (spreadsheet_safe(table) if spreadsheet else table).to_csv(participants,
+                                                                           index=False)
             if spreadsheet:
                 df = spreadsheet_safe(df)
             if questionnaire is not None:
@@ -265,10 +282,10 @@ def register(app: typer.Typer) -> None:
         threads: Annotated[int, typer.Option(
             help="Worker threads per process (they run the app; more mostly wait for the GIL)."),
         ] = 4,
-        processes: Annotated[int, typer.Option(
-            help="Server processes sharing the port (POSIX; one Python process uses one core: "
-                 "up to one per core for a large crowd)."),
-        ] = 1,
+        processes: Annotated[int | None, typer.Option(
+            help="Server processes sharing the port (POSIX; one Python process uses one core; "
+                 "default: one per core, at most 4)."),
+        ] = None,
         database: DbOpt = None,
         secure_cookies: Annotated[bool, typer.Option(
             "--secure-cookies",

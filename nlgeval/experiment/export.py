@@ -28,6 +28,7 @@ sample's source.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -201,3 +202,76 @@ def export_ratings(
 
 
 QC_COLUMNS = ["time_on_task_ms", "speeder", "qc_check", "qc_flags", "qc_passed", "participant"]
+
+
+PARTICIPANT_COLUMNS = ["evaluator", "participant", "STUDY_ID", "SESSION_ID", "assignment_id",
+                       "hit_id", "claimed_utc", "consent_utc", "started_utc", "finished_utc",
+                       "trials_answered", "time_on_task_ms", "elapsed_ms", "completion_code",
+                       "code_withheld", "released"]
+
+
+def _utc(t: datetime | None) -> str:
+    return "" if t is None else t.isoformat(timespec="seconds") + "Z"
+
+
+def participants_table(store: Store, cfg: ExperimentConfig, secret: bytes | None = None
+                       ) -> pd.DataFrame:
+    """One row per trial set someone took (claimed or started), for paying participants and
+    for audits: the platform's ids (``STUDY_ID``, ``SESSION_ID``, MTurk's ``assignmentId`` and
+    ``hitId``, as captured at sign-up), when the set was claimed, consented to, started and
+    finished, the trials answered, ``time_on_task_ms`` (the server-side time on task summed
+    over every answered trial, practice and checks included), ``elapsed_ms`` (from Start to
+    the last answer) and the completion code shown to them (the study's code, or their own
+    with ``participant_codes``, which needs the experiment's signing key ``secret``; empty
+    until they finished; ``code_withheld`` when the set was finished too fast to be given
+    one). ``released`` marks the kept answers of a set whose lease expired.
+
+    Examples
+    --------
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment(evaluators=3) as (store, cfg):  # nobody has taken a set yet
+    ...     table = participants_table(store, cfg)
+    >>> len(table), table.columns[:4].tolist()
+    (0, ['evaluator', 'participant', 'STUDY_ID', 'SESSION_ID'])
+    """
+    from nlgeval.experiment.participants import code_subject, completion_code, too_fast
+
+    crowd = cfg.crowd
+    study_code = store.meta().get("completion_code", "")
+    with store.read() as s:
+        evs = s.execute(select(Evaluator).where(
+            (Evaluator.claimed_at.is_not(None)) | (Evaluator.started_at.is_not(None)))
+            .order_by(Evaluator.id)).scalars().all()
+        times: dict[int, list[tuple[Any, Any]]] = {}
+        for ev_id, avail, ans in s.execute(select(Trial.evaluator_id, Trial.available_at,
+                                                  Trial.answered_at)):
+            times.setdefault(ev_id, []).append((avail, ans))
+    recs = []
+    for ev in evs:
+        ts = times.get(ev.id, [])
+        answered = [a for _, a in ts if a is not None]
+        tot = [ms_between(a, v) for v, a in ts if a is not None]
+        p = ev.params or {}
+        fast = bool(crowd is not None and ev.finished_at is not None and too_fast(
+            ev.started_at, [a for _, a in ts], getattr(crowd, "min_trial_ms", 0)))
+        code = ""
+        if crowd is not None and ev.finished_at is not None and not fast:
+            code = study_code
+            if getattr(crowd, "participant_codes", False) and secret is not None:
+                code = completion_code(secret, code_subject(ev.participant, ev.name))
+        recs.append({
+            "evaluator": ev.name, "participant": ev.participant or "",
+            "STUDY_ID": p.get("STUDY_ID", ""), "SESSION_ID": p.get("SESSION_ID", ""),
+            "assignment_id": p.get("assignmentId", ""), "hit_id": p.get("hitId", ""),
+            "claimed_utc": _utc(ev.claimed_at), "consent_utc": _utc(ev.consent_at),
+            "started_utc": _utc(ev.started_at), "finished_utc": _utc(ev.finished_at),
+            "trials_answered": len(answered),
+            "time_on_task_ms": sum(x for x in tot if x is not None) if answered else None,
+            "elapsed_ms": ms_between(max(answered), ev.started_at) if answered else None,
+            "completion_code": code, "code_withheld": fast,
+            "released": ev.released_at is not None,
+        })
+    df = pd.DataFrame.from_records(recs, columns=PARTICIPANT_COLUMNS)
+    for c in ("time_on_task_ms", "elapsed_ms"):
+        df[c] = df[c].astype("Int64")
+    return df

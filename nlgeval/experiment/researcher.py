@@ -51,7 +51,7 @@ from nlgeval.experiment.researcher_auth import (
 from nlgeval.experiment.storage import Evaluator, Judgement, Trial
 
 SESSION_HOURS = 8
-DOWNLOADS = ("ratings", "questionnaire", "flags")
+DOWNLOADS = ("ratings", "questionnaire", "flags", "participants")
 _THROTTLE_KEY = "nlgeval_login_throttle"
 
 #: The researcher's routes: ``/r/<token>`` (+ downloads), ``/login``, ``/logout``, ``/dashboard``.
@@ -100,6 +100,10 @@ def _download(kind: str) -> Response:
         return _csv_response(df, "ratings.csv")
     if kind == "questionnaire":
         return _csv_response(export_questionnaire(x.store), "questionnaire.csv")
+    if kind == "participants":
+        from nlgeval.experiment.export import participants_table
+
+        return _csv_response(participants_table(x.store, x.cfg, x.secret), "participants.csv")
     return _csv_response(quality_flags(x.store, x.cfg), "flags.csv")
 
 
