@@ -5,9 +5,12 @@
 >>> m.corpus_score(["The cat sat on the mat"], [["the cat sat on the mat"]])
 100.0
 
-See :mod:`nlgeval.metrics.base` for the interface, :mod:`nlgeval.metrics.registry` for names
-and plugins, and :func:`nlgeval.metrics.scoring.score_corpus` to score a whole corpus.
+Options may also be keywords (``get_metric("bleu", lowercase=True)``). See
+:mod:`nlgeval.metrics.base` for the interface, :mod:`nlgeval.metrics.registry` for names and
+plugins, and :func:`score_corpus` (:mod:`nlgeval.metrics.scoring`) to score a whole corpus.
 """
+
+from typing import Any
 
 from nlgeval.metrics.base import Metric, Option, parse_metric_list, parse_spec
 from nlgeval.metrics.registry import (
@@ -30,4 +33,19 @@ __all__ = [
     "parse_metric_list",
     "parse_spec",
     "register_metric",
+    "score_corpus",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # score_corpus is imported on first use: it needs pandas and nlgeval.corpus, which
+    # `nlgeval --help` and plain metric use do not
+    if name == "score_corpus":
+        from nlgeval.metrics.scoring import score_corpus
+
+        return score_corpus
+    raise AttributeError(f"module 'nlgeval.metrics' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "score_corpus"])

@@ -5,10 +5,66 @@ once per item and identical pairs are scored once."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
 from nlgeval.errors import InputError
+
+#: how ``refs`` is laid out: ``per_hypothesis`` (``refs[i]`` = the references of ``hyps[i]``,
+#: nlgeval's own layout) or ``streams`` (sacrebleu's: ``refs[j][i]`` = the j-th reference of
+#: ``hyps[i]``, one list per reference set)
+RefsLayout = Literal["per_hypothesis", "streams"]
+LAYOUTS: tuple[str, ...] = ("per_hypothesis", "streams")
+
+
+def _looks_like_streams(n: int, refs: Sequence[Sequence[str]]) -> bool:
+    """Every element of ``refs`` is a non-string sequence of ``n`` items."""
+    try:
+        return bool(len(refs)) and all(
+            not isinstance(r, str) and len(r) == n for r in refs)
+    except TypeError:
+        return False
+
+
+def per_hypothesis_refs(hyps: Sequence[str], refs: Sequence[Sequence[str]],
+                        layout: RefsLayout | None = None) -> Sequence[Sequence[str]]:
+    """``refs`` as one list of references per hypothesis, from either layout.
+
+    ``layout=None`` means ``per_hypothesis`` but refuses the one shape where the two layouts
+    cannot be told apart and would mean different things: ``n > 1`` hypotheses and ``n`` lists
+    of ``n`` references each (``n`` reference streams of sacrebleu, or ``n`` references for
+    each hypothesis).
+
+    Examples
+    --------
+    >>> hyps = ["a b", "c d"]
+    >>> per_hypothesis_refs(hyps, [["a b", "c d"]], "streams")   # sacrebleu: one stream
+    [['a b'], ['c d']]
+    >>> try:
+    ...     per_hypothesis_refs(hyps, [["a b", "x"], ["c d", "y"]])
+    ... except InputError as err:
+    ...     print(str(err)[:53])
+    refs is ambiguous: 2 hypotheses and 2 lists of 2 refe
+    """
+    if layout == "per_hypothesis":
+        return refs
+    n = len(hyps) if isinstance(hyps, Sequence | np.ndarray) and not isinstance(hyps, str) else -1
+    if layout == "streams":
+        if isinstance(refs, str) or not _looks_like_streams(n, refs):
+            raise InputError(
+                f"refs_layout='streams' needs a list of reference streams, each with one "
+                f"reference per hypothesis ({n}), as sacrebleu takes them")
+        return [list(r) for r in zip(*refs, strict=True)]
+    if layout is not None:
+        raise InputError(f"refs_layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if n > 1 and not isinstance(refs, str) and len(refs) == n and _looks_like_streams(n, refs):
+        raise InputError(
+            f"refs is ambiguous: {n} hypotheses and {n} lists of {n} references could be "
+            "one list of references per hypothesis (refs[i] for hyps[i], nlgeval's layout) or "
+            "sacrebleu's reference streams (refs[j][i] for hyps[i]); say which with "
+            "refs_layout='per_hypothesis' or refs_layout='streams'")
+    return refs
 
 
 def _validate_inputs(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> None:
@@ -19,9 +75,13 @@ def _validate_inputs(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> None
             "refs must be a sequence of reference lists (refs[i] = references of hyps[i])"
         )
     if len(hyps) != len(refs):
+        hint = ""
+        if _looks_like_streams(len(hyps), refs):
+            hint = (f"; this looks like sacrebleu's layout ({len(refs)} reference stream(s) of "
+                    f"{len(hyps)}): pass refs_layout='streams'")
         raise InputError(
             f"{len(hyps)} hypotheses but {len(refs)} reference lists; refs[i] must hold the "
-            "references of hyps[i]"
+            "references of hyps[i]" + hint
         )
     # fast path: reference lists are usually shared objects (one per item); check each once
     seen: set[int] = set()

@@ -32,7 +32,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from nlgeval.errors import InputError
-from nlgeval.metrics._inputs import Groups, _group_pairs, _validate_inputs
+from nlgeval.metrics._inputs import (
+    Groups,
+    RefsLayout,
+    _group_pairs,
+    _validate_inputs,
+    per_hypothesis_refs,
+)
 from nlgeval.metrics.options import Option as Option
 from nlgeval.metrics.options import parse_metric_list as parse_metric_list
 from nlgeval.metrics.options import parse_spec as parse_spec
@@ -221,6 +227,7 @@ class Metric(ABC):
         cache: StatsCache | None = None,
         n_jobs: int | None = None,
         advance: Callable[[int], None] | None = None,
+        refs_layout: RefsLayout | None = None,
     ) -> np.ndarray:
         """Sufficient statistics, one row per hypothesis (``(len(hyps), k)`` float array).
 
@@ -228,7 +235,9 @@ class Metric(ABC):
         references) pairs are computed once, ``cache`` (a :class:`StatsCache`) skips pairs
         scored before with the same configuration, and large batches use ``n_jobs`` processes
         (default: all cores). ``advance(n)`` is called as pairs complete (progress bars).
+        ``refs_layout`` as in :meth:`segment_scores`.
         """
+        refs = per_hypothesis_refs(hyps, refs, refs_layout)
         _validate_inputs(hyps, refs)
         n = len(hyps)
         self.n_refs_seen.update(map(len, refs))
@@ -276,6 +285,7 @@ class Metric(ABC):
         n_jobs: int | None = None,
         advance: Callable[[int], None] | None = None,
         texts_digest: bytes | None = None,
+        refs_layout: RefsLayout | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``(statistics, segment scores)`` for a whole batch.
 
@@ -284,7 +294,9 @@ class Metric(ABC):
         :meth:`segment_stats` (which caches per segment) plus :meth:`segment_from_stats`.
         ``texts_digest`` (:meth:`StatsCache.texts_digest` of the same, already validated
         texts) saves re-hashing and re-validating when several metrics score the same batch.
+        ``refs_layout`` as in :meth:`segment_scores`.
         """
+        refs = per_hypothesis_refs(hyps, refs, refs_layout)
         key = None
         if cache is not None and len(hyps):
             if texts_digest is None:
@@ -298,7 +310,8 @@ class Metric(ABC):
                 if advance:
                     advance(len(hyps))
                 return hit
-        stats = self.segment_stats(hyps, refs, cache=cache, n_jobs=n_jobs, advance=advance)
+        stats = self.segment_stats(hyps, refs, cache=cache, n_jobs=n_jobs, advance=advance,
+                                   refs_layout="per_hypothesis")
         scores = self.segment_from_stats(stats)
         if cache is not None and key is not None:
             cache.put_batch(key, stats, scores)
@@ -311,9 +324,30 @@ class Metric(ABC):
         *,
         cache: StatsCache | None = None,
         n_jobs: int | None = None,
+        refs_layout: RefsLayout | None = None,
     ) -> np.ndarray:
-        """One score per hypothesis; ``refs[i]`` is the list of references of ``hyps[i]``."""
-        stats = self.segment_stats(hyps, refs, cache=cache, n_jobs=n_jobs)
+        """One score per hypothesis.
+
+        ``refs[i]`` is the list of references of ``hyps[i]`` (``refs_layout="per_hypothesis"``),
+        or, with ``refs_layout="streams"``, ``refs`` is sacrebleu's list of reference streams
+        (``refs[j][i]`` is the j-th reference of ``hyps[i]``). Left out, the layout is
+        ``per_hypothesis`` except for the shape both layouts share (n hypotheses and n lists
+        of n references, n > 1), which is refused as ambiguous.
+
+        Examples:
+            >>> from nlgeval.metrics import get_metric
+            >>> hyps = ["the cat sat", "a dog ran"]
+            >>> streams = [["the cat sat", "the dog ran"], ["a cat sat", "a dog ran"]]
+            >>> m = get_metric("chrf")
+            >>> a = m.segment_scores(hyps, streams, refs_layout="streams")
+            >>> per_hyp = [["the cat sat", "a cat sat"], ["the dog ran", "a dog ran"]]
+            >>> b = m.segment_scores(hyps, per_hyp, refs_layout="per_hypothesis")
+            >>> bool((a == b).all())
+            True
+        """
+        refs = per_hypothesis_refs(hyps, refs, refs_layout)
+        stats = self.segment_stats(hyps, refs, cache=cache, n_jobs=n_jobs,
+                                   refs_layout="per_hypothesis")
         if len(hyps) == 0:
             return np.zeros(0)
         return np.asarray(self._segment_from_stats(stats), dtype=np.float64)
@@ -325,11 +359,25 @@ class Metric(ABC):
         *,
         cache: StatsCache | None = None,
         n_jobs: int | None = None,
+        refs_layout: RefsLayout | None = None,
     ) -> float:
-        """The corpus-level score of all hypotheses (e.g. BLEU from summed n-gram statistics)."""
+        """The corpus-level score of all hypotheses (e.g. BLEU from summed n-gram statistics);
+        ``refs_layout`` as in :meth:`segment_scores`.
+
+        Examples:
+            >>> from nlgeval.metrics import get_metric
+            >>> import sacrebleu
+            >>> hyps = ["the cat sat on the mat", "a dog ran home"]
+            >>> streams = [["the cat sat on a mat", "the dog ran home"]]   # sacrebleu's layout
+            >>> ours = get_metric("bleu").corpus_score(hyps, streams, refs_layout="streams")
+            >>> ours == sacrebleu.corpus_bleu(hyps, streams).score
+            True
+        """
         if len(hyps) == 0:
             raise InputError("cannot compute a corpus score of zero segments")
-        stats = self.segment_stats(hyps, refs, cache=cache, n_jobs=n_jobs)
+        refs = per_hypothesis_refs(hyps, refs, refs_layout)
+        stats = self.segment_stats(hyps, refs, cache=cache, n_jobs=n_jobs,
+                                   refs_layout="per_hypothesis")
         return self.corpus_from_stats(stats, hyps, refs)
 
     def corpus_from_stats(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from importlib.metadata import entry_points
+from typing import Any
 
 from nlgeval.errors import InputError
 from nlgeval.metrics.base import Metric, parse_spec
@@ -128,17 +129,32 @@ def metric_class(name: str) -> type[Metric]:
     raise InputError(f"unknown metric '{name}' (available: {', '.join(known)}){hint}")
 
 
-def get_metric(spec: str | Metric) -> Metric:
-    """A configured metric from ``"name"`` or ``"name:key=value[,key=value]"``.
+def get_metric(spec: str | Metric, **options: Any) -> Metric:
+    """A configured metric from ``"name"`` or ``"name:key=value[,key=value]"``, with options
+    also as keywords (``get_metric("bleu", lowercase=True)``).
+
+    An option may be given in the spec or as a keyword, not both; keyword values are checked
+    like spec values (``lowercase="yes"`` is True, ``max_ngram_order="x"`` an error).
 
     Examples:
         >>> get_metric("bleu:lowercase=true").signature.split("|")[:4]
         ['case:lc', 'eff:no', 'tok:13a', 'smooth:exp']
+        >>> get_metric("bleu", lowercase=True).spec
+        'bleu:lowercase=true'
+        >>> get_metric("rouge2", score="recall", use_stemmer=True).spec
+        'rouge2:use_stemmer=true,score=recall'
     """
     if isinstance(spec, Metric):
+        if options:
+            raise InputError(f"metric '{spec.spec}' is already configured; give options with "
+                             "its name instead (get_metric(name, **options))")
         return spec
     name, opts = parse_spec(spec)
-    return metric_class(name)(**opts)
+    twice = sorted(set(opts) & set(options))
+    if twice:
+        raise InputError(f"metric '{spec}': option {', '.join(repr(k) for k in twice)} given "
+                         "both in the spec and as a keyword")
+    return metric_class(name)(**opts, **options)
 
 
 def metric_label(metric: Metric, spelling: str | None = None) -> str:

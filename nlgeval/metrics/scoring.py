@@ -276,7 +276,8 @@ def _score_batches(
         for m, label in zip(mets, labels, strict=True):
             bar.update(description=f"scoring {label}")
             batches[label] = m.score_batch(hyps, refs, cache=store, n_jobs=n_jobs,
-                                           advance=bar.advance, texts_digest=digest)
+                                           advance=bar.advance, texts_digest=digest,
+                                           refs_layout="per_hypothesis")
         return batches, 0, 0, {}
 
 
@@ -327,9 +328,11 @@ def _score_chunk(task: _Chunk) -> tuple[np.ndarray, int, int]:
     """Statistics of one chunk, with the worker's own cache (what a backend runs)."""
     metric = _worker_metric(task.spec)
     if task.cache_dir == _NO_CACHE:
-        return metric.segment_stats(task.hyps, task.refs, n_jobs=1), 0, 0
+        return metric.segment_stats(task.hyps, task.refs, n_jobs=1,
+                                    refs_layout="per_hypothesis"), 0, 0
     with StatsCache(task.cache_dir) as store:
-        stats = metric.segment_stats(task.hyps, task.refs, cache=store, n_jobs=1)
+        stats = metric.segment_stats(task.hyps, task.refs, cache=store, n_jobs=1,
+                                 refs_layout="per_hypothesis")
         return stats, store.hits, store.misses
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from nlgeval.errors import InputError
+from nlgeval.metrics._inputs import per_hypothesis_refs
 from nlgeval.metrics.base import Option
 from nlgeval.metrics.neural.batching import (
     _encode_texts,
@@ -214,13 +215,15 @@ class BERTScoreMetric(NeuralMetric):
 
     def segment_stats(self, hyps: Sequence[str], refs: Sequence[Sequence[str]],
                       **kw: Any) -> np.ndarray:
+        refs = per_hypothesis_refs(hyps, refs, kw.pop("refs_layout", None))
         self._set_idf(refs)
-        return super().segment_stats(hyps, refs, **kw)
+        return super().segment_stats(hyps, refs, refs_layout="per_hypothesis", **kw)
 
     def score_batch(self, hyps: Sequence[str], refs: Sequence[Sequence[str]],
                     **kw: Any) -> tuple[np.ndarray, np.ndarray]:
+        refs = per_hypothesis_refs(hyps, refs, kw.pop("refs_layout", None))
         self._set_idf(refs)
-        return super().score_batch(hyps, refs, **kw)
+        return super().score_batch(hyps, refs, refs_layout="per_hypothesis", **kw)
 
     # -- model
     def _load(self) -> tuple[Any, Any, float]:
