@@ -207,14 +207,14 @@ class Evaluator:
 
 
 @contextmanager
-def server(d: Path, threads: int, database: str | None, processes: int = 1
+def server(d: Path, threads: int, database: str | None, processes: int | None = 1
            ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
     exe = Path(sys.executable).parent / "nlgeval"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-c",
                                             "from nlgeval.cli import main; main()"]
     cmd += ["serve", str(d), "--port", str(port), "--threads", str(threads)]
-    if processes != 1:
+    if processes is not None:  # None: serve's default
         cmd += ["--processes", str(processes)]
     if database:
         cmd += ["--database", database]

@@ -61,6 +61,25 @@ def listening_socket(host: str, port: int, backlog: int = 1024) -> socket.socket
     return sock
 
 
+MAX_DEFAULT_PROCESSES = 4
+
+
+def default_processes() -> int:
+    """``serve``'s default number of processes: one per core this process may run on (one
+    Python process uses one core; at most :data:`MAX_DEFAULT_PROCESSES`), 1 without
+    ``os.fork``.
+
+    Examples
+    --------
+    >>> 1 <= default_processes() <= MAX_DEFAULT_PROCESSES
+    True
+    """
+    if not hasattr(os, "fork"):
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_DEFAULT_PROCESSES, cores or 1))
+
+
 def check_processes(processes: int) -> None:
     """Refuse a number of processes this system cannot run.
 

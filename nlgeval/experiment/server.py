@@ -26,7 +26,12 @@ from typing import Any
 from flask import Flask
 
 from nlgeval.experiment.app import create_app
-from nlgeval.experiment.prefork import check_processes, listening_socket, run_workers
+from nlgeval.experiment.prefork import (
+    check_processes,
+    default_processes,
+    listening_socket,
+    run_workers,
+)
 from nlgeval.experiment.timing import RequestTimer, timer_from_env
 
 SWITCH_INTERVAL_S = 0.0005  # see run_server()
@@ -200,7 +205,7 @@ def serve(
     port: int = 8000,
     database: str | None = None,
     threads: int = DEFAULT_THREADS,
-    processes: int = 1,
+    processes: int | None = None,
     secure_cookies: bool = False,
     announce: Callable[[str], None] | None = print,
     base_url: str | None = None,
@@ -208,7 +213,8 @@ def serve(
 ) -> None:
     """Validate the experiment, then serve it until interrupted: one waitress process with
     ``threads`` worker threads, or ``processes`` such processes forked after binding the
-    socket (:mod:`nlgeval.experiment.prefork`; POSIX only).
+    socket (:mod:`nlgeval.experiment.prefork`; POSIX only; default: one per core, at most 4,
+    :func:`~nlgeval.experiment.prefork.default_processes`).
 
     Examples
     --------
@@ -216,6 +222,7 @@ def serve(
     >>> list(inspect.signature(serve).parameters)[:3]  # blocks, so not run here
     ['directory', 'host', 'port']
     """
+    processes = default_processes() if processes is None else processes
     check_processes(processes)
     if processes == 1:
         server, app = make_server(directory, host=host, port=port, database=database,
