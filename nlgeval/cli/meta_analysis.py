@@ -129,6 +129,10 @@ def _print_summary(result: Any, out: Path | None) -> None:
                                                  float_format=lambda v: f"{v:.3f}"))
     for row in result.pooled.itertuples():
         typer.echo(f"verdict: {row.verdict}")
+    for row in result.moderators.itertuples():
+        typer.echo(f"moderator {row.moderator} = {row.level}: {row.metric} ({row.construct}) "
+                   f"r = {row.r:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}], k = {row.k}; "
+                   f"Q_M = {row.qm:.2f}, p = {row.qm_pvalue:.3g}")
     if not result.comparisons.empty:
         for row in result.comparisons.itertuples():
             typer.echo(f"compare: {row.metric_a} - {row.metric_b} ({row.construct}): pooled "

@@ -126,7 +126,12 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
     notes = list(notes or [])
     eff = _defaults(effects, file)
     rows, fits, parts = [], {}, []
-    for (metric, construct), sub in eff.groupby(["metric", "construct"], sort=False):
+    # metrics in the order given, each with its constructs in the order they first appear
+    order = {k: i for i, k in enumerate(dict.fromkeys(eff["metric"]))}
+    c_order = {k: i for i, k in enumerate(dict.fromkeys(eff["construct"]))}
+    groups = sorted(eff.groupby(["metric", "construct"], sort=False),
+                    key=lambda g: (order[g[0][0]], c_order[g[0][1]]))
+    for (metric, construct), sub in groups:
         if len(sub) < 2:
             notes.append(f"{metric} / {construct}: only {len(sub)} study ({sub['study'].iloc[0]}"
                          "): nothing to pool")

@@ -84,7 +84,7 @@ def forest_plot(studies: pd.DataFrame, fit: RandomEffects, title: str = "") -> A
     if np.isfinite(pl) and np.isfinite(ph):
         ax.plot([pl, ph], [0, 0], color="#c33", lw=1.5, label="prediction interval")
     ax.add_patch(Polygon(np.column_stack([data["diamond"]["x"], data["diamond"]["y"]]),
-                         closed=True, color="#1f4e79", label="pooled r (CI)"))
+                         closed=True, color="#1f4e79", label="pooled r (CI)", zorder=3))
     ax.axvline(0, color="#999", ls=":", lw=1)
     labels = [r["label"] for r in data["rows"]] + ["Random effects"]
     ax.set_yticks([r["y"] for r in data["rows"]] + [0], labels)
