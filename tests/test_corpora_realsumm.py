@@ -241,3 +241,22 @@ def test_validate_end_to_end(folder: Path, raw, tmp_path: Path) -> None:
         assert r["pearson"] == pytest.approx(stats.pearsonr(m, human)[0], abs=1e-12)
         assert r["kendall"] == pytest.approx(stats.kendalltau(m, human)[0], abs=1e-12)
         assert int(sel["n"].iloc[0]) == 25
+
+
+# ------------------------------------------------------------------ rouge-score vs ROUGE-1.5.5
+@pytest.mark.parametrize(("stem", "mad", "exact"), [(False, 0.0075, 0.71), (True, 0.0027, 0.86)])
+def test_rouge_score_vs_authors_rouge155_as_documented(corpus, folder: Path, stem: bool,
+                                                       mad: float, exact: float) -> None:
+    """The numbers of docs/corpora.md: nlgeval's ROUGE-2 recall vs the authors' ROUGE-1.5.5."""
+    from nlgeval.metrics import get_metric
+
+    ext = R.external_scores(folder)
+    theirs = ext[ext["metric"] == "rouge_2_recall"].set_index(["system", "item"])["score"]
+    out = corpus.outputs
+    refs = dict(zip(corpus.references["item"], corpus.references["text"], strict=True))
+    ours = get_metric("rouge2", score="recall", scale=1, use_stemmer=stem).segment_scores(
+        list(out["text"]), [[refs[i]] for i in out["item"]])
+    diff = ours - theirs.reindex(pd.MultiIndex.from_frame(out[["system", "item"]])).to_numpy()
+    assert round(float(np.mean(np.abs(diff))), 4) == mad
+    assert round(float(np.mean(np.abs(diff) < 5e-6)), 2) == exact
+    assert float(np.mean(diff)) < 0  # rouge-score counts fewer matches on average
