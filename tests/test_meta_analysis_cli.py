@@ -200,3 +200,47 @@ def test_item_level_takes_the_bootstrap_variance(capsys: pytest.CaptureFixture[s
     rec = res["by_metric"]["chrf"]["fluency"]
     assert rec["k"] == 2 and rec["level"] == "item"
     assert res["inputs"]["resamples"] == 30
+
+
+def test_criterion_map_and_system_level(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    cmap = tmp_path / "map.csv"
+    cmap.write_text("corpus,construct,criterion,task,language\n"
+                    "e2e,overall,naturalness,restaurants,en\n"
+                    "novikova2017,overall,quality,restaurants,en\n", encoding="utf-8")
+    code, out, err = run(["meta-analyse", "--corpora", "e2e,novikova2017", "--metrics", "bleu",
+                          "--level", "system", "--criterion-map", str(cmap), "--json",
+                          "--quiet"], capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    # novikova2017 has 3 systems: n - 3 = 0, so its system-level r cannot be pooled
+    assert res["results"] == []
+    assert any("novikova2017" in n and "cannot be pooled" in n for n in res["notes"])
+    assert any("only 1 study (e2e)" in n for n in res["notes"])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("corpus,construct,criterion\ne2e,overall,quality\ne2e,overall,naturalness\n",
+                   encoding="utf-8")
+    code, _, err = run(["meta-analyse", "--corpora", "e2e", "--criterion-map", str(bad)],
+                       capsys)
+    assert code == 2 and "row 3, column 'construct'" in err and "twice" in err
+
+
+def test_bootstrap_variance_comes_from_the_study_interval() -> None:
+    from nlgeval.meta_analysis import Study, load_criterion_map, study_effects
+    from nlgeval.meta_analysis.effects import variance_from_interval
+
+    corr = pd.DataFrame({"metric": ["bleu"], "criterion": ["naturalness"],
+                         "level": ["segment"], "coefficient": ["pearson"], "r": [0.05],
+                         "n": [6006], "ci_low": [-0.007], "ci_high": [0.103]})
+    study = Study("e2e", "e2e", corr, confidence_level=0.95)
+    cmap = load_criterion_map()
+    boot = study_effects([study], cmap, variance="bootstrap")
+    assert boot["vi"].iloc[0] == pytest.approx(
+        ((math.atanh(0.103) - math.atanh(-0.007)) / (2 * stats.norm.isf(0.025))) ** 2)
+    assert boot["vi"].iloc[0] == pytest.approx(variance_from_interval(-0.007, 0.103))
+    fisher = study_effects([study], cmap)
+    assert fisher["vi"].iloc[0] == pytest.approx(1 / 6003)
+    notes: list[str] = []
+    none = study_effects([Study("e2e", "e2e", corr.drop(columns=["ci_low", "ci_high"]))],
+                         cmap, variance="bootstrap", notes=notes)
+    assert none.empty and "no bootstrap interval" in notes[0]
