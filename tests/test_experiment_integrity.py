@@ -315,3 +315,24 @@ def test_links_come_from_the_base_url_not_the_host_header(tmp_path: Path) -> Non
     assert "evil.example" not in page
     assert "https://eval.example.org/study/e/" in page
     assert "https://eval.example.org/study/join/" in page
+
+
+def test_an_answer_sent_with_a_replaced_token_is_not_stored(tmp_path: Path) -> None:
+    """A set handed out again (lease expired, researcher reset) has a new token: a late
+    answer read under the old one must not land in the next participant's set."""
+    from nlgeval.experiment.views import CLAIM
+
+    d = write_experiment(tmp_path / "c", practice=0)
+    made = create_experiment(d)
+    store = Store(made.database)
+    try:
+        tok = str(made.evaluators["token"].iloc[0])
+        with store.read() as s:
+            tid = s.query(Trial.id).join(Evaluator).filter(Evaluator.token == tok
+                                                           ).order_by(Trial.position).first()[0]
+        args = {"q_id": tid, "q_now": utcnow(), "q_shown": None}
+        with store.engine.begin() as c:
+            assert c.execute(CLAIM, {**args, "q_token": "an-old-token"}).rowcount == 0
+            assert c.execute(CLAIM, {**args, "q_token": tok}).rowcount == 1
+    finally:
+        store.dispose()

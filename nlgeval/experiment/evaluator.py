@@ -318,6 +318,7 @@ def submit_trial(token: str, trial_id: int) -> Any:
     next_id = later[0].id if later else None
     if x.store.engine.dialect.name == "postgresql":  # one statement, one round trip (views.py)
         params: dict[str, Any] = {"q_id": trial.id, "q_now": now, "q_shown": shown_at,
+                                  "q_token": token,
                                   "q_next": next_id, "q_comment": comment.strip(),
                                   "q_time_ms": time_ms}
         for k, r in enumerate(rows):
@@ -330,7 +331,8 @@ def submit_trial(token: str, trial_id: int) -> Any:
         return redirect(here, 303)
 
     def save(c: Connection) -> None:
-        if c.execute(CLAIM, {"q_id": trial.id, "q_now": now, "q_shown": shown_at}).rowcount:
+        if c.execute(CLAIM, {"q_id": trial.id, "q_now": now, "q_shown": shown_at,
+                             "q_token": token}).rowcount:
             c.execute(_J.insert(), rows)
             if next_id is not None:  # the next trial becomes current now
                 c.execute(MAKE_CURRENT, {"q_id": next_id, "q_now": now})

@@ -27,8 +27,13 @@ STATE_QUERY = (
     .outerjoin(_T, _T.c.evaluator_id == _E.c.id)
     .where(_E.c.token == bindparam("q_token"))
 )
+# the evaluator who may answer: the one holding the token now (a set reset by the researcher
+# or returned to the pool after its lease gets a new token, so a late answer sent with the
+# old one cannot land in the next participant's set)
+_OWNER = select(_E.c.id).where(_E.c.token == bindparam("q_token")).scalar_subquery()
 CLAIM = (  # the conditional UPDATE that makes an answer idempotent
-    _T.update().where(_T.c.id == bindparam("q_id"), _T.c.answered_at.is_(None))
+    _T.update().where(_T.c.id == bindparam("q_id"), _T.c.answered_at.is_(None),
+                      _T.c.evaluator_id == _OWNER)
     .values(answered_at=bindparam("q_now"), shown_at=bindparam("q_shown"))
 )
 MAKE_CURRENT = (
@@ -61,7 +66,9 @@ def answer_statement_pg(n: int) -> Any:
         _ANSWER_PG[n] = text(f"""
             WITH claim AS (
                 UPDATE nlgeval_trials SET answered_at = :q_now, shown_at = :q_shown
-                WHERE id = :q_id AND answered_at IS NULL RETURNING id),
+                WHERE id = :q_id AND answered_at IS NULL AND evaluator_id =
+                    (SELECT e.id FROM nlgeval_evaluators e WHERE e.token = :q_token)
+                RETURNING id),
             ins AS (
                 INSERT INTO nlgeval_judgements
                     (trial_id, criterion, response, confirmed, comment, time_ms, created_at)
