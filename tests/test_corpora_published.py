@@ -46,7 +46,8 @@ def _private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Tem
 
 def test_list_corpora_names_and_criteria(data_dir: Path) -> None:
     rows = {r["name"]: r for r in list_corpora(data_dir)}
-    assert set(rows) == {"webnlg2020", "e2e", "novikova2017", "wmt21-ted-ende", "wmt21-ted-zhen"}
+    assert set(rows) == {"webnlg2020", "e2e", "novikova2017", "wmt21-ted-ende", "wmt21-ted-zhen",
+                         "realsumm"}
     crit = {n: [c["name"] for c in r["criteria"]] for n, r in rows.items()}
     assert crit["webnlg2020"] == [
         "Correctness", "DataCoverage", "Fluency", "Relevance", "TextStructure"
@@ -63,7 +64,8 @@ def test_descriptor_checksums_match_shared_sha256sums(data_dir: Path) -> None:
         h, p = line.split(maxsplit=1)
         sums[p.strip()] = h
     covered = set()
-    for name in ("webnlg2020", "e2e", "novikova2017", "wmt21-ted-ende", "wmt21-ted-zhen"):
+    for name in ("webnlg2020", "e2e", "novikova2017", "wmt21-ted-ende", "wmt21-ted-zhen",
+                 "realsumm"):
         d = descriptor(name)
         for f in d.files:
             key = f"{d.folder}/{f.path}"

@@ -193,7 +193,7 @@ def test_download_with_checksum_from_local_server(download_env, publish, folder:
     publish(root, folder.parent, "realsumm")
     downloaded = load_corpus("realsumm", cache=False)
     d = descriptor("realsumm")
-    assert len(requests) == 3
+    assert len(requests) == 4  # the two pickles, LICENSE.txt, annotation_instructions.txt
     assert all(r["status"] == "ok" for r in verify(d, cache_folder(d)))
     local = load_corpus("realsumm", folder.parent, cache=False)
     for attr in ("outputs", "references", "ratings"):
