@@ -215,6 +215,7 @@ def test_crowd_join_consent_checks_completion_and_back(browser, tmp_path: Path, 
 consent = "Your answers are stored anonymously."
 completion_code = "DONE77"
 redirect_url = "https://app.prolific.com/submissions/complete?cc={code}"
+min_trial_ms = 0  # a script answers faster than a person: no code would be shown
 
 [checks]
 repeats = 1
