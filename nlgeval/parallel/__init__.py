@@ -13,7 +13,9 @@ chunking of the work into tasks:
 * a task that draws random numbers takes its own stream, :func:`task_seed` (``SeedSequence``
   with a spawn key naming the task, as ``SeedSequence(seed).spawn`` would), never a shared
   generator;
-* results are put back in task order (:func:`map_tasks`), whatever order they finish in.
+* results are put back in task order (:func:`map_tasks`), whatever order they finish in;
+* a task whose numbers come from matrix products runs them with one BLAS thread
+  (:func:`single_blas_thread`): OpenBLAS sums in another order with another thread count.
 
 Faults: on Dask a task whose worker dies is run again elsewhere by the scheduler (the function
 is pure, so the answer is the same); ``retries`` also re-runs tasks that raised. Progress: the
@@ -34,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from nlgeval.errors import InputError
+from nlgeval.parallel._threads import single_blas_thread as single_blas_thread
 from nlgeval.parallel.dask_backend import LEAN_WORKER_CONFIG as LEAN_WORKER_CONFIG
 from nlgeval.parallel.dask_backend import DaskBackend as DaskBackend
 from nlgeval.parallel.dask_backend import parse_scheduler as parse_scheduler
