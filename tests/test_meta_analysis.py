@@ -332,3 +332,60 @@ def test_meta_analyse_groups_by_metric_and_construct() -> None:
     assert res.pooled["r_pooled"].iloc[1] == pytest.approx(math.tanh(direct.statistic))
     assert set(res.moderators["level"]) == {"x", "y"}
     assert res.effects.groupby("metric")["weight"].sum().tolist() == pytest.approx([1, 1])
+
+
+# Computed for these tests with R 4.2.2 (Debian bookworm): robumeta 2.0 ``robu(y ~ 1 | y ~ x,
+# studynum = study, var.eff.size = v, modelweights = "CORR", rho = 0.8 | 0.3, small = FALSE)``
+# and metafor 3.8.1 ``rma(yi, vi, data = escalc("RR", ... dat.bcg), method = "REML",
+# test = "knha")`` and ``method = "PM"`` (2026-11-25).
+RVE_STUDY = "s1 s1 s2 s3 s3 s3 s4 s5 s5 s6 s7 s7 s8 s9 s9 s10".split()
+RVE_Y = [0.31, 0.42, 0.12, 0.55, 0.48, 0.61, 0.05, 0.27, 0.22, 0.38, 0.15, 0.09, 0.44, 0.33,
+         0.29, 0.18]
+RVE_V = [0.010, 0.012, 0.020, 0.008, 0.009, 0.008, 0.030, 0.015, 0.014, 0.011, 0.025, 0.022,
+         0.009, 0.013, 0.012, 0.018]
+RVE_X = [1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, 1, 1, 0]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_robust_variance_matches_robumeta() -> None:
+    from nlgeval.meta_analysis.robust import robust_variance
+
+    res = robust_variance(RVE_Y, RVE_V, RVE_STUDY, rho=0.8)
+    assert res.tau2 == pytest.approx(0.0113207472, abs=1e-10)
+    assert (res.statistic, res.se) == pytest.approx((0.3081330146, 0.0495989453), abs=1e-10)
+    assert res.df == 9 and res.m == 10 and res.k == 16
+    assert 100 * res.i2 == pytest.approx(45.1473729284, abs=1e-8)
+    X = np.column_stack([np.ones(16), RVE_X])
+    reg = robust_variance(RVE_Y, RVE_V, RVE_STUDY, X, rho=0.8)
+    assert reg.tau2 == 0.0 and reg.df == 8
+    assert reg.coefficients["estimate"].tolist() == pytest.approx([0.1584201188, 0.2615511927],
+                                                                  abs=1e-10)
+    assert reg.coefficients["se"].tolist() == pytest.approx([0.0335651079, 0.0541830011],
+                                                            abs=1e-10)
+    low_rho = robust_variance(RVE_Y, RVE_V, RVE_STUDY, rho=0.3)
+    assert (low_rho.tau2, low_rho.statistic, low_rho.se) == pytest.approx(
+        (0.0110948392, 0.3084002590, 0.0495961204), abs=1e-10)
+
+
+def test_robust_variance_with_one_effect_per_study_is_dl_with_a_sandwich() -> None:
+    from nlgeval.meta_analysis.robust import robust_variance
+
+    y, v, _ = bcg()
+    res = robust_variance(y, v, [str(i) for i in range(len(y))])
+    assert res.tau2 == pytest.approx(estimate_tau2(y, v, "dl"), rel=1e-12)
+    w = 1 / (v + res.tau2)
+    mu = np.sum(w * y) / w.sum()
+    se = math.sqrt(np.sum(w ** 2 * (y - mu) ** 2) / w.sum() ** 2 * 13 / 12)
+    assert (res.statistic, res.se) == pytest.approx((mu, se), rel=1e-12)
+
+
+def test_hartung_knapp_and_pm_match_metafor() -> None:
+    y, v, _ = bcg()
+    res = random_effects(y, v, method="reml", hartung_knapp=True, prediction="metafor")
+    assert (res.se, res.ci_low, res.ci_high) == pytest.approx(
+        (0.1807917455, -1.1084437230, -0.3206209737), abs=1e-7)
+    assert (res.pi_low, res.pi_high) == pytest.approx((-1.9960169670, 0.5669522703), abs=1e-6)
+    pm = random_effects(y, v, method="pm")
+    # metafor finds the PM root with uniroot's default tolerance (about 1e-4)
+    assert pm.tau2 == pytest.approx(0.3180937119, abs=1e-4)
+    assert pm.statistic == pytest.approx(-0.7149704056, abs=1e-5)
