@@ -206,7 +206,9 @@ def external_scores(folder: str | Path, *, systems: Family = "all") -> pd.DataFr
 
     ``metric, system, item, score, _source, _row`` with the metric names of the data
     (everything in ``scores`` except ``litepyramid_recall``); pass it to
-    ``run_validation(..., scores=...)``.
+    ``run_validation(..., scores=...)``. ``_source`` is the corpus folder (the scores come from
+    both pickles, and a study's signature names it) and ``_row`` the 1-based position of the
+    summary among all 2,500 (``abs.pkl`` first).
 
     Examples
     --------
@@ -217,6 +219,7 @@ def external_scores(folder: str | Path, *, systems: Family = "all") -> pd.DataFr
     """
     rows = read_pickles(folder, systems)
     metrics = [c for c in rows.columns[rows.columns.get_loc("_row") + 1:] if c != HUMAN_SCORE]
+    rows = rows.assign(_source=str(Path(folder)), _row=np.arange(1, len(rows) + 1))
     long = rows.melt(id_vars=["system", "item", "_source", "_row"], value_vars=metrics,
                      var_name="metric", value_name="score")
     return long[["metric", "system", "item", "score", "_source", "_row"]].reset_index(drop=True)
