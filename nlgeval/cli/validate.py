@@ -56,11 +56,12 @@ def validate(
     statistics: Annotated[str | None, typer.Option(
         "--statistics", "--coefficients",
         help="Comma-separated statistics: pearson, spearman, kendall (tau-b), kendall_c "
-             "(tau-c), tau_23, acc23, acc_eq (tie-calibrated, Deutsch et al. 2023), "
+             "(tau-c), tau_a, tau_23, acc23, acc_eq (tie-calibrated, Deutsch et al. 2023), "
              "pairwise_accuracy (Kocmi et al. 2021), soft_pairwise_accuracy (Thompson et al. "
              "2024), or the presets wmt24 (soft_pairwise_accuracy + acc_eq, adds the system and "
-             "item levels) and wmt23. Each is reported under the name given. --coefficients is "
-             "an alias.")]
+             "item levels) and wmt23, or any statistic a package registers through the "
+             "nlgeval.statistics entry-point group. Each is reported under the name given. "
+             "--coefficients is an alias.")]
     = "pearson,spearman,kendall",
     spa_permutations: Annotated[int, typer.Option(
         "--spa-permutations", help="Sign-flip permutations behind each soft pairwise "

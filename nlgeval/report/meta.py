@@ -1,8 +1,12 @@
 """The WMT meta-evaluation statistics as a stage of the validation study.
 
 ``nlgeval validate --statistics ...`` may ask, next to the correlation coefficients (Pearson,
-Spearman, Kendall tau-b/tau-c, handled by :mod:`nlgeval.correlation.levels`), for the statistics
-the WMT metrics task ranks metrics with today (google-research/mt-metrics-eval, "MTME"):
+Spearman, Kendall tau-b/tau-c, handled by :mod:`nlgeval.correlation.levels`), for any statistic
+of the registry (:mod:`nlgeval.correlation.statistics`, open to plugins through the
+``nlgeval.statistics`` entry-point group): values, intervals and PERM-BOTH tests come from the
+statistic's protocol, with no list of statistics here. Built in are Kendall's tau-a (Kendall
+1938) and the statistics the WMT metrics task ranks metrics with today
+(google-research/mt-metrics-eval, "MTME"):
 
 ``tau_23``, ``acc_23``   Kendall-like variants of Deutsch, Foster & Freitag (2023, "Ties
                           Matter"), :mod:`nlgeval.correlation.kendall`;
@@ -31,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nlgeval.errors import InputError
+from nlgeval.correlation.statistics import perm_both_test
 from nlgeval.report.meta_statistics import (
     GROUPING,
     PRESETS,
@@ -61,36 +65,11 @@ def compare_pair(
     XA: np.ndarray, XB: np.ndarray, Y: np.ndarray, level: str, statistic: str,
     settings: MetaSettings, metric_a: str = "", metric_b: str = "",
 ) -> Any:
-    """PERM-BOTH test "A is better than B" on one statistic and level (result with draws)."""
-    from nlgeval.correlation.kendall import kendall_permutation_test
-    from nlgeval.correlation.pairwise import pairwise_accuracy_test, soft_pairwise_accuracy_test
-    from nlgeval.correlation.tie_calibration import acc_eq_permutation_test
-
-    spec = STATISTICS[statistic]
-    P, seed = settings.permutations, settings.seed
-    if spec.family == "correlation":
-        from nlgeval.correlation.compare import permutation_test
-
-        if level == "system-grouped":  # the item level of the transposed matrices
-            XA, XB, Y, level = XA.T, XB.T, Y.T, "item"
-        return permutation_test(XA, XB, Y, level, statistic, permutations=P, seed=seed)
-    if spec.family == "kendall":
-        if level == "system":
-            return None  # a cell swap at system level is not defined for these counts
-        return kendall_permutation_test(XA, XB, Y, statistic, GROUPING[level],
-                                        permutations=P, seed=seed)
-    if spec.family == "acc_eq":
-        eps = settings.epsilon or {}
-        return acc_eq_permutation_test(XA, XB, Y, GROUPING[level], permutations=P, seed=seed,
-                                       epsilon_a=eps.get(metric_a), epsilon_b=eps.get(metric_b))
-    if spec.family == "pairwise":
-        return pairwise_accuracy_test(XA, XB, Y, permutations=P, seed=seed)
-    if spec.family == "spa":
-        return soft_pairwise_accuracy_test(XA, XB, Y, permutations=P, seed=seed,
-                                           spa_permutations=settings.spa_permutations,
-                                           spa_seed=seed)
-    raise InputError(f"no PERM-BOTH test for '{statistic}' here (coefficients are compared "
-                     "by nlgeval.correlation.compare)")
+    """PERM-BOTH test "A is better than B" on one statistic and level (result with draws);
+    None where the statistic has no cell-swap test at that level
+    (:func:`nlgeval.correlation.statistics.perm_both_test`)."""
+    return perm_both_test(STATISTICS[statistic], XA, XB, Y, level, settings, metric_a,
+                          metric_b)
 
 
 def compare_metrics(
@@ -103,6 +82,7 @@ def compare_metrics(
     ``p(B > A) = (1 + #{-d* >= -d}) / (1 + K)``.
     """
     names = list(oriented)
+    sign = 1.0 if STATISTICS[statistic].higher_is_better else -1.0  # d > 0: A is better
     rows, draws = [], {}
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -113,8 +93,8 @@ def compare_metrics(
                 continue
             da, db = np.asarray(res.draws_a, float), np.asarray(res.draws_b, float)
             draws[(a, b)] = (da, db)
-            d = float(res.statistic_a) - float(res.statistic_b)
-            null = da - db
+            d = sign * (float(res.statistic_a) - float(res.statistic_b))
+            null = sign * (da - db)
             for x, y, obs, nul in ((a, b, d, null), (b, a, -d, -null)):
                 rows.append({"metric_a": x, "metric_b": y,
                              "r_a": res.statistic_a if x == a else res.statistic_b,
@@ -232,8 +212,8 @@ def criterion_stage(
     for level, stat in todo:
         label = labels.get(stat, stat)
         is_coef = is_coefficient(stat)
-        metrics = oriented if (level == "system" and STATISTICS[stat].family
-                               in ("kendall", "pairwise")) else per_output
+        metrics = oriented if (level == "system" and STATISTICS[stat].all_metrics_at_system
+                               ) else per_output
         vals, new_rows = _values(metrics, Y, level, stat, settings, progress)
         rows += [{"metric": m, "criterion": criterion, "level": level, "coefficient": label,
                   **row} for m, row in new_rows]
@@ -269,10 +249,8 @@ def _values(
     vals: dict[str, float] = {}
     rows = []
     for m, X in metrics.items():
-        if is_coefficient(stat):
-            from nlgeval.correlation.levels import level_statistic
-
-            vals[m] = float(level_statistic(X, Y, level, stat))
+        if is_coefficient(stat):  # the correlation stage reports it; the value is kept
+            vals[m] = float(STATISTICS[stat].value(X, Y, level, settings, m).statistic)
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
