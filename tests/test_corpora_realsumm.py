@@ -109,6 +109,8 @@ def test_numpy_scalars_and_plain_data_load(tmp_path: Path) -> None:
 def test_broken_pickles_are_input_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not a readable data pickle"):
         loads_data_pickle(pickle.dumps({"a": 1})[:-3], "cut.pkl")
+    with pytest.raises(InputError, match="not a readable data pickle"):
+        loads_data_pickle(b"P0\n.")  # a persistent id: no persistent_load, nothing resolved
     with pytest.raises(InputError, match="file not found"):
         load_data_pickle(tmp_path / "missing.pkl")
 
