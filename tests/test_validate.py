@@ -212,7 +212,8 @@ def test_cli_json_contract(tmp_path: Path) -> None:
     assert len(recs) == 2 * 1 * 2 * 3
     keys = {"metric", "criterion", "level", "coefficient", "r", "p", "ci_low", "ci_high", "n",
             "epsilon"}
-    assert all(set(r) == keys for r in recs)
+    # issue 26: the corrected p-value and the p-vs-interval flag come next to r and p
+    assert all(set(r) == keys | {"p_corrected", "ci_disagrees"} for r in recs)
     assert all(r["epsilon"] is None for r in recs)  # no tie calibration for coefficients
     assert {r["criterion"] for r in recs} == {"quality"}
     # system s0 keeps every token, so its outputs are the references: excluded automatically

@@ -88,6 +88,25 @@ def validate(
     keep_reference_systems: Annotated[bool, typer.Option(
         "--keep-reference-systems", help="Do not exclude systems whose outputs are the "
                                          "references.")] = False,
+    exclude_systems: Annotated[str | None, typer.Option(
+        "--exclude-systems", help="Comma-separated systems to leave out of the metric-human "
+                                  "correlations (kept in the human table). A study of scores "
+                                  "only cannot find reference outputs itself: name them "
+                                  "here.")] = None,
+    human_systems: Annotated[str | None, typer.Option(
+        "--human-systems", help="Comma-separated human-written 'systems': rated as a human "
+                                "ceiling, left out of the metric correlations (also: a "
+                                "'human' column of yes/no in the ratings or score file).")]
+    = None,
+    bind: Annotated[str | None, typer.Option(
+        "--bind", help="Correlate a per-criterion metric with its own criterion only, e.g. "
+                       "llm_rel=Relevance,llm_coh=Coherence (also: a 'criterion' column in a "
+                       "long score file).")] = None,
+    correction: Annotated[str, typer.Option(
+        "--correction", help="Multiple-comparison correction of the p-values behind the "
+                             "stars and the verdict, across the metrics x criteria x levels "
+                             "tested: holm (Holm 1979), bh (Benjamini & Hochberg 1995), by "
+                             "(Benjamini & Yekutieli 2001), bonferroni or none.")] = "holm",
     seed: SeedOpt = 0,
     backend: Annotated[str, typer.Option(
         "--backend", help="Where the correlations, bootstrap and permutation tests run, one "
@@ -111,6 +130,11 @@ def validate(
     """Correlate every metric with every human criterion and write the validation report.
 
     Tables (CSV, Markdown, LaTeX), figures (PNG, PDF), report.html and run.json go to --out.
+
+    Level names in papers: "system level" / "overall" = system; "segment level", "story
+    level", "pooled" (all outputs in one correlation) = segment; "summary level", "document
+    level", "input level" (per source document or input, across systems, then averaged) =
+    item. A paper's "summary level" is usually item, not segment.
     \f
     Examples
     --------
@@ -135,12 +159,18 @@ def validate(
         spa_permutations=spa_permutations, epsilon=_parse_epsilon(epsilon) or {},
         resamples=resamples, resample=resample, normalise=normalise, seed=seed,
         confidence_level=confidence, alpha=alpha, permutations=permutations,
-        exclude_systems=[] if keep_reference_systems else None, cache=not no_cache,
+        exclude_systems=split_list(exclude_systems) or None,
+        keep_reference_systems=keep_reference_systems, bind=_parse_pairs(bind, "--bind"),
+        correction=correction.strip().lower(), cache=not no_cache,
         lower_is_better=split_list(lower_is_better) or [], min_coverage=min_coverage,
         backend=backend, workers=workers, scheduler=scheduler,
     )
     t0 = time.perf_counter()
     corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
+    flagged = _human_flagged(human)
+    if split_list(human_systems) or flagged:
+        settings = settings.replace(human_systems=[*(split_list(human_systems) or []),
+                                                   *flagged])
     t_load = time.perf_counter() - t0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -167,7 +197,7 @@ _OPTION_NAMES = {"confidence_level": "--confidence", "alpha": "--alpha",
                  "permutations": "--permutations", "spa_permutations": "--spa-permutations",
                  "resamples": "--resamples", "min_coverage": "--min-coverage",
                  "normalise": "--normalise", "seed": "--seed", "backend": "--backend",
-                 "workers": "--workers"}
+                 "workers": "--workers", "correction": "--correction"}
 
 
 def _settings(**options: Any) -> Any:
@@ -198,6 +228,27 @@ def _metric_list(metrics: str | None, human: Path | None, corp: Any, ext: Any) -
     from nlgeval.corpora.extras import default_metrics
 
     return default_metrics(corp.name)  # a corpus's own default set (REALSumm: ROUGE), or None
+
+
+def _human_flagged(human: Path | None) -> list[str]:
+    """Systems the ratings file flags in a 'human' column."""
+    if human is None:
+        return []
+    from nlgeval.scores import human_flagged
+
+    return human_flagged(human)
+
+
+def _parse_pairs(text: str | None, option: str) -> dict[str, str]:
+    """``"a=X,b=Y"`` -> ``{"a": "X", "b": "Y"}``."""
+    out = {}
+    for part in split_list(text) or []:
+        name, sep, value = part.rpartition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise InputError(f"{option} expects METRIC=CRITERION[,METRIC=CRITERION], "
+                             f"got {part!r}")
+        out[name.strip()] = value.strip()
+    return out
 
 
 def _parse_epsilon(text: str | None) -> dict[str, float] | None:
@@ -271,7 +322,7 @@ def _print_summary(study: object, out_dir: Path) -> None:
     from nlgeval.report.meta import verdict_line
 
     for v in study.verdict:
-        typer.echo(f"verdict: {verdict_line(v)}")
+        typer.echo(f"verdict: {v.get('line') or verdict_line(v)}")
     typer.echo(f"\nreport written to {out_dir}/report.html")
 
 

@@ -173,8 +173,11 @@ def table9_counts(
 def significant_differences(
     seg: pd.DataFrame, human: pd.DataFrame, criteria: Sequence[str],
     higher_is_better: Mapping[str, bool], alpha: float, notes: list[str],
+    bound: Mapping[str, str] | None = None,
 ) -> pd.DataFrame | None:
     """Table 9 per criterion (``criterion`` column first) on the outputs every metric scored.
+
+    ``bound``: metric -> the only criterion it is compared on (a per-criterion judge).
 
     ``seg``: ``metric, system, item, score``; ``human``: ``system, item, criterion, score``.
     Rated outputs without a score from every metric are left out (the tests pair outputs),
@@ -198,12 +201,17 @@ def significant_differences(
         notes.append("Table 9 (significant differences) skipped: no metric scores outputs")
         return None
     X, systems, h_item, h_sys = _score_cube(scored, human, metric_names, higher_is_better)
-    complete = np.isfinite(X).all(axis=0)  # the tests pair outputs: every metric must score
+    bound = dict(bound or {})
     crit_of = human["criterion"].to_numpy()
     score = human["score"].to_numpy(float)
     cache: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
     frames = []
     for crit in criteria:
+        use = [k for k, m in enumerate(metric_names) if bound.get(m, crit) == crit]
+        if not use:
+            continue
+        # the tests pair outputs: every metric of the criterion must score them
+        complete = np.isfinite(X[use]).all(axis=0)
         sel = crit_of == crit
         total = np.zeros(X.shape[1:])
         count = np.zeros_like(total)
@@ -222,7 +230,7 @@ def significant_differences(
                                  f"have {int(cols.sum())}")
             with np.errstate(invalid="ignore", divide="ignore"):
                 H = np.where(rated, total / count, np.nan)[:, cols]
-            t = table9_counts(H, {m: X[k][:, cols] for k, m in enumerate(metric_names)},
+            t = table9_counts(H, {metric_names[k]: X[k][:, cols] for k in use},
                               alpha, cache, rated[:, cols], list(systems[cols]))
         except ValueError as exc:  # InputError included: a note, the report goes on
             notes.append(f"Table 9 for '{crit}' failed: {type(exc).__name__}: {exc}")

@@ -36,9 +36,23 @@ def _verdict_html(study: ValidationStudy) -> list[str]:
 
     if not study.verdict:
         return []
-    items = "".join(f"<li>{html.escape(verdict_line(v))}</li>" for v in study.verdict)
-    return ["<div class='verdict'><strong>Verdict</strong> (metrics that cannot be told apart "
-            f"from the best one, alpha = {study.alpha}):<ul>{items}</ul></div>"]
+    items = "".join(f"<li>{html.escape(v.get('line') or verdict_line(v))}</li>"
+                    for v in study.verdict)
+    return ["<div class='verdict'><strong>Verdict</strong> (per criterion and level: the "
+            "metrics that cannot be told apart from the best one, alpha = "
+            f"{study.alpha}, p-values {html.escape(study.config.correction)}-corrected; "
+            "withheld, with the reason, where the raters do not agree or no metric agrees "
+            f"significantly):<ul>{items}</ul></div>"]
+
+
+def _left_out_line(study: ValidationStudy) -> str:
+    """What was left out of the metric-human correlations and why (issue 26)."""
+    from nlgeval.report.exclusions import exclusion_line
+
+    if not study.reference_check and not study.exclusions:  # a study built by hand
+        return (f"Excluded: {', '.join(study.excluded_systems)}." if study.excluded_systems
+                else "")
+    return exclusion_line(study.exclusions, study.reference_check)
 
 
 def _intro_html(study: ValidationStudy) -> list[str]:
@@ -51,8 +65,8 @@ def _intro_html(study: ValidationStudy) -> list[str]:
         f"{study.resamples} bootstrap resamples of {esc(study.resample)} (Deutsch et al. 2021), "
         f"seed {study.seed}; human scores: mean over raters"
         f"{' of per-rater z-scores' if study.normalise == 'z' else ''}.</p>",
-        f"<p class='note'>Systems: {len(study.systems)}. Excluded (outputs are the references): "
-        f"{esc(', '.join(study.excluded_systems) or 'none')}. Lower-is-better metrics are "
+        f"<p class='note'>Systems: {len(study.systems)}. {esc(_left_out_line(study))} "
+        "Lower-is-better metrics are "
         "negated before correlating, so larger r is always better agreement: "
         f"{esc(', '.join(m for m, h in study.higher_is_better.items() if not h) or 'none')}.</p>",
     ]

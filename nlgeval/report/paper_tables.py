@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.correlation.coefficients import COEFFICIENTS
+from nlgeval.report.corrections import DAGGER_TEXT, correction_text, mark
 from nlgeval.report.study import ValidationStudy
 from nlgeval.tables import PaperTable
 
@@ -63,7 +64,9 @@ def _correlation_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> Non
         sub = corr[corr["level"] == level]
         if sub.empty:
             continue
-        cols = ["metric", "criterion", "coefficient", "r", "p", "ci_low", "ci_high", "n"]
+        cols = ["metric", "criterion", "coefficient", "r", "p", "p_corrected", "ci_low",
+                "ci_high", "n"]
+        cols = [c for c in cols if c in sub.columns]
         data = sub[cols].rename(columns={"ci_low": "CI low", "ci_high": "CI high"})
         title, unit = LEVEL_TEXT.get(level, (level, "units"))
         t[f"correlations_{level}"] = PaperTable(
@@ -71,13 +74,15 @@ def _correlation_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> Non
             caption=f"{title}: agreement of each metric with each human "
             f"criterion (n = {unit}); {int(study.confidence_level * 100)}% percentile bootstrap "
             f"intervals, {study.resamples} resamples of {study.resample} (seed {study.seed}). "
-            "Lower-is-better metrics are negated first. Cf. Reiter & Belz 2009, Tables 6 and 8.",
-            label=f"tab:corr-{level}", digits={"r": 3, "p": 4, "CI low": 3, "CI high": 3})
+            "Lower-is-better metrics are negated first. p_corrected: "
+            f"{_correction(study)}. Cf. Reiter & Belz 2009, Tables 6 and 8.",
+            label=f"tab:corr-{level}", digits={"r": 3, "p": 4, "p_corrected": 4, "CI low": 3,
+                                               "CI high": 3})
     wide = _pearson_wide(study)
     if wide is not None:
         t["correlations_overview"] = PaperTable(
-            data=wide, caption="Correlation (r) of each metric with each criterion; * p < "
-            f"{study.alpha}.", label="tab:corr-overview", digits=3)
+            data=wide, caption="Correlation (r) of each metric with each criterion; "
+            f"{_correction(study)}; {DAGGER_TEXT}.", label="tab:corr-overview", digits=3)
 
 
 def _significance_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> None:
@@ -158,8 +163,8 @@ def _pearson_wide(study: ValidationStudy) -> pd.DataFrame | None:
     for (metric, level), g in sub.groupby(["metric", "level"], sort=False):
         row: dict[str, Any] = {"metric": metric, "level": level}
         for r in g.itertuples():
-            star = "*" if np.isfinite(r.p) and r.p < study.alpha else ""
-            row[r.criterion] = "--" if not np.isfinite(r.r) else f"{r.r:.3f}{star}"
+            p = getattr(r, "p_corrected", r.p)  # issue 26: stars after the correction
+            row[r.criterion] = mark(r.r, p, r.ci_low, r.ci_high, study.alpha, 3)
         rows.append(row)
     ra = study.rater_agreement
     if not ra.empty and "segment" in set(sub["level"]):
@@ -168,6 +173,11 @@ def _pearson_wide(study: ValidationStudy) -> pd.DataFrame | None:
             row[r.criterion] = "--" if not np.isfinite(r.pooled_r) else f"{r.pooled_r:.3f}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _correction(study: ValidationStudy) -> str:
+    """How the stars are computed (the correction the study used)."""
+    return correction_text(getattr(study.config, "correction", "none"), study.alpha)
 
 
 def _slug(s: str) -> str:

@@ -10,6 +10,7 @@ raters, optionally of per-rater z-scores, as WMT Direct Assessment; Graham et al
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,18 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus
 from nlgeval.errors import InputError
+from nlgeval.report.binding import bind_metrics
+from nlgeval.report.exclusions import (
+    check_systems,
+    exclusion_line,
+    has_texts,
+    human_ceiling_notes,
+    left_out,
+    match_name,
+    reference_check_text,
+    reference_like,
+    reference_like_notes,
+)
 from nlgeval.report.settings import ValidationSettings
 from nlgeval.results import Result
 
@@ -83,6 +96,10 @@ class PreparedScores(Result):
     rated_items: list[str]
     criteria: list[str]
     external: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bound: dict[str, str] = field(default_factory=dict)  # metric -> its only criterion
+    human_systems: list[str] = field(default_factory=list)
+    exclusions: list[dict[str, Any]] = field(default_factory=list)
+    reference_check: str = ""
 
 
 def prepare_scores(
@@ -106,37 +123,66 @@ def prepare_scores(
     hib.update({k: bool(v) for k, v in inputs.higher_is_better.items()})
     external: dict[str, dict[str, Any]] = {}
     system_only: list[str] = []
+    ext = None
     if inputs.scores is not None:
-        seg, cs, metrics, system_only, external = _add_external(
+        seg, cs, metrics, system_only, external, ext = _add_external(
             corpus, inputs.scores, seg, cs, metrics, sigs, hib, settings.min_coverage, notes)
     if not metrics:
         raise InputError("no metrics to validate: name metrics to compute (--metrics) or give "
                          "metric scores (--scores)")
     for name in settings.lower_is_better:
-        if name not in metrics:
-            raise InputError(f"--lower-is-better names '{name}', which is not a metric of this "
-                             f"study (metrics: {', '.join(metrics)})")
-        hib[name] = False
+        hib[match_name(name, metrics, "metric", "--lower-is-better")] = False
     seg = seg.assign(system=seg["system"].astype(str), item=seg["item"].astype(str))
     bad = ~np.isfinite(seg["score"].astype(float))
     if bad.any():
         notes.append(f"{int(bad.sum())} metric score(s) were missing/NaN and were left out")
-    if settings.exclude_systems is None:
-        excluded = reference_systems(corpus)
-        if excluded:
-            notes.append("excluded from metric-human correlations because their outputs are "
-                         f"the references: {', '.join(excluded)}")
-    else:
-        excluded = [str(s) for s in settings.exclude_systems]
+    bound = bind_metrics(ext.bound if ext is not None else {}, settings.bind, metrics,
+                         corpus.criteria, criteria, notes)
+    left = _left_out(corpus, settings, ext, seg, metrics, system_only, notes)
+    excluded = [r["system"] for r in left.records]
     # canonical (sorted) order of systems and items: resampling and permutation draws index
     # the (systems x items) matrices, so this makes every number independent of row order
     systems = sorted(s for s in corpus.systems if s not in excluded)
     human = corpus.human_scores(normalise=settings.normalise,  # type: ignore[arg-type]
                                 criteria=criteria)
     human = human.assign(system=human["system"].astype(str), item=human["item"].astype(str))
+    notes += human_ceiling_notes(human, criteria, left.human, systems)
     rated_items = sorted(set(human.loc[human["system"].isin(systems), "item"]))
     return PreparedScores(seg, cs, list(metrics), dict(sigs), hib, list(system_only), notes,
-                          systems, excluded, human, rated_items, criteria, external)
+                          systems, excluded, human, rated_items, criteria, external, bound,
+                          left.human, left.records, left.check)
+
+
+@dataclass(frozen=True)
+class _LeftOut:
+    records: list[dict[str, Any]]
+    human: list[str]
+    check: str
+
+
+def _left_out(
+    corpus: Corpus, settings: ValidationSettings, ext: Any, seg: pd.DataFrame,
+    metrics: list[str], system_only: list[str], notes: list[str],
+) -> _LeftOut:
+    """The systems left out of the correlations and why (:mod:`nlgeval.report.exclusions`);
+    warns about systems scored like references that nobody left out."""
+    known = list(corpus.systems)
+    human = check_systems(settings.human_systems, known, "--human-systems")
+    human = sorted(set(human) | set(ext.human_systems if ext is not None else ()))
+    asked = check_systems(settings.exclude_systems or (), known, "--exclude-systems")
+    keep = settings.keep_reference_systems or settings.exclude_systems == ()
+    ran = has_texts(corpus.outputs, corpus.references)
+    found = reference_systems(corpus) if ran else []
+    records = left_out(known, None if keep else found, asked, human)
+    check = reference_check_text(ran, found, keep)
+    notes.append(exclusion_line(records, check))
+    gone = {r["system"] for r in records}
+    per_output = [m for m in metrics if m not in system_only]
+    flagged = reference_like(seg, [s for s in known if s not in gone], per_output)
+    for msg in reference_like_notes(flagged):
+        warnings.warn(msg, UserWarning, stacklevel=4)
+        notes.append(msg)
+    return _LeftOut(records, human, check)
 
 
 def _criteria(corpus: Corpus, settings: ValidationSettings) -> list[str]:
@@ -145,11 +191,8 @@ def _criteria(corpus: Corpus, settings: ValidationSettings) -> list[str]:
     all_criteria = corpus.criteria
     if settings.criteria is None:
         return list(all_criteria)
-    unknown = [c for c in settings.criteria if c not in all_criteria]
-    if unknown:
-        raise InputError(f"unknown criterion/criteria {', '.join(unknown)} for corpus "
-                         f"'{corpus.name}' (rated criteria: {', '.join(all_criteria)})")
-    return list(settings.criteria)
+    return list(dict.fromkeys(match_name(c, all_criteria, "criterion", "--criteria")
+                              for c in settings.criteria))
 
 
 def _metric_scores(
@@ -206,20 +249,19 @@ def _add_external(
     corpus: Corpus, scores: pd.DataFrame, seg: pd.DataFrame, cs: pd.DataFrame,
     metrics: list[str], sigs: dict[str, str], hib: dict[str, bool], min_coverage: float,
     notes: list[str],
-) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, dict[str, Any]]]:
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str], dict[str, dict[str, Any]], Any]:
     """Join checked external scores to the computed ones (see :mod:`nlgeval.scores`).
 
     A system-level-only metric gets its system score copied into every rated output of the
     system, so that the system-level mean over complete cells is exactly that score; it is
     never used at segment or item level.
     """
-    from nlgeval.metrics import available_metrics
     from nlgeval.scores import check_scores, tidy_scores
 
     if "_source" not in scores.columns:
         scores = tidy_scores(scores)
     checked = check_scores(scores, corpus.outputs, corpus.rated_outputs(),
-                           builtin=[*metrics, *available_metrics()],
+                           builtin=metrics,  # only a metric computed here can clash
                            min_coverage=min_coverage)
     notes.extend(checked.notes)
     frames = [seg[["metric", "system", "item", "score"]], checked.segments]
@@ -237,11 +279,14 @@ def _add_external(
     for m in checked.metrics:
         src = checked.sources.get(m, "")
         sigs[m] = f"external scores from {Path(src).name}" if src else "external scores"
+        if m in checked.higher_is_better:  # the file's higher_is_better column
+            hib[m] = checked.higher_is_better[m]
         hib.setdefault(m, True)
         external[m] = {"source": Path(src).name if src else "", "coverage":
                        checked.coverage[m], "n_missing": checked.n_missing[m],
                        "system_level_only": m in checked.system_only}
-    return seg, cs, [*metrics, *checked.metrics], list(checked.system_only), external
+    return (seg, cs, [*metrics, *checked.metrics], list(checked.system_only), external,
+            checked)
 
 
 def reference_systems(corpus: Corpus, threshold: float = 0.9) -> list[str]:

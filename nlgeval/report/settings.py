@@ -26,6 +26,10 @@ from nlgeval.report.meta_statistics import (
 )
 from nlgeval.results import Result
 
+#: Multiple-comparison corrections (statsmodels ``multipletests`` methods): Holm (1979),
+#: Benjamini & Hochberg (1995), Benjamini & Yekutieli (2001), Bonferroni, or none.
+CORRECTIONS = ("holm", "bh", "by", "bonferroni", "none")
+
 
 def _names(value: Sequence[str] | str | None, what: str) -> tuple[str, ...] | None:
     if value is None:
@@ -46,8 +50,15 @@ class ValidationSettings(Result):
     ``criteria=None``: every rated criterion. ``statistics`` (overrides ``coefficients``): any
     coefficient plus the WMT meta-evaluation statistics of :mod:`nlgeval.report.meta`, or the
     presets ``wmt23``/``wmt24`` (which add the system and item levels). Each statistic is
-    reported under the name given. ``exclude_systems=None`` excludes the systems whose
-    outputs are the references; ``()`` keeps all. ``table9=False`` skips the significant
+    reported under the name given. The systems whose outputs are the references are left out
+    of the metric-human correlations (automatic check; ``keep_reference_systems=True`` or
+    ``exclude_systems=()`` keeps them), and so are ``exclude_systems`` and the human-written
+    ``human_systems`` (rated as a human ceiling). ``bind`` maps a metric to the one criterion
+    it is correlated with (a per-criterion judge). ``correction`` (``holm``, ``bh``, ``by``,
+    ``bonferroni`` or ``none``; Holm 1979, Benjamini & Hochberg 1995, Benjamini & Yekutieli
+    2001) corrects the correlation p-values across the family tested (metrics x criteria x
+    levels, per statistic) and the metric comparisons behind the verdict. ``table9=False``
+    skips the significant
     differences of the 2009 paper's Table 9. Bootstrap intervals follow Deutsch et al. (2021),
     the PERM-BOTH comparisons Deutsch, Dror & Roth (2021).
 
@@ -83,6 +94,10 @@ class ValidationSettings(Result):
     spa_permutations: int = 1000
     epsilon: Mapping[str, float] = field(default_factory=dict)
     exclude_systems: tuple[str, ...] | None = None
+    human_systems: tuple[str, ...] = ()
+    keep_reference_systems: bool = False
+    bind: Mapping[str, str] = field(default_factory=dict)
+    correction: str = "holm"
     lower_is_better: tuple[str, ...] = ()
     min_coverage: float = 0.5
     table9: bool = True
@@ -97,6 +112,8 @@ class ValidationSettings(Result):
         for name in ("metrics", "criteria", "exclude_systems"):
             put(self, name, _names(getattr(self, name), name))
         put(self, "lower_is_better", _names(self.lower_is_better, "lower_is_better") or ())
+        put(self, "human_systems", _names(self.human_systems, "human_systems") or ())
+        put(self, "bind", {str(k): str(v) for k, v in dict(self.bind or {}).items()})
         levels = [check_level(v) for v in _names(self.levels, "levels") or ()]
         if not levels:
             raise InputError("levels: name at least one level (e.g. segment, system)")
@@ -124,6 +141,9 @@ class ValidationSettings(Result):
         self._check_numbers()
 
     def _check_numbers(self) -> None:
+        if self.correction not in CORRECTIONS:
+            raise InputError(f"correction must be one of {', '.join(CORRECTIONS)}, "
+                             f"got {self.correction!r}")
         if self.normalise not in ("none", "z"):
             raise InputError(f"normalise must be 'none' or 'z', got {self.normalise!r}")
         for name in ("resamples", "permutations", "spa_permutations", "seed"):

@@ -27,9 +27,11 @@ from nlgeval.correlation.coefficients import DegenerateInputWarning
 from nlgeval.correlation.compare import comparison_matrix, significance_clusters
 from nlgeval.correlation.human import criterion_correlations, rater_agreement_bound
 from nlgeval.correlation.levels import level_correlation, score_matrices
+from nlgeval.report.binding import metrics_for
 from nlgeval.report.meta import CriterionMeta, criterion_stage
 from nlgeval.report.prepare import PreparedScores, z_ratings
 from nlgeval.report.settings import ValidationSettings
+from nlgeval.report.verdict import rater_ceiling
 from nlgeval.results import Result
 
 CORRELATION_COLUMNS = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low",
@@ -77,14 +79,16 @@ def criterion_matrices(prep: PreparedScores, criterion: str) -> CriterionMatrice
     """
     hcrit = prep.human.loc[prep.human["criterion"] == criterion, ["system", "item", "score"]]
     oriented, missing, human = {}, {}, None
-    for metric in prep.metrics:
+    for metric in metrics_for(criterion, prep.metrics, prep.bound):
         ms = prep.segments.loc[prep.segments["metric"] == metric, ["system", "item", "score"]]
         mats = score_matrices(ms, hcrit, systems=prep.systems, items=prep.rated_items)
         sign = 1.0 if prep.higher_is_better.get(metric, True) else -1.0
         oriented[metric] = sign * mats.metric
         missing[metric] = mats.missing
         human = mats.human
-    assert human is not None  # prepare_scores guarantees at least one metric
+    if human is None:  # every metric is bound to another criterion
+        human = score_matrices(prep.segments.iloc[:0][["system", "item", "score"]], hcrit,
+                               systems=prep.systems, items=prep.rated_items).human
     return CriterionMatrices(criterion, oriented, human, missing)
 
 
@@ -253,9 +257,11 @@ def meta_evaluation(
 
 def human_references(
     corpus_ratings: pd.DataFrame, prep: PreparedScores, settings: ValidationSettings
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Correlations between the human criteria and each criterion's leave-one-rater-out
-    agreement bound (stage 5), on the systems the metrics are correlated on.
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]:
+    """Correlations between the human criteria, each criterion's leave-one-rater-out
+    agreement bound and the human ceiling at every level of the study (one rater vs the
+    others, :func:`nlgeval.report.verdict.rater_ceiling`; columns ``one_vs_rest_<level>``),
+    on the systems the metrics are correlated on (stage 5).
 
     Examples
     --------
@@ -264,12 +270,14 @@ def human_references(
     >>> c = load_corpus("e2e")
     >>> c = c.subset(items=c.items[:40])  # 40 inputs, every system: a quick example
     >>> p = prepare_scores(c, ValidationSettings(metrics=["bleu"]))
-    >>> between, raters = human_references(c.ratings, p, ValidationSettings())
-    >>> len(raters) == len(p.criteria)
-    True
+    >>> between, raters, ceilings = human_references(c.ratings, p, ValidationSettings())
+    >>> len(raters) == len(p.criteria), sorted(ceilings[p.criteria[0]])
+    (True, ['segment', 'system'])
     """
     coefficients = settings.canonical_coefficients
     levels = [lv for lv in settings.levels if lv in ("segment", "system")] or ["segment"]
+    coef = (coefficients or ["pearson"])[0]
+    ceilings: dict[str, dict[str, float]] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateInputWarning)
         hsub = prep.human[prep.human["system"].isin(prep.systems)]
@@ -280,7 +288,10 @@ def human_references(
         if settings.normalise == "z":
             ratings = z_ratings(ratings)
         # the fields themselves (NaN kept as NaN for the table; to_dict() is JSON-ready)
-        rows = [dataclasses.asdict(rater_agreement_bound(ratings, c,
-                                                         (coefficients or ["pearson"])[0]))
-                for c in prep.criteria]
-    return between, pd.DataFrame(rows)
+        rows = []
+        for c in prep.criteria:
+            row = dataclasses.asdict(rater_agreement_bound(ratings, c, coef))
+            ceilings[c] = rater_ceiling(ratings, c, prep.systems, settings.levels, coef,
+                                        settings.seed)
+            rows.append({**row, **{f"one_vs_rest_{lv}": v for lv, v in ceilings[c].items()}})
+    return between, pd.DataFrame(rows), ceilings

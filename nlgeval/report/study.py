@@ -27,11 +27,13 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus
 from nlgeval.errors import InputError
-from nlgeval.parallel import get_backend, map_tasks, single_blas_thread
+from nlgeval.parallel import get_backend, map_tasks
 from nlgeval.progress import is_quiet, progress_bar
 from nlgeval.provenance import Timings
+from nlgeval.report.corrections import apply_corrections
 from nlgeval.report.differences import significant_differences
-from nlgeval.report.meta import verdict, wanted
+from nlgeval.report.meta import wanted
+from nlgeval.report.notes import correlation_notes, direction_notes
 from nlgeval.report.prepare import (
     DEFAULT_METRICS,
     PreparedScores,
@@ -58,6 +60,7 @@ from nlgeval.report.tables import (
     published_table,
     segments_frame,
 )
+from nlgeval.report.verdict import study_verdict
 from nlgeval.results import Result
 
 __all__ = ["CORRELATION_COLUMNS", "DEFAULT_METRICS", "ScoreInputs", "ValidationSettings",
@@ -108,6 +111,10 @@ class ValidationStudy(Result):
     system_only: list[str] = field(default_factory=list)
     leaderboards: dict[str, pd.DataFrame] = field(default_factory=dict)
     verdict: list[dict[str, Any]] = field(default_factory=list)
+    exclusions: list[dict[str, Any]] = field(default_factory=list)
+    reference_check: str = ""
+    human_systems: list[str] = field(default_factory=list)
+    bound: dict[str, str] = field(default_factory=dict)
 
     # the options, as the report and run.json name them
     levels = property(lambda self: list(self.config.levels))
@@ -126,9 +133,11 @@ class ValidationStudy(Result):
 
     def correlation_records(self) -> list[dict[str, Any]]:
         """JSON contract: ``metric, criterion, level, coefficient, r, p, ci_low, ci_high, n,
-        epsilon`` (issue 2), NaN as None."""
+        epsilon`` (issue 2) plus ``p_corrected`` and ``ci_disagrees`` (issue 26), NaN as
+        None."""
         cols = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low", "ci_high", "n",
-                "epsilon"]
+                "epsilon", "p_corrected", "ci_disagrees"]
+        cols = [c for c in cols if c in self.correlations.columns]
         df = self.correlations[cols].astype(object)
         return df.where(df.notna(), None).to_dict(orient="records")
 
@@ -142,6 +151,8 @@ class ValidationStudy(Result):
             "normalise": c.normalise, "confidence_level": c.confidence_level,
             "alpha": c.alpha, "permutations": c.permutations,
             "systems": self.systems, "excluded_systems": self.excluded_systems,
+            "exclusions": self.exclusions, "reference_check": self.reference_check,
+            "human_systems": self.human_systems, "bound": self.bound, "correction": c.correction,
             "lower_is_better": [m for m in self.metrics
                                 if not self.higher_is_better.get(m, True)],
             "external_scores": self.external, "system_level_only": self.system_only,
@@ -237,13 +248,16 @@ def run_study(
         prep = prepare_scores(corpus, settings, inputs)
     with timings.step("correlations"):
         corr, comps, clus, boards, missing = _correlate(prep, settings)
-    notes = [*prep.notes, *_correlation_notes(missing, corr, prep.criteria)]
+    corr, comps, clus = apply_corrections(corr, comps, clus, settings.correction, settings.alpha)
+    notes = [*prep.notes, *correlation_notes(missing, corr, prep.criteria),
+             *direction_notes(corr, prep.higher_is_better, settings.alpha)]
     with timings.step("tables"):
         metric_sys = metric_system_table(prep.segments, prep.corpus_scores, prep.metrics,
                                          corpus.systems, prep.human)
-        human_sys = human_system_table(prep.human, prep.criteria, prep.excluded)
+        human_sys = human_system_table(prep.human, prep.criteria, prep.excluded,
+                                       prep.human_systems)
     with timings.step("human references"):
-        hum_corr, rater_df = human_references(corpus.ratings, prep, settings)
+        hum_corr, rater_df, ceilings = human_references(corpus.ratings, prep, settings)
     sig_df = None
     if settings.table9:
         with timings.step("significant differences"):
@@ -251,7 +265,7 @@ def run_study(
             sig_df = significant_differences(
                 seg[seg["system"].isin(prep.systems) & ~seg["metric"].isin(prep.system_only)],
                 human[human["system"].isin(prep.systems)], prep.criteria,
-                prep.higher_is_better, settings.alpha, notes)
+                prep.higher_is_better, settings.alpha, notes, prep.bound)
     per_output = [m for m in prep.metrics if m not in prep.system_only]
     published = None
     if is_webnlg2020(corpus.name):
@@ -268,8 +282,9 @@ def run_study(
         missing=missing_summary(missing),
         significant_differences=sig_df, published=published, notes=notes,
         timings=dict(timings), external=prep.external, system_only=prep.system_only,
-        leaderboards=boards, verdict=verdict(boards, clus, corr, prep.criteria,
-                                             list(settings.levels)),
+        leaderboards=boards, verdict=study_verdict(boards, clus, corr, prep.criteria, list(
+            settings.levels), rater_df, settings.alpha, ceilings), exclusions=prep.exclusions,
+        reference_check=prep.reference_check, human_systems=prep.human_systems, bound=prep.bound,
     )
 
 
@@ -354,12 +369,6 @@ class _CriterionTask:
     criterion: str
 
     def __call__(self, bar: Any = None) -> _CriterionPart:
-        # one BLAS thread on every backend: OpenBLAS sums a matrix product in another order
-        # with another number of threads (the main process has several, Dask workers one)
-        with single_blas_thread():
-            return self._run(bar)
-
-    def _run(self, bar: Any) -> _CriterionPart:
         cm = criterion_matrices(self.prep, self.criterion)
         rows = correlation_rows(cm, self.prep, self.settings, bar)
         comps, clus = metric_comparisons(cm, self.prep, self.settings)
@@ -381,26 +390,3 @@ def _run_criterion(task: _CriterionTask) -> _CriterionPart:
 def _announce(line: str) -> None:
     """Where a Dask backend prints its dashboard address (stderr, like progress bars)."""
     print(line, file=sys.stderr)
-
-
-def _correlation_notes(
-    missing: Mapping[str, Mapping[str, int]], corr: pd.DataFrame, criteria: list[str]
-) -> list[str]:
-    """Notes on outputs left out per criterion, and on acc_eq no better than a tie."""
-    notes = []
-    for crit in criteria:
-        counts = [v for k, v in missing.items() if k.endswith(f"|{crit}")]
-        if counts:
-            worst = max(counts, key=lambda d: d["unscored"] + d["nan_metric"])
-            notes.append(
-                f"{crit}: {worst['complete']} outputs with both a metric and a human score; "
-                f"{worst['unrated']} scored but unrated and {worst['unscored']} rated but "
-                "without a metric score were left out")
-    tied = corr[corr["note"].astype(str).str.contains("no better than predicting a tie")]
-    if len(tied):
-        notes.append(
-            "acc_eq no better than a constant metric that ties every pair "
-            f"for {len(tied)} metric x criterion x level: "
-            + ", ".join(f"{r.metric}/{r.criterion}/{r.level}" for r in tied.head(8).itertuples())
-            + (" ..." if len(tied) > 8 else ""))
-    return notes

@@ -45,9 +45,12 @@ def metric_system_table(
 
 
 def human_system_table(
-    human: pd.DataFrame, criteria: Sequence[str], excluded: Sequence[str]
+    human: pd.DataFrame, criteria: Sequence[str], excluded: Sequence[str],
+    human_systems: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Mean human score per system and criterion with its rank (1 = best).
+    """Mean human score per system and criterion with its rank (1 = best); ``reference``
+    marks the systems left out of the metric correlations, ``human-written`` the human
+    outputs among them (the human ceiling; the column only when there are some).
 
     Examples
     --------
@@ -67,6 +70,8 @@ def human_system_table(
         out[c] = vals
         out[f"{c} rank"] = pd.Series(vals).rank(ascending=False, method="min").astype("Int64")
     out["reference"] = out["system"].isin(list(excluded))
+    if len(human_systems):
+        out["human-written"] = out["system"].isin(list(human_systems))
     sort_col = criteria[0] if criteria else "system"
     return out.sort_values(sort_col, ascending=False).reset_index(drop=True)
 

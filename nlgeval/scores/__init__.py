@@ -24,19 +24,16 @@ texts, for a validation study that only has human and metric scores.
 
 from __future__ import annotations
 
-import gzip
-import tempfile
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from nlgeval.corpus import Corpus, CorpusInfo, Criterion
 from nlgeval.errors import InputError
-from nlgeval.io import ROW, read_table
+from nlgeval.io import ROW
 from nlgeval.results import Result
 from nlgeval.scores._checks import (
     _check_known_outputs,
@@ -45,77 +42,57 @@ from nlgeval.scores._checks import (
     _coverage,
     _coverage_notes,
 )
+from nlgeval.scores._columns import (
+    META_COLUMNS,
+    bind_by_criterion,
+    fill_metadata,
+    metric_directions,
+    per_metric,
+    row_metadata,
+)
+from nlgeval.scores._parse import MISSING_TOKENS as MISSING_TOKENS
+from nlgeval.scores._parse import _read_maybe_gzip, _to_float
+from nlgeval.scores._ratings import human_flagged, ratings_corpus
 
 #: Columns of the tidy frame :func:`read_scores` returns. ``item`` is ``""`` for a system-level
 #: score; ``_source``/``_row`` locate each value in its file (for error messages).
 SCORE_COLUMNS = ("metric", "system", "item", "score")
-MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "none", "null"})
 
 
 __all__ = [
     "ScoreCheck",
     "check_scores",
     "combine_scores",
+    "human_flagged",
     "ratings_corpus",
     "read_scores",
     "tidy_scores",
 ]
 
-def _read_maybe_gzip(path: Path) -> pd.DataFrame:
-    """:func:`nlgeval.io.read_table` for plain or gzip-compressed files (``*.csv.gz`` etc.)."""
-    if path.suffix.lower() != ".gz":
-        return read_table(path)
-    inner_suffix = "".join(path.suffixes[:-1]) or ".csv"
-    try:
-        data = gzip.decompress(path.read_bytes())
-    except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
-    except (OSError, EOFError) as exc:
-        raise InputError(f"not a valid gzip file: {exc}", file=path) from None
-    with tempfile.TemporaryDirectory() as tmp:
-        inner = Path(tmp) / f"scores{inner_suffix}"
-        inner.write_bytes(data)
-        try:
-            return read_table(inner)
-        except InputError as exc:  # name the user's file, not the temporary copy
-            raise InputError(exc.message, file=path, row=exc.row, column=exc.column) from None
-
-
-def _to_float(values: pd.Series, file: str | Path | None, rows: pd.Series, column: str,
-              ) -> pd.Series:
-    """Strings -> float; missing tokens -> NaN; anything else non-finite -> InputError."""
-    isna = values.isna().to_numpy()
-    raw = values.astype(str).str.strip()
-    missing = pd.Series(isna, index=raw.index) | raw.str.lower().isin(MISSING_TOKENS)
-    num = pd.to_numeric(raw.where(~missing, None), errors="coerce")
-    bad = (num.isna() & ~missing) | ~np.isfinite(num.fillna(0.0))
-    if bad.any():
-        pos = int(np.flatnonzero(bad.to_numpy())[0])
-        what = raw.iloc[pos]
-        reason = ("is not a finite number" if np.isfinite(num.fillna(0.0)).iloc[pos]
-                  else "is infinite; metric scores must be finite numbers")
-        raise InputError(f"score {what!r} {reason} (write an empty cell or None for a "
-                         "missing score)", file=file, row=int(rows.iloc[pos]), column=column)
-    return num.astype(float)
-
-
 def _long_from_wide(
     df: pd.DataFrame, cols: list[str], metric: str | None, file: str | Path | None
 ) -> pd.DataFrame:
     """Stack the metric columns of a wide score frame (``system, item, <metric>...``)."""
-    metric_cols = [c for c in cols if c not in ("system", "item")]
+    if "higher_is_better" in cols:
+        raise InputError("a 'higher_is_better' column needs the long shape (system, item, "
+                         "metric, score, higher_is_better); for a wide file use "
+                         "--lower-is-better NAME", file=file, row=1 if file else None,
+                         column="higher_is_better")
+    metric_cols = [c for c in cols if c not in ("system", "item", *META_COLUMNS)]
     if metric == "score" or (metric and metric_cols == ["score"]):
         metric_cols = ["score"]
     if not metric_cols:
         raise InputError("no metric columns: a wide score file has system, item and one "
                          "column per metric", file=file, row=1 if file else None)
+    meta = row_metadata(df, file, ROW)
     parts = []
     for c in metric_cols:
         name = metric if (metric and metric_cols == ["score"]) else c
         parts.append(pd.DataFrame({
             "metric": name, "system": df["system"].to_numpy(),
             "item": df["item"].to_numpy(), ROW: df[ROW].to_numpy(),
-            "score": _to_float(df[c], file, df[ROW], c).to_numpy()}))
+            "score": _to_float(df[c], file, df[ROW], c).to_numpy(),
+            **{k: meta[k].to_numpy() for k in META_COLUMNS}, "_column": c}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -183,12 +160,16 @@ def tidy_scores(
                              column="metric")
         long = df[["metric", "system", "item", ROW]].copy()
         long["score"] = _to_float(df["score"], file, df[ROW], "score")
+        long = long.join(row_metadata(df, file, ROW)).assign(_column="metric")
+        long = bind_by_criterion(long, file)  # (ROW is "_row")
+        metric_directions(long, file)
     else:
         long = _long_from_wide(df, cols, metric, file)
     _check_duplicates(long, file)
     long["_source"] = "" if file is None else str(file)
     long = long.rename(columns={ROW: "_row"})
-    return long[[*SCORE_COLUMNS, "_source", "_row"]].reset_index(drop=True)
+    return long[[*SCORE_COLUMNS, *META_COLUMNS, "_source", "_row", "_column"]
+                ].reset_index(drop=True)
 
 
 def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
@@ -235,6 +216,9 @@ class ScoreCheck(Result):
     n_missing: dict[str, int]
     sources: dict[str, str]
     notes: tuple[str, ...] = field(default=())
+    bound: dict[str, str] = field(default_factory=dict)  # metric -> its criterion
+    higher_is_better: dict[str, bool] = field(default_factory=dict)  # as the file says
+    human_systems: tuple[str, ...] = field(default=())  # flagged in a 'human' column
 
 
 def check_scores(
@@ -249,11 +233,15 @@ def check_scores(
 
     * every ``system`` (and, for per-output rows, every ``(system, item)``) must exist in
       ``outputs`` -- the error lists the first few unknown ones and their count;
-    * a metric name equal to a metric nlgeval computes in the same study (``builtin``,
-      compared case-insensitively) is an error: rename one of them;
+    * a metric name equal to a metric nlgeval computes in the same study (``builtin``: only
+      the metrics computed, compared case-insensitively) is an error naming where the name
+      is (the column header of a wide file, the ``metric`` cell of a long one);
     * coverage = share of the rated outputs (``rated``: ``system, item``) with a finite score;
       below ``min_coverage`` is an error saying how much is covered. System-level-only metrics
       are covered per rated system instead.
+
+    The optional columns are collected per metric: ``bound`` (its ``criterion``),
+    ``higher_is_better`` and the systems flagged ``human``.
 
     Examples:
         >>> outputs = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2"] * 2})
@@ -267,6 +255,7 @@ def check_scores(
         raise InputError(f"min_coverage must be between 0 and 1, got {min_coverage}")
     if "_source" not in scores.columns:
         scores = tidy_scores(scores)
+    scores = fill_metadata(scores)
     metrics = list(dict.fromkeys(scores["metric"]))
     _check_no_builtin_names(scores, metrics, builtin)
     _check_known_systems(scores, outputs)
@@ -285,10 +274,13 @@ def check_scores(
         coverage[m] = _coverage(m, m in system_only, seg, sysrows, rated_keys, min_coverage,
                                 sources[m])
         notes += _coverage_notes(m, coverage[m], n_missing[m], m in system_only)
+    bound, hib = per_metric(scores)
     return ScoreCheck(
         segments=seg.reset_index(drop=True), systems=sysrows.reset_index(drop=True),
         metrics=tuple(metrics), system_only=tuple(system_only), coverage=coverage,
-        n_missing=n_missing, sources=sources, notes=tuple(notes))
+        n_missing=n_missing, sources=sources, notes=tuple(notes), bound=bound,
+        higher_is_better=hib,
+        human_systems=tuple(sorted(set(scores.loc[scores["human"], "system"]))))
 
 
 def combine_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
@@ -312,75 +304,3 @@ def combine_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
                                  file=src or None)
             seen[m] = src
     return pd.concat(frames, ignore_index=True)
-
-
-def ratings_corpus(
-    ratings: str | Path | pd.DataFrame,
-    *,
-    name: str | None = None,
-    scales: Mapping[str, tuple[float, float]] | None = None,
-) -> Corpus:
-    """A text-free :class:`Corpus` from tidy human ratings, for a human + metric scores study.
-
-    ``ratings``: a file or frame with ``system, item, criterion, score`` and optionally
-    ``rater`` (absent: the scores are already aggregated per output; ``rater`` is set to
-    ``"aggregate"`` and rater agreement cannot be computed). The outputs are the rated
-    (system, item) pairs, with empty texts; a criterion's scale is ``scales[criterion]`` or the
-    observed range (recorded in the corpus notes).
-
-    Examples:
-        >>> ratings = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"],
-        ...                         "criterion": ["quality"] * 2, "score": [4, 2]})
-        >>> c = ratings_corpus(ratings, name="toy", scales={"quality": (1, 5)})
-        >>> c.systems, c.ratings["rater"].tolist()
-        (['A', 'B'], ['aggregate', 'aggregate'])
-    """
-    file: Path | None = None
-    if isinstance(ratings, str | Path):
-        file = Path(ratings)
-        if not file.exists():
-            raise InputError("file not found", file=file)
-        df = _read_maybe_gzip(file)
-    else:
-        df = ratings.copy()
-        df.columns = [str(c).strip() for c in df.columns]
-    required = ["system", "item", "criterion", "score"]
-    present = [c for c in df.columns if c != ROW]
-    miss = [c for c in required if c not in df.columns]
-    if miss:
-        raise InputError(f"a ratings table needs columns system, item, criterion, score "
-                         f"(rater optional); missing {', '.join(miss)} (found: "
-                         f"{', '.join(present) or 'none'})", file=file, row=1 if file else None)
-    notes = []
-    if "rater" not in df.columns:
-        df["rater"] = "aggregate"
-        notes.append("ratings have no rater column: taken as already aggregated per output "
-                     "(one score per system, item and criterion)")
-    for c in ("system", "item", "criterion", "rater"):
-        df[c] = df[c].astype(str).str.strip()
-    rows = df[ROW] if ROW in df.columns else pd.Series(np.arange(2, len(df) + 2))
-    df["score"] = _to_float(df["score"], file, rows.reset_index(drop=True), "score").to_numpy()
-    if df["score"].isna().any():
-        pos = int(np.flatnonzero(df["score"].isna().to_numpy())[0])
-        raise InputError("missing human score (leave the row out instead)", file=file,
-                         row=int(rows.iloc[pos]), column="score")
-    crits = []
-    for c, sub in df.groupby("criterion", sort=False):
-        if scales and c in scales:
-            lo, hi = scales[str(c)]
-        else:
-            lo, hi = float(sub["score"].min()), float(sub["score"].max())
-            notes.append(f"criterion '{c}': scale taken as the observed range [{lo:g}, {hi:g}]")
-        crits.append(Criterion(str(c), lo, hi, "interval"))
-    outputs = df[["system", "item"]].drop_duplicates().assign(text="")
-    if ROW in df.columns:
-        outputs[ROW] = df.loc[outputs.index, ROW]
-    info = CorpusInfo(
-        name=name or (file.name.split(".")[0] if file else "ratings"),
-        description="human ratings and metric scores only (no texts)",
-        criteria=tuple(crits))
-    corpus = Corpus.build(info, outputs, None, df, files={"outputs": file, "ratings": file},
-                          empty_outputs="keep", require_references=False)
-    # Corpus.build notes the empty texts as "empty outputs kept"; here there are no texts at all
-    return replace(corpus, notes=(*notes, "no texts: a study of human scores and metric "
-                                          "scores only"))

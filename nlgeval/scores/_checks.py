@@ -21,15 +21,23 @@ def _locate(df: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
 
 def _check_no_builtin_names(scores: pd.DataFrame, metrics: Sequence[str],
                             builtin: Collection[str]) -> None:
-    """An external metric may not share a (case-insensitive) name with a computed one."""
+    """An external metric may not share a (case-insensitive) name with a metric computed in
+    the same study; the error points at the name: a wide file's column header (row 1), a long
+    file's ``metric`` cell."""
     lower_builtin = {b.lower(): b for b in builtin}
     for m in metrics:
         if m.lower() in lower_builtin:
-            loc = _locate(scores, (scores["metric"] == m).to_numpy())
+            mask = (scores["metric"] == m).to_numpy()
+            loc = _locate(scores, mask)
+            col = (str(scores["_column"].iloc[int(np.flatnonzero(mask)[0])])
+                   if "_column" in scores.columns else "metric")
+            wide = col != "metric"
             raise InputError(
                 f"external metric '{m}' has the name of a metric nlgeval computes in this study "
-                f"('{lower_builtin[m.lower()]}'); rename the column (e.g. '{m}_ext') or leave "
-                "the built-in metric out", file=loc["file"], row=loc["row"], column="metric")
+                f"('{lower_builtin[m.lower()]}'); rename the "
+                f"{'column' if wide else 'metric'} (e.g. '{m}_ext') or leave the built-in "
+                "metric out of --metrics", file=loc["file"],
+                row=1 if wide and loc["file"] else loc["row"], column=col)
 
 
 def _check_known_systems(scores: pd.DataFrame, outputs: pd.DataFrame) -> None:

@@ -1,0 +1,201 @@
+"""The verdict of a validation study: which metrics to trust, per criterion and level, and when
+not to say.
+
+For every criterion and every level of the study (not only the first), the verdict names the
+metrics in the top significance cluster -- the metrics no other metric beats significantly
+(WMT rank clusters, MTME ``AssignRanks``, here on p-values corrected for the metric pairs
+compared, :mod:`nlgeval.report.corrections`) -- and how many they are ("14 metrics cannot be
+told apart at 10 systems"). It is withheld, with the reason, when
+
+* the humans do not agree on the criterion: one rater against the mean of the others (the
+  leave-one-rater-out reference of :func:`nlgeval.correlation.human.rater_agreement_bound`)
+  correlates below :data:`MIN_AGREEMENT` or not significantly -- a metric cannot be validated
+  against a criterion the raters themselves do not share;
+* no metric agrees with the humans significantly at that level (after correction);
+* the metrics could not be compared there (e.g. ``--permutations 0`` at item level).
+
+The human ceiling (one rater vs the others, :func:`rater_ceiling`) is given at every level it
+can be computed, next to the best metric's r.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Leave-one-rater-out r below which the verdict on a criterion is withheld.
+MIN_AGREEMENT = 0.1
+UNITS = {"system": "systems", "segment": "outputs", "item": "items",
+         "system-grouped": "systems"}
+
+
+def rater_ceiling(
+    ratings: pd.DataFrame, criterion: str, systems: Sequence[str], levels: Sequence[str],
+    coefficient: str = "pearson", seed: int = 0,
+) -> dict[str, float]:
+    """One rater vs the others at every level: per output with two or more raters, one rater
+    drawn at random (``numpy.random.default_rng(seed)``) against the mean of the other raters;
+    the two (systems x items) matrices correlated like a metric and the humans. NaN where
+    it cannot be computed (a single rater per output).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> q = rng.normal(size=(6, 30))
+    >>> rows = [{"rater": f"r{k}", "system": f"s{s}", "item": f"i{i}", "criterion": "c",
+    ...          "score": q[s, i] + rng.normal(scale=0.5)}
+    ...         for s in range(6) for i in range(30) for k in range(3)]
+    >>> out = rater_ceiling(pd.DataFrame(rows), "c", [f"s{s}" for s in range(6)],
+    ...                     ["segment", "item"])
+    >>> sorted(out), 0.6 < out["segment"] < 0.95
+    (['item', 'segment'], True)
+    """
+    from nlgeval.correlation.coefficients import DegenerateInputWarning
+    from nlgeval.correlation.levels import level_correlation, score_matrices
+
+    r = ratings[(ratings["criterion"] == criterion)
+                & ratings["system"].astype(str).isin(list(systems))]
+    r = r[np.isfinite(r["score"].astype(float))].sort_values(["system", "item", "rater"])
+    key = r["system"].astype(str) + "\x00" + r["item"].astype(str)
+    count = key.map(key.value_counts())
+    r = r[count.to_numpy() >= 2]
+    out = {lv: math.nan for lv in levels}
+    if r.empty:
+        return out
+    rng = np.random.default_rng(seed)
+    r = r.assign(_key=key[r.index], _u=rng.random(len(r)))
+    pick = r.groupby("_key")["_u"].transform("max") == r["_u"]
+    one = r[pick]
+    g = r.groupby("_key")["score"]
+    rest_mean = (g.transform("sum") - r["score"]) / (g.transform("count") - 1)
+    rest = r[pick].assign(score=rest_mean[pick])
+    cols = ["system", "item", "score"]
+    mats = score_matrices(one[cols].astype({"system": str, "item": str}),
+                          rest[cols].astype({"system": str, "item": str}),
+                          systems=sorted(map(str, systems)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateInputWarning)
+        for lv in levels:
+            out[lv] = float(level_correlation(mats.metric, mats.human, lv, coefficient,
+                                              permutations=0).statistic)
+    return out
+
+
+def _agreement(rater_agreement: pd.DataFrame, criterion: str, alpha: float) -> str:
+    """Why the humans' agreement on ``criterion`` is too low for a verdict ('' = fine)."""
+    if rater_agreement is None or rater_agreement.empty:
+        return ""
+    row = rater_agreement[rater_agreement["criterion"] == criterion]
+    if row.empty:
+        return ""
+    r, p = float(row["pooled_r"].iloc[0]), float(row["pooled_p"].iloc[0])
+    if not np.isfinite(r):
+        return ""
+    if r < MIN_AGREEMENT or not (np.isfinite(p) and p < alpha):
+        return (f"the raters do not agree on {criterion}: one rater vs the mean of the "
+                f"others r = {r:.2f} (p = {p:.2g}); a metric cannot be validated against a "
+                "criterion the raters do not share")
+    return ""
+
+
+def _level_entry(
+    crit: str, level: str, clusters_df: pd.DataFrame, corr: pd.DataFrame, alpha: float,
+    ceiling: float, withheld: str,
+) -> dict[str, Any] | None:
+    """The verdict of one criterion at one level (None when fewer than 2 metrics there)."""
+    rows = corr[(corr["criterion"] == crit) & (corr["level"] == level)
+                & corr["p"].notna()]
+    if rows.empty or rows["metric"].nunique() < 2:
+        return None
+    stat = str(rows["coefficient"].iloc[0])
+    rows = rows[rows["coefficient"] == stat]
+    cl = clusters_df[(clusters_df["criterion"] == crit) & (clusters_df["level"] == level)
+                     & (clusters_df["coefficient"] == stat)] if len(clusters_df) else \
+        clusters_df
+    entry: dict[str, Any] = {"criterion": crit, "level": level, "statistic": stat, "top": [],
+                             "n_top": 0, "n_metrics": int(rows["metric"].nunique()),
+                             "value": math.nan, "n": None, "human_ceiling": ceiling,
+                             "withheld": withheld}
+    best = rows.sort_values("r", ascending=False, na_position="last").iloc[0]
+    entry.update(value=float(best["r"]), n=int(best["n"]) if pd.notna(best["n"]) else None)
+    pcol = "p_corrected" if "p_corrected" in rows.columns else "p"
+    if not withheld and not (best["r"] > 0 and float(best[pcol]) < alpha):
+        entry["withheld"] = (f"no metric agrees with the humans significantly at {level} "
+                             f"level (best: {best['metric']}, r = {best['r']:.2f}, corrected "
+                             f"p = {float(best[pcol]):.2g})")
+    if not entry["withheld"]:
+        if cl is None or cl.empty:
+            entry["withheld"] = (f"the metrics could not be compared at {level} level (no "
+                                 "comparison test ran there, e.g. --permutations 0)")
+        else:
+            col = "cluster_corrected" if "cluster_corrected" in cl.columns else "cluster"
+            top = cl[cl[col] == 1].sort_values("r", ascending=False)
+            entry.update(top=top["metric"].tolist(), n_top=len(top))
+    return entry
+
+
+def study_verdict(
+    leaderboards: Mapping[str, pd.DataFrame], clusters_df: pd.DataFrame,
+    correlations: pd.DataFrame, criteria: Sequence[str], levels: Sequence[str],
+    rater_agreement: pd.DataFrame | None = None, alpha: float = 0.05,
+    ceilings: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[dict[str, Any]]:
+    """Per criterion: the WMT leaderboard's top cluster when one was computed, then one entry
+    per level (module docstring); each has a ``line`` in words.
+
+    Examples
+    --------
+    >>> corr = pd.DataFrame({"metric": ["a", "b"], "criterion": "q", "level": "system",
+    ...                      "coefficient": "pearson", "r": [0.9, 0.8], "p": [0.001, 0.01],
+    ...                      "p_corrected": [0.002, 0.01], "n": 10})
+    >>> cl = pd.DataFrame({"metric": ["a", "b"], "r": [0.9, 0.8], "cluster": [1, 1],
+    ...                    "cluster_corrected": [1, 1], "criterion": "q", "level": "system",
+    ...                    "coefficient": "pearson"})
+    >>> study_verdict({}, cl, corr, ["q"], ["system"])[0]["line"]
+    'q, system level (pearson, 10 systems): 2 of 2 metrics cannot be told apart: a, b'
+    """
+    from nlgeval.report.meta import verdict as leaderboard_verdict
+
+    out = []
+    for crit in criteria:
+        withheld = _agreement(rater_agreement, crit, alpha)
+        for v in leaderboard_verdict(leaderboards, pd.DataFrame(columns=["criterion"]),
+                                     correlations, [crit], levels):
+            v = {**v, "n_top": len(v["top"]), "withheld": withheld, "human_ceiling": None}
+            out.append({**v, "line": verdict_text(v)})
+        for lv in levels:
+            ceiling = (ceilings or {}).get(crit, {}).get(lv, math.nan)
+            e = _level_entry(crit, lv, clusters_df, correlations, alpha, ceiling, withheld)
+            if e is not None:
+                out.append({**e, "line": verdict_text(e)})
+    return out
+
+
+def verdict_text(v: Mapping[str, Any]) -> str:
+    """One verdict entry in words.
+
+    >>> verdict_text({"criterion": "q", "level": "item", "statistic": "pearson", "n": 40,
+    ...               "withheld": "the raters do not agree on q"})
+    'q, item level (pearson, 40 items): no verdict -- the raters do not agree on q'
+    """
+    n = v.get("n")
+    unit = f", {n} {UNITS.get(v['level'], 'units')}" if n is not None else ""
+    head = f"{v['criterion']}, {v['level']} level ({v['statistic']}{unit})"
+    if v.get("withheld"):
+        return f"{head}: no verdict -- {v['withheld']}"
+    top = list(v["top"])
+    shown = ", ".join(top[:12]) + (" ..." if len(top) > 12 else "")
+    if len(top) == 1:
+        text = f"{head}: {top[0]} is best"
+    else:
+        of = f" of {v['n_metrics']}" if v.get("n_metrics") else ""
+        text = f"{head}: {len(top)}{of} metrics cannot be told apart: {shown}"
+    ceiling = v.get("human_ceiling")
+    if ceiling is not None and np.isfinite(ceiling):
+        text += f" (best r {v['value']:.2f}; one rater vs the others {ceiling:.2f})"
+    return text

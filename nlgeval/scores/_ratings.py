@@ -1,0 +1,122 @@
+"""A text-free corpus from human ratings (:func:`ratings_corpus`) and the systems a ratings
+file flags as human-written (:func:`human_flagged`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.corpus import Corpus, CorpusInfo, Criterion
+from nlgeval.errors import InputError
+from nlgeval.io import ROW
+from nlgeval.scores._columns import parse_flags
+from nlgeval.scores._parse import _read_maybe_gzip, _to_float
+
+
+def ratings_corpus(
+    ratings: str | Path | pd.DataFrame,
+    *,
+    name: str | None = None,
+    scales: Mapping[str, tuple[float, float]] | None = None,
+) -> Corpus:
+    """A text-free :class:`Corpus` from tidy human ratings, for a human + metric scores study.
+
+    ``ratings``: a file or frame with ``system, item, criterion, score`` and optionally
+    ``rater`` (absent: the scores are already aggregated per output; ``rater`` is set to
+    ``"aggregate"`` and rater agreement cannot be computed). The outputs are the rated
+    (system, item) pairs, with empty texts; a criterion's scale is ``scales[criterion]`` or the
+    observed range (recorded in the corpus notes).
+
+    Examples:
+        >>> ratings = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"],
+        ...                         "criterion": ["quality"] * 2, "score": [4, 2]})
+        >>> c = ratings_corpus(ratings, name="toy", scales={"quality": (1, 5)})
+        >>> c.systems, c.ratings["rater"].tolist()
+        (['A', 'B'], ['aggregate', 'aggregate'])
+    """
+    file: Path | None = None
+    if isinstance(ratings, str | Path):
+        file = Path(ratings)
+        if not file.exists():
+            raise InputError("file not found", file=file)
+        df = _read_maybe_gzip(file)
+    else:
+        df = ratings.copy()
+        df.columns = [str(c).strip() for c in df.columns]
+    required = ["system", "item", "criterion", "score"]
+    present = [c for c in df.columns if c != ROW]
+    miss = [c for c in required if c not in df.columns]
+    if miss:
+        raise InputError(f"a ratings table needs columns system, item, criterion, score "
+                         f"(rater optional); missing {', '.join(miss)} (found: "
+                         f"{', '.join(present) or 'none'})", file=file, row=1 if file else None)
+    notes = []
+    if "rater" not in df.columns:
+        df["rater"] = "aggregate"
+        notes.append("ratings have no rater column: taken as already aggregated per output "
+                     "(one score per system, item and criterion)")
+    for c in ("system", "item", "criterion", "rater"):
+        df[c] = df[c].astype(str).str.strip()
+    rows = df[ROW] if ROW in df.columns else pd.Series(np.arange(2, len(df) + 2))
+    df["score"] = _to_float(df["score"], file, rows.reset_index(drop=True), "score").to_numpy()
+    if df["score"].isna().any():
+        pos = int(np.flatnonzero(df["score"].isna().to_numpy())[0])
+        raise InputError("missing human score (leave the row out instead)", file=file,
+                         row=int(rows.iloc[pos]), column="score")
+    crits = []
+    for c, sub in df.groupby("criterion", sort=False):
+        if scales and c in scales:
+            lo, hi = scales[str(c)]
+        else:
+            lo, hi = float(sub["score"].min()), float(sub["score"].max())
+            notes.append(f"criterion '{c}': scale taken as the observed range [{lo:g}, {hi:g}]")
+        crits.append(Criterion(str(c), lo, hi, "interval"))
+    outputs = df[["system", "item"]].drop_duplicates().assign(text="")
+    if ROW in df.columns:
+        outputs[ROW] = df.loc[outputs.index, ROW]
+    info = CorpusInfo(
+        name=name or (file.name.split(".")[0] if file else "ratings"),
+        description="human ratings and metric scores only (no texts)",
+        criteria=tuple(crits))
+    corpus = Corpus.build(info, outputs, None, df, files={"outputs": file, "ratings": file},
+                          empty_outputs="keep", require_references=False)
+    # Corpus.build notes the empty texts as "empty outputs kept"; here there are no texts at all
+    return replace(corpus, notes=(*notes, "no texts: a study of human scores and metric "
+                                          "scores only"))
+
+
+def human_flagged(ratings: str | Path | pd.DataFrame) -> list[str]:
+    """The systems a ratings (or score) table flags as human-written in a ``human`` column
+    (true/false, yes/no, 1/0; empty = no), sorted; ``[]`` without such a column.
+
+    Human-written outputs (a "human" system in a story-generation or summarisation study) are
+    rated like the systems but are not system outputs: ``nlgeval validate`` leaves them out of
+    the metric-human correlations and shows their rating as a human ceiling.
+
+    Examples:
+        >>> ratings = pd.DataFrame({"system": ["A", "H"], "item": ["1", "1"],
+        ...                         "criterion": ["q"] * 2, "score": [2, 5],
+        ...                         "human": ["no", "yes"]})
+        >>> human_flagged(ratings)
+        ['H']
+    """
+    file: Path | None = None
+    if isinstance(ratings, str | Path):
+        file = Path(ratings)
+        if not file.exists():
+            raise InputError("file not found", file=file)
+        df = _read_maybe_gzip(file)
+    else:
+        df = ratings.copy()
+        df.columns = [str(c).strip() for c in df.columns]
+    if "human" not in df.columns or "system" not in df.columns:
+        return []
+    rows = df[ROW] if ROW in df.columns else pd.Series(np.arange(2, len(df) + 2))
+    flags = parse_flags(df["human"].reset_index(drop=True), file, rows.reset_index(drop=True),
+                        "human", False)
+    systems = df["system"].astype(str).str.strip().to_numpy()
+    return sorted({str(s) for s, f in zip(systems, flags, strict=True) if f})
