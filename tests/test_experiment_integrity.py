@@ -336,3 +336,22 @@ def test_an_answer_sent_with_a_replaced_token_is_not_stored(tmp_path: Path) -> N
             assert c.execute(CLAIM, {**args, "q_token": tok}).rowcount == 1
     finally:
         store.dispose()
+
+
+def test_behind_a_proxy_the_join_limit_counts_forwarded_addresses(tmp_path: Path) -> None:
+    d = write_experiment(tmp_path / "x", practice=0, evaluators=6,
+                         extra="[crowd]\njoin_limit = 1\n")
+    create_experiment(d)
+    direct, proxied = create_app(d), create_app(d, proxies=1)
+    jt = direct.extensions["nlgeval_experiment"]["store"].meta()["join_token"]
+
+    def join_from(app, address: str) -> int:  # noqa: ANN001
+        c = app.test_client()
+        c.environ_base["HTTP_X_FORWARDED_FOR"] = address
+        return _join(c, jt, PROLIFIC_PID=f"p-{address}-{id(app)}").status_code
+
+    # without --proxies every participant is the proxy (127.0.0.1): the second is refused
+    assert [join_from(direct, a) for a in ("10.0.0.1", "10.0.0.2")] == [303, 429]
+    # with --proxies 1 each forwarded address counts on its own (127.0.0.1 already took one)
+    assert [join_from(proxied, a) for a in ("10.0.0.3", "10.0.0.4", "10.0.0.3")] == [
+        303, 303, 429]

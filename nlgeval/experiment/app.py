@@ -22,6 +22,11 @@ Guarantees, each tested:
 - an incomplete form is shown again with the answers kept and the missing part marked (422),
   the error linked to its field for screen readers;
 - a visual analogue scale that was neither moved nor confirmed is never recorded;
+- a platform participant id alone never opens someone's trial set: the open sign-up link
+  recognises a returning participant by their browser's signed cookie or their platform
+  session id, and never lets two people share an id (:mod:`nlgeval.experiment.participants`);
+- the signing key lives in an owner-only file, not in the database; researcher sessions are
+  held server-side and end at log-out or a new password; shown links come from the base URL;
 - forms carry a CSRF token bound to a signed session cookie; system outputs are escaped (Jinja
   autoescaping) and a strict Content-Security-Policy allows no inline script and no asset from
   outside the server; URLs with tokens are never sent as referrers.
@@ -52,7 +57,12 @@ from werkzeug.exceptions import HTTPException
 
 from nlgeval.experiment.build import check_experiment, database_url
 from nlgeval.experiment.config import ExperimentConfig
-from nlgeval.experiment.i18n import gettext_for, text_direction, translate
+from nlgeval.experiment.i18n import (
+    criterion_wording,
+    gettext_for,
+    text_direction,
+    translate,
+)
 from nlgeval.experiment.markup import render_markdown
 from nlgeval.experiment.storage import Context, Meta, Output, Store, Trial
 
@@ -285,7 +295,8 @@ def create_app(
     app.jinja_env.add_extension("jinja2.ext.i18n")
     gettext, ngettext = gettext_for(x.cfg.language)
     app.jinja_env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore
-    app.jinja_env.globals.update(lang=x.cfg.language, text_dir=text_direction(x.cfg.language))
+    app.jinja_env.globals.update(lang=x.cfg.language, text_dir=text_direction(x.cfg.language),
+                                 wording=lambda c: criterion_wording(x.cfg.language, c))
 
     @app.after_request
     def headers(resp: Response) -> Response:

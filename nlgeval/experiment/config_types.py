@@ -56,6 +56,9 @@ class CriterionConfig:
     left_label: str = ""
     right_label: str = ""
     polarity: Literal["monopolar", "bipolar"] = "monopolar"
+    #: the name shown to evaluators (default: ``name``, translated when the interface
+    #: catalogue knows it); display only, so not part of the fingerprint
+    label: str = ""
 
     @property
     def scale_min(self) -> float:
@@ -102,8 +105,11 @@ class CrowdConfig:
 
     ``params`` are the URL parameters captured at sign-up (Prolific's ``PROLIFIC_PID``,
     ``STUDY_ID``, ``SESSION_ID``; MTurk's ``workerId``, ``assignmentId``, ``hitId``); the first
-    one present is the participant id, which brings a returning participant back to the same
-    trial set. ``redirect_url`` may contain ``{code}`` (the completion code).
+    of :attr:`id_keys` present is the participant id. A returning participant is recognised by
+    their browser's signed cookie or by their platform session id (:attr:`session_keys`)
+    together with the participant id, never by the participant id alone
+    (:mod:`nlgeval.experiment.participants`). ``redirect_url`` may contain ``{code}`` (the
+    completion code).
 
     Examples
     --------
@@ -243,7 +249,8 @@ class ExperimentConfig:
 
     def fingerprint(self) -> str:
         """Hash of what the stored trials and judgements depend on (mode, criteria, scales)."""
-        key = {"mode": self.mode, "criteria": [asdict(c) for c in self.criteria]}
+        crit = [{k: v for k, v in asdict(c).items() if k != "label"} for c in self.criteria]
+        key = {"mode": self.mode, "criteria": crit}
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
