@@ -248,7 +248,7 @@ def test_never_started_evaluators_are_not_reported_as_passed(tmp_path: Path) -> 
     assert f["passed"].isna().tolist()[1:] == [True, True]
     # the dashboard's token view does not show them as passing either
     page = c.get(f"/r/{made.researcher_token}").get_data(as_text=True)
-    row = re.search(r"<tr[^>]*>\s*<td>3</td>.*?</tr>", page, re.S).group(0)
+    row = re.search(r"<tr[^>]*>\s*<td[^>]*>3</td>.*?</tr>", page, re.S).group(0)
     assert "passed" not in row and "not started" in row
 
 
@@ -347,3 +347,66 @@ def test_status_shows_progress_per_system_and_item(tmp_path: Path) -> None:
         assert items[i]["total"] == 3 and items[i]["done"] == sum(x[1] == i for x in shown)
     text = CliRunner().invoke(cli_app, ["experiment", "status", str(d)]).stdout
     assert "per system" in text and "items fully judged: 0 of 6" in text
+
+
+# ------------------------------------------------------------------ 6. languages
+def test_every_scale_preset_is_translated_in_every_catalogue() -> None:
+    from nlgeval.experiment.i18n import CATALOGUES
+    from nlgeval.experiment.i18n_scales import DEFAULT_QUESTION
+    from nlgeval.experiment.scales import PRESETS
+
+    texts = {t for p in PRESETS.values() for t in (*p.labels, *p.descriptions)}
+    texts.add(DEFAULT_QUESTION)
+    for lang, cat in CATALOGUES.items():
+        if lang == "en":
+            continue
+        assert sorted(t for t in texts if t not in cat) == [], lang
+        assert all(cat[t] != t for t in texts), lang
+        assert "%(name)s" in cat[DEFAULT_QUESTION]
+
+
+@pytest.mark.parametrize(("language", "want", "english"), [
+    ("de", ["Qualität", "Sehr gut", "Mittelmäßig", "Wie bewerten Sie die Flüssigkeit des "
+            "Textes?", "Der Text ist so lesbar"], ["Very good", ">quality<", "The text is so"]),
+    ("ar", ["الجودة", "جيد جدًا", "مقبول", "كيف تقيّم الطلاقة في هذا النص؟"],
+     ["Very good", ">quality<", "How would you rate"]),
+])
+def test_scale_labels_and_criterion_names_in_the_interface_language(
+        tmp_path: Path, language: str, want: list[str], english: list[str]) -> None:
+    crit = ('[[criteria]]\nname = "quality"\ntool = "vds"\nscale = "text5"\n'
+            'definition = "Readable, natural, complete."\n\n'
+            '[[criteria]]\nname = "fluency"\ntool = "vas"\nleft_label = "0%"\n'
+            'right_label = "100%"\n')
+    d = write_experiment(tmp_path / language, practice=0, criteria=crit,
+                         extra=f'language = "{language}"')
+    made = create_experiment(d)
+    c = create_app(d).test_client()
+    tok = made.evaluators["token"].iloc[0]
+    intro = _page(c, tok)
+    page = _start(c, tok)
+    for text in want:
+        assert text in page, text
+    for text in english:
+        assert text not in page, text
+    assert ">0%<" in page and ">100%<" in page  # the researcher's own labels, as written
+    assert want[0] in intro  # the introduction lists the criteria by their shown names
+
+
+def test_a_criterion_label_is_shown_and_the_name_stays_the_id(tmp_path: Path) -> None:
+    crit = ('[[criteria]]\nname = "q"\nlabel = "Verständlichkeit"\ntool = "vds"\n'
+            'scale = "text5"\ndefinition = "Wie gut versteht man den Text?"\n')
+    d = write_experiment(tmp_path / "exp", practice=0, criteria=crit, questionnaire=False,
+                         extra='language = "de"')
+    made = create_experiment(d)
+    c = create_app(d).test_client()
+    tok = made.evaluators["token"].iloc[0]
+    page = _start(c, tok)
+    assert "Verständlichkeit" in page and "Wie bewerten Sie die Verständlichkeit" in page
+    r = c.post(form_action(page), data={"csrf": csrf_of(page)})  # nothing chosen
+    assert "„Verständlichkeit“" in r.get_data(as_text=True)
+    data = answer_form(page, np.random.default_rng(0))
+    assert c.post(form_action(page), data=data).status_code == 303
+    from nlgeval.experiment.export import export_ratings
+
+    app_store = create_app(d).extensions["nlgeval_experiment"]
+    assert set(export_ratings(app_store["store"], app_store["config"])["criterion"]) == {"q"}

@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,7 @@ class Reader:
 
 _CRIT_KEYS = {
     "name", "question", "definition", "tool", "scale", "labels", "values", "descriptions", "min",
-    "max", "step", "left_label", "right_label", "polarity",
+    "max", "step", "left_label", "right_label", "polarity", "label",
 }
 
 
@@ -142,8 +143,10 @@ def parse_criterion(t: Any, i: int, mode: str, file: Path) -> CriterionConfig:
     question = r.str("question", f"How would you rate the {name} of the text?")
     definition = r.str("definition", "")
     if tool == "vds":
-        return _vds(r, name, question, definition, mode)
-    return _vas(r, t, name, question, definition, mode)
+        c = _vds(r, name, question, definition, mode)
+    else:
+        c = _vas(r, t, name, question, definition, mode)
+    return dataclasses.replace(c, label=r.str("label", "").strip())
 
 
 def _vds(r: Reader, name: str, question: str, definition: str, mode: str) -> CriterionConfig:

@@ -16,6 +16,7 @@ from flask import abort, request
 
 from nlgeval.experiment.app import MAX_COMMENT, Experiment
 from nlgeval.experiment.config import TRIANGLE_CRITERION, CriterionConfig, format_value
+from nlgeval.experiment.i18n import criterion_wording
 from nlgeval.experiment.views import (
     STATE_QUERY,
     BadForm,
@@ -135,7 +136,7 @@ def parse_criterion(x: Experiment, i: int, c: CriterionConfig, errors: dict[str,
     >>> from flask import Flask
     >>> c = CriterionConfig("fluency", "How fluent?", "", "vas", min=0, max=100, step=1,
     ...                     left_label="not", right_label="very")
-    >>> x = SimpleNamespace(_=lambda m, **kw: m % kw)
+    >>> x = SimpleNamespace(_=lambda m, **kw: m % kw, cfg=SimpleNamespace(language="en"))
     >>> with Flask("demo").test_request_context(method="POST", data={"c0": "70",
     ...                                                               "c0_moved": "1"}):
     ...     parse_criterion(x, 0, c, {})
@@ -143,10 +144,11 @@ def parse_criterion(x: Experiment, i: int, c: CriterionConfig, errors: dict[str,
     """
     _ = x._
     key = f"c{i}"
+    shown = criterion_wording(x.cfg.language, c).name
     raw = request.form.get(key, "").strip()
     if c.tool == "vds":
         if raw == "":
-            errors[key] = _("Please choose a rating for “%(name)s”.", name=c.name)
+            errors[key] = _("Please choose a rating for “%(name)s”.", name=shown)
             return None
         allowed = {format_value(v): v for v in c.values}
         if raw not in allowed:
@@ -156,7 +158,7 @@ def parse_criterion(x: Experiment, i: int, c: CriterionConfig, errors: dict[str,
     confirmed = request.form.get(f"{key}_confirm") == "1"
     if raw == "" or not (moved or confirmed):
         errors[key] = _("Please move the slider for “%(name)s”, or tick the box to confirm "
-                        "your rating where it is.", name=c.name)
+                        "your rating where it is.", name=shown)
         return None
     return slider_value(raw, c)
 

@@ -24,8 +24,14 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nlgeval.experiment.i18n_ar import AR
+from nlgeval.experiment.i18n_scales import DEFAULT_QUESTION, SCALES_AR, SCALES_DE
+
+if TYPE_CHECKING:
+    from nlgeval.experiment.config_types import CriterionConfig
 
 RTL = frozenset({"ar", "he", "fa", "ur"})
 
@@ -142,7 +148,9 @@ DE: dict[str, str] = {
     "Please return the study with this code": "Bitte geben Sie die Studie mit diesem Code zurück",
 }
 
-CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": DE, "ar": AR}
+#: the interface catalogues, with the scale presets' wording (:mod:`.i18n_scales`) merged in
+CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": {**SCALES_DE, **DE},
+                                         "ar": {**SCALES_AR, **AR}}
 LANGUAGES = tuple(CATALOGUES)
 
 
@@ -204,3 +212,52 @@ def missing(language: str, msgids: list[str]) -> list[str]:
         return []
     cat = CATALOGUES.get(language, {})
     return [m for m in msgids if m not in cat]
+
+
+@dataclass(frozen=True)
+class CriterionWording:
+    """What an evaluator reads of one criterion, in the interface language.
+
+    Examples
+    --------
+    >>> CriterionWording("Qualität", "Wie gut?", "", [], "", "").name
+    'Qualität'
+    """
+
+    name: str
+    question: str
+    definition: str
+    options: list[tuple[str, str, str]]
+    left_label: str
+    right_label: str
+
+
+def criterion_wording(language: str, c: CriterionConfig) -> CriterionWording:
+    """The criterion's shown name (its ``label``, else its name, translated when the
+    catalogue knows it), question (the default one translated), definition, scale options
+    and slider end labels in ``language``: the scale presets' labels and descriptions come
+    translated; texts the researcher wrote are shown as written (a percent sign is never
+    taken for a placeholder).
+
+    Examples
+    --------
+    >>> from nlgeval.experiment.config_types import CriterionConfig
+    >>> c = CriterionConfig("quality", "How would you rate the quality of the text?", "",
+    ...                     "vds", labels=("Bad", "Good"), values=(1.0, 2.0))
+    >>> w = criterion_wording("de", c)
+    >>> w.name, w.question, [label for _v, label, _d in w.options]
+    ('Qualität', 'Wie bewerten Sie die Qualität des Textes?', ['Schlecht', 'Gut'])
+    """
+    cat = CATALOGUES.get(language, {})
+
+    def tr(text: str) -> str:
+        return cat.get(text, text) if text else text
+
+    name = getattr(c, "label", "") or tr(c.name)
+    question = c.question
+    if question == DEFAULT_QUESTION % {"name": c.name}:
+        question = tr(DEFAULT_QUESTION) % {"name": name}
+    return CriterionWording(
+        name=name, question=tr(question), definition=tr(c.definition),
+        options=[(v, tr(label), tr(d)) for v, label, d in c.options()],
+        left_label=tr(c.left_label), right_label=tr(c.right_label))
