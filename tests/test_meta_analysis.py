@@ -389,3 +389,21 @@ def test_hartung_knapp_and_pm_match_metafor() -> None:
     # metafor finds the PM root with uniroot's default tolerance (about 1e-4)
     assert pm.tau2 == pytest.approx(0.3180937119, abs=1e-4)
     assert pm.statistic == pytest.approx(-0.7149704056, abs=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_meta_analyse_with_rve_pools_several_effects_per_study() -> None:
+    from nlgeval.meta_analysis.robust import robust_variance
+
+    r = np.tanh(RVE_Y)
+    n = np.round(1 / np.array(RVE_V) + 3).astype(int)
+    eff = pd.DataFrame({"study": RVE_STUDY, "r": r, "n": n,
+                        "criterion": [f"c{i}" for i in range(16)]})
+    res = meta_analyse(eff, dependence="rve", rho=0.8)
+    direct = robust_variance(np.arctanh(r), 1 / (n - 3), RVE_STUDY, rho=0.8)
+    row = res.pooled.iloc[0]
+    assert (row.k, row.n_effects) == (10, 16)
+    assert row.z_pooled == pytest.approx(direct.statistic, rel=1e-12)
+    assert row.se == pytest.approx(direct.se, rel=1e-12)
+    with pytest.raises(InputError, match="appears twice"):
+        meta_analyse(eff)  # several effects per study need dependence="rve"

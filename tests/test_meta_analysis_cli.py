@@ -244,3 +244,14 @@ def test_bootstrap_variance_comes_from_the_study_interval() -> None:
     none = study_effects([Study("e2e", "e2e", corr.drop(columns=["ci_low", "ci_high"]))],
                          cmap, variance="bootstrap", notes=notes)
     assert none.empty and "no bootstrap interval" in notes[0]
+
+
+def test_dependence_rve_adds_the_related_criteria(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["meta-analyse", "--corpora", "webnlg2020,novikova2017", "--metrics",
+                          "chrf", "--dependence", "rve", "--json", "--quiet"], capsys)
+    assert code == 0, err
+    rec = json.loads(out)["by_metric"]["chrf"]["adequacy"]
+    assert rec["k"] == 2 and rec["n_effects"] == 4
+    assert [s["criterion"] for s in rec["studies"]] == ["Correctness", "DataCoverage",
+                                                        "Relevance", "informativeness"]
+    assert rec["method"].startswith("rve")

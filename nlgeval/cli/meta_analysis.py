@@ -48,6 +48,14 @@ def meta_analyse(
     moderator: Annotated[str | None, typer.Option(
         "--moderator", help="Study-level moderator to test: task or language (or a column "
                             "of --effects).")] = None,
+    dependence: Annotated[str, typer.Option(
+        "--dependence", help="one: one criterion per study and construct (the map's "
+                             "criteria); rve: also the map's related criteria, pooled with "
+                             "robust variance estimation (Hedges, Tipton & Johnson 2010).")]
+    = "one",
+    rho: Annotated[float, typer.Option(
+        "--rho", help="Assumed correlation of effects within a study for --dependence rve.")]
+    = 0.8,
     compare: Annotated[bool, typer.Option(
         "--compare/--no-compare", help="Compare every pair of metrics across studies "
                                        "(Steiger 1980 covariance).")] = True,
@@ -86,7 +94,8 @@ def meta_analyse(
     from nlgeval.meta_analysis.run import run_meta_analysis
 
     settings = MetaSettings(tau2=tau2, hartung_knapp=hartung_knapp, confidence_level=confidence,
-                            prediction=prediction, moderator=moderator, compare=compare)
+                            prediction=prediction, moderator=moderator, compare=compare,
+                            dependence=dependence, rho=rho)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result, inputs = run_meta_analysis(
@@ -122,6 +131,8 @@ def _json(result: Any, inputs: dict[str, Any], out: Path | None, dependence: str
 def _print_summary(result: Any, out: Path | None) -> None:
     cols = ["metric", "construct", "k", "r_pooled", "ci_low", "ci_high", "pi_low", "pi_high",
             "tau2", "i2", "q"]
+    if result.settings.dependence == "rve":
+        cols.insert(3, "n_effects")
     if result.pooled.empty:
         typer.echo("nothing to pool")
     else:

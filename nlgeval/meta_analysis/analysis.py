@@ -31,7 +31,7 @@ from nlgeval.results import Result
 
 __all__ = ["MetaAnalysis", "MetaSettings", "meta_analyse", "verdict_line"]
 
-POOLED_COLUMNS = ["metric", "construct", "level", "k", "r_pooled", "ci_low", "ci_high",
+POOLED_COLUMNS = ["metric", "construct", "level", "k", "n_effects", "r_pooled", "ci_low", "ci_high",
                   "pi_low", "pi_high", "tau2", "tau", "i2", "q", "q_df", "q_pvalue", "pvalue",
                   "z_pooled", "se", "method", "hartung_knapp", "verdict"]
 
@@ -41,7 +41,10 @@ class MetaSettings(Result):
     """Options of a meta-analysis, checked once.
 
     ``tau2``: dl, reml or pm; ``prediction``: riley (t with k-2 df) or metafor;
-    ``moderator``: a study-level column of the effects (task, language) or None.
+    ``moderator``: a study-level column of the effects (task, language) or None;
+    ``dependence``: ``one`` (one effect per study, the random-effects model) or ``rve``
+    (several per study, robust variance estimation of Hedges, Tipton & Johnson 2010 with
+    within-study correlation ``rho``).
 
     >>> MetaSettings(tau2="DL").tau2
     'dl'
@@ -53,9 +56,15 @@ class MetaSettings(Result):
     prediction: str = "riley"
     moderator: str | None = None
     compare: bool = True
+    dependence: str = "one"
+    rho: float = 0.8
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tau2", check_method(self.tau2))
+        if self.dependence not in ("one", "rve"):
+            raise InputError(f"dependence must be one or rve, got {self.dependence!r}")
+        if not 0 <= self.rho <= 1:
+            raise InputError(f"rho must be between 0 and 1, got {self.rho}")
         object.__setattr__(self, "prediction", check_prediction(self.prediction))
         if not 0 < self.confidence_level < 1:
             raise InputError(f"confidence_level must be between 0 and 1, got "
@@ -124,7 +133,7 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
     """
     settings = replace(settings, **options) if settings else MetaSettings(**options)
     notes = list(notes or [])
-    eff = _defaults(effects, file)
+    eff = _defaults(effects, file, settings.dependence == "rve")
     rows, fits, parts = [], {}, []
     # metrics in the order given, each with its constructs in the order they first appear
     order = {k: i for i, k in enumerate(dict.fromkeys(eff["metric"]))}
@@ -132,20 +141,28 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
     groups = sorted(eff.groupby(["metric", "construct"], sort=False),
                     key=lambda g: (order[g[0][0]], c_order[g[0][1]]))
     for (metric, construct), sub in groups:
-        if len(sub) < 2:
-            notes.append(f"{metric} / {construct}: only {len(sub)} study ({sub['study'].iloc[0]}"
+        if sub["study"].nunique() < 2:
+            notes.append(f"{metric} / {construct}: only 1 study ({sub['study'].iloc[0]}"
                          "): nothing to pool")
             continue
-        fit = random_effects(sub["yi"].to_numpy(), sub["vi"].to_numpy(), method=settings.tau2,
-                             hartung_knapp=settings.hartung_knapp,
-                             confidence_level=settings.confidence_level,
-                             prediction=settings.prediction)
+        if settings.dependence == "rve":
+            fit = _rve_fit(sub, settings)
+        else:
+            fit = random_effects(sub["yi"].to_numpy(), sub["vi"].to_numpy(),
+                                 method=settings.tau2, hartung_knapp=settings.hartung_knapp,
+                                 confidence_level=settings.confidence_level,
+                                 prediction=settings.prediction)
         fits[(metric, construct)] = fit
         parts.append(sub.assign(weight=fit.weights))
-        rows.append(_pooled_row(metric, construct, str(sub["level"].iloc[0]), fit))
+        rows.append({**_pooled_row(metric, construct, str(sub["level"].iloc[0]), fit),
+                     "n_effects": len(sub)})
     pooled = pd.DataFrame(rows, columns=POOLED_COLUMNS)
     used = pd.concat(parts, ignore_index=True) if parts else eff.iloc[0:0].assign(weight=[])
-    mods = _moderators(used, settings, notes) if settings.moderator else pd.DataFrame()
+    if settings.moderator and settings.dependence == "rve":
+        notes.append("moderator tests assume one effect per study: not run with robust "
+                     "variance estimation")
+    mods = _moderators(used, settings, notes) if settings.moderator and \
+        settings.dependence == "one" else pd.DataFrame()
     comps = _comparisons(comparisons, settings) if settings.compare else pd.DataFrame()
     return MetaAnalysis(settings=settings, pooled=pooled, effects=used, fits=fits,
                         moderators=mods, comparisons=comps, notes=notes)
@@ -180,7 +197,7 @@ I^2 = 80%, k = 5: positive in any comparable data set
     return head + tail + "no evidence of agreement with humans on average"
 
 
-def _defaults(effects: pd.DataFrame, file: str | None) -> pd.DataFrame:
+def _defaults(effects: pd.DataFrame, file: str | None, several: bool = False) -> pd.DataFrame:
     from nlgeval.io import row_of
     from nlgeval.meta_analysis.effects import correlation_effects
 
@@ -189,7 +206,11 @@ def _defaults(effects: pd.DataFrame, file: str | None) -> pd.DataFrame:
         if col not in eff.columns:
             eff[col] = default
     eff = correlation_effects(eff, file=file)
-    dup = eff.duplicated(["metric", "construct", "study"])
+    key = ["metric", "construct", "study"]
+    if several:  # robust variance estimation: several effects per study, one per criterion
+        key += ["criterion"] if "criterion" in eff.columns else []
+    dup = eff.duplicated(key) if not several or "criterion" in eff.columns else \
+        np.zeros(len(eff), dtype=bool)
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
         raise InputError(f"study {eff['study'].iloc[i]!r} appears twice for metric "
@@ -197,6 +218,28 @@ def _defaults(effects: pd.DataFrame, file: str | None) -> pd.DataFrame:
                          "(dependent effects are not pooled: one row per study)", file=file,
                          row=row_of(eff, i), column="study")
     return eff
+
+
+def _rve_fit(sub: pd.DataFrame, settings: MetaSettings) -> RandomEffects:
+    """Robust variance estimation (Hedges, Tipton & Johnson 2010) in the shape of a
+    random-effects fit; its prediction interval uses t on m - 2 (riley) or m - 1 (metafor)
+    degrees of freedom for m studies."""
+    from scipy import stats
+
+    from nlgeval.meta_analysis.robust import robust_variance
+
+    res = robust_variance(sub["yi"], sub["vi"], sub["study"], rho=settings.rho,
+                          confidence_level=settings.confidence_level)
+    df = res.m - 2 if settings.prediction == "riley" else res.df
+    half = float(np.sqrt(res.se ** 2 + res.tau2))
+    crit = float(stats.t.isf((1 - settings.confidence_level) / 2, df)) if df > 0 else np.nan
+    return RandomEffects(
+        statistic=res.statistic, pvalue=res.pvalue, se=res.se, ci_low=res.ci_low,
+        ci_high=res.ci_high, pi_low=res.statistic - crit * half,
+        pi_high=res.statistic + crit * half, tau2=res.tau2, tau=float(np.sqrt(res.tau2)),
+        i2=res.i2, h2=float("nan"), q=res.q, q_df=res.df, q_pvalue=float("nan"), k=res.m,
+        method=f"rve (rho = {res.rho:g})", hartung_knapp=False, prediction=settings.prediction,
+        confidence_level=settings.confidence_level, weights=res.weights)
 
 
 def _pooled_row(metric: str, construct: str, level: str, fit: RandomEffects) -> dict[str, Any]:

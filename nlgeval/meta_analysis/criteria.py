@@ -5,10 +5,11 @@ Corpora name their criteria differently (WebNLG+ 2020 ``Fluency``, E2E ``natural
 correlation. The shipped map (``criterion_map.json`` next to this module) assigns **one
 criterion per corpus and construct**: the criteria of one study are rated on the same outputs,
 so two of them in one pooled estimate would be dependent effects counted as independent
-(Hedges, Tipton & Johnson 2010 describe robust variance estimation for that case; nlgeval does
-not implement it and avoids the dependence by design). A user map (JSON in the same shape, or
-CSV with columns ``corpus, construct, criterion`` and optional ``task, language``) replaces
-the shipped entries of the corpora it names.
+(Hedges, Tipton & Johnson 2010). Further criteria of the same construct are listed under
+``related`` and pooled only with robust variance estimation (``dependence="rve"``,
+:mod:`nlgeval.meta_analysis.robust`). A user map (JSON in the same shape, or CSV with columns
+``corpus, construct, criterion`` and optional ``task, language`` and ``role``: ``primary``,
+the default, or ``related``) replaces the shipped entries of the corpora it names.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class CorpusEntry(Result):
     task: str
     language: str
     criteria: dict[str, str] = field(default_factory=dict)
+    related: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,22 @@ class CriterionMap(Result):
         """``construct -> criterion`` for ``corpus`` (empty when the corpus is not mapped)."""
         entry = self.corpora.get(corpus)
         return dict(entry.criteria) if entry else {}
+
+    def criteria_of(self, corpus: str, related: bool = False) -> list[tuple[str, str]]:
+        """``(construct, criterion)`` pairs of ``corpus``: the primary criteria, then (with
+        ``related``) the related ones.
+
+        >>> load_criterion_map().criteria_of("webnlg2020", related=True)[:3]
+        [('fluency', 'Fluency'), ('fluency', 'TextStructure'), ('adequacy', 'Correctness')]
+        """
+        entry = self.corpora.get(corpus)
+        if entry is None:
+            return []
+        pairs = list(entry.criteria.items())
+        if related:
+            for construct in entry.criteria:
+                pairs += [(construct, c) for c in entry.related.get(construct, [])]
+        return sorted(pairs, key=lambda p: list(entry.criteria).index(p[0]))
 
 
 def load_criterion_map(path: str | Path | None = None) -> CriterionMap:
@@ -113,8 +131,15 @@ def _from_json(data: Any, file: str | Path) -> CriterionMap:
         if not isinstance(crit, dict) or not all(isinstance(v, str) for v in crit.values()):
             raise InputError(f"corpus {name!r}: 'criteria' must map each construct to one "
                              "criterion name", file=file, column="criteria")
+        related = entry.get("related") or {}
+        if not isinstance(related, dict) or not all(isinstance(v, list)
+                                                    for v in related.values()):
+            raise InputError(f"corpus {name!r}: 'related' must map a construct to a list of "
+                             "criterion names", file=file, column="related")
         corpora[str(name)] = CorpusEntry(str(entry.get("task", "unknown")),
-                                         str(entry.get("language", "unknown")), dict(crit))
+                                         str(entry.get("language", "unknown")), dict(crit),
+                                         {str(k): [str(c) for c in v] for k, v in
+                                          related.items()})
     constructs = data.get("constructs") or {}
     return CriterionMap(dict(constructs), corpora, source=str(file))
 
@@ -132,6 +157,16 @@ def _from_csv(path: Path) -> CriterionMap:
                 raise InputError(f"{col} is empty", file=path, row=i + 2, column=col)
         name, construct = str(row.corpus).strip(), str(row.construct).strip()
         prev = corpora.get(name)
+        role = str(getattr(row, "role", "") or "").strip().lower() if "role" in table.columns \
+            else ""
+        if role == "related":
+            entry = prev or CorpusEntry("unknown", "unknown", {})
+            entry.related.setdefault(construct, []).append(str(row.criterion).strip())
+            corpora[name] = entry
+            continue
+        if role not in ("", "nan", "primary"):
+            raise InputError(f"role must be primary or related, got {role!r}", file=path,
+                             row=i + 2, column="role")
         if prev and construct in prev.criteria:
             raise InputError(f"corpus {name!r} maps construct {construct!r} twice (one "
                              "criterion per construct: dependent correlations are not pooled)",

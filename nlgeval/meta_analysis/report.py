@@ -28,8 +28,9 @@ __all__ = ["DEPENDENCE_NOTE", "meta_tables", "write_meta_report"]
 DEPENDENCE_NOTE = (
     "Dependence: the correlations of one study share its outputs, so two criteria of one study "
     "are not independent effects; the criterion map takes one criterion per study and "
-    "construct, so each pooled estimate has one effect per study (robust variance estimation, "
-    "Hedges, Tipton & Johnson 2010, is not implemented). Segment-level correlations pool "
+    "construct, so each pooled estimate has one effect per study; --dependence rve pools the "
+    "map's related criteria too, with robust variance estimation (Hedges, Tipton & Johnson "
+    "2010, without the small-sample correction of Tipton 2015). Segment-level correlations pool "
     "outputs that share items and systems, so 1/(n - 3) understates their variance; "
     "--variance bootstrap takes it from each study's bootstrap interval instead. Metric "
     "comparisons use the covariance of dependent correlations (Steiger 1980).")
@@ -122,6 +123,8 @@ def _figures(result: MetaAnalysis, folder: Path) -> list[tuple[str, Path]]:
     for (metric, construct), fit in result.fits.items():
         sub = result.effects[(result.effects["metric"] == metric)
                              & (result.effects["construct"] == construct)]
+        if sub["study"].duplicated().any() and "criterion" in sub.columns:
+            sub = sub.assign(study=sub["study"] + " / " + sub["criterion"].astype(str))
         fig = forest_plot(sub, fit, title=f"{metric}: {construct}")
         stem = f"forest_{_slug(metric)}_{_slug(construct)}"
         out.append((f"{metric}: {construct}", save_figure(fig, folder, stem)[0]))

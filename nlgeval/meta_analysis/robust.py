@@ -59,8 +59,9 @@ class RobustVariance(StatResult):
     rho: float
     confidence_level: float
     coefficients: pd.DataFrame
+    weights: tuple[float, ...] = ()
 
-    _omit = frozenset({"coefficients"})
+    _omit = frozenset({"coefficients", "weights"})
 
 
 def robust_variance(y: Sequence[float], v: Sequence[float], studies: Sequence[str],
@@ -117,7 +118,8 @@ def robust_variance(y: Sequence[float], v: Sequence[float], studies: Sequence[st
         statistic=float(beta[0]), pvalue=float(coef["pvalue"].iloc[0]), se=float(se[0]),
         ci_low=float(coef["ci_low"].iloc[0]), ci_high=float(coef["ci_high"].iloc[0]),
         tau2=tau2, i2=i2, q=q, df=df, k=len(y_), m=m, rho=float(rho),
-        confidence_level=float(confidence_level), coefficients=coef)
+        confidence_level=float(confidence_level), coefficients=coef,
+        weights=tuple(float(x) for x in w / w.sum()))
 
 
 def _tau2(y: np.ndarray, X: np.ndarray, k_j: np.ndarray, vbar: np.ndarray,

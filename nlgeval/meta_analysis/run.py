@@ -114,7 +114,7 @@ def run_meta_analysis(
     _check_unique_names(studies)
     notes: list[str] = []
     eff = study_effects(studies, cmap, level=level, metrics=metrics, variance=variance,
-                        notes=notes)
+                        related=settings.dependence == "rve", notes=notes)
     comps = _comparisons(studies, cmap, eff, level) if settings.compare else None
     record = {"kind": "studies", "studies": [{"name": s.name, "corpus": s.corpus,
                                               "source": s.source} for s in studies],

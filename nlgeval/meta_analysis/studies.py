@@ -125,14 +125,16 @@ def run_corpus_study(corpus: str, metrics: Sequence[str], levels: Sequence[str],
 
 def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = "segment",
                   metrics: Sequence[str] | None = None, variance: str = "fisher",
-                  notes: list[str] | None = None) -> pd.DataFrame:
+                  related: bool = False, notes: list[str] | None = None) -> pd.DataFrame:
     """One row per metric x construct x study: ``metric, construct, study, corpus, task,
     language, criterion, level, r, n, vi``.
 
     ``variance="fisher"`` uses ``1/(n - 3)`` (Fisher 1921); ``"bootstrap"`` the study's
     bootstrap interval (which resampled items and systems; needs resamples), as the item level
     always does (its r is a mean of per-item correlations, for which ``1/(n - 3)`` does not
-    hold). Correlations that cannot be pooled are left out with a line in ``notes``.
+    hold). ``related=True`` adds the map's related criteria of each construct (several
+    dependent effects per study, for robust variance estimation). Correlations that cannot be
+    pooled are left out with a line in ``notes``.
 
     Examples
     --------
@@ -156,7 +158,7 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
         corr = corr[(corr["level"] == level) & (corr["coefficient"] == "pearson")]
         wanted = metrics if metrics is not None else list(dict.fromkeys(corr["metric"]))
         for metric in wanted:
-            for construct, criterion in entry.criteria.items():
+            for construct, criterion in cmap.criteria_of(study.corpus, related):
                 hit = corr[(corr["metric"] == metric) & (corr["criterion"] == criterion)]
                 row = _effect_row(study, hit, metric, construct, criterion, level, variance,
                                   notes)
