@@ -345,10 +345,12 @@ def test_behind_a_proxy_the_join_limit_counts_forwarded_addresses(tmp_path: Path
     direct, proxied = create_app(d), create_app(d, proxies=1)
     jt = direct.extensions["nlgeval_experiment"]["store"].meta()["join_token"]
 
+    n = iter(range(100))
+
     def join_from(app, address: str) -> int:  # noqa: ANN001
         c = app.test_client()
         c.environ_base["HTTP_X_FORWARDED_FOR"] = address
-        return _join(c, jt, PROLIFIC_PID=f"p-{address}-{id(app)}").status_code
+        return _join(c, jt, PROLIFIC_PID=f"p{next(n)}").status_code
 
     # without --proxies every participant is the proxy (127.0.0.1): the second is refused
     assert [join_from(direct, a) for a in ("10.0.0.1", "10.0.0.2")] == [303, 429]
