@@ -1,5 +1,6 @@
 """One result class for "metric A vs metric B" (issue #16): ``permutation_test`` returns a
-``PermutationComparison``; ``PermutationResult`` is the same class under its old name.
+``PermutationComparison`` (the old names ``PermutationResult`` and ``PairedPermutationResult``
+are gone: nothing needed them at version 0.1.0).
 
 The p-value, ``n_at_least`` and MTME's ``n_at_least / K`` are checked against a brute-force
 enumeration of all 2^8 swaps with ``scipy.stats.pearsonr`` (Deutsch, Dror & Roth 2021,
@@ -17,9 +18,7 @@ import pytest
 from scipy import stats
 
 from nlgeval.correlation import (
-    PairedPermutationResult,
     PermutationComparison,
-    PermutationResult,
     comparison_from_draws,
     pairwise_accuracy_test,
     permutation_test,
@@ -88,7 +87,9 @@ def test_less_is_greater_with_the_metrics_exchanged() -> None:
 
 
 def test_one_class_old_names_and_legacy_keys() -> None:
-    assert PermutationResult is PermutationComparison is PairedPermutationResult
+    import nlgeval.correlation as corr
+
+    assert not hasattr(corr, "PermutationResult") and not hasattr(corr, "PairedPermutationResult")
     A, B, H, _ = _case()
     res = permutation_test(A, B, H, "segment", permutations=40, seed=1)
     assert (res.r_a, res.r_b) == (res.statistic_a, res.statistic_b)

@@ -27,7 +27,6 @@ from nlgeval.correlation.coefficients import (
 )
 from nlgeval.correlation.compare import (
     PermutationComparison,
-    PermutationResult,
     WilliamsResult,
     comparison_from_draws,
     comparison_matrix,
@@ -48,7 +47,6 @@ from nlgeval.correlation.kendall import (
     GroupedResult,
     KendallResult,
     PairCounts,
-    PairedPermutationResult,
     batch_grouped_kendall,
     grouped_kendall,
     kendall_permutation_test,
@@ -59,7 +57,6 @@ from nlgeval.correlation.kendall import (
 from nlgeval.correlation.kendall import VARIANTS as KENDALL_VARIANTS
 from nlgeval.correlation.levels import (
     LEVELS,
-    LevelCorrelation,
     ScoreMatrices,
     item_permutation_pvalue,
     level_correlation,
@@ -94,7 +91,7 @@ from nlgeval.correlation.tie_calibration import (
 
 __all__ = [
     "GROUPINGS", "KENDALL_VARIANTS", "GroupedResult", "KendallResult", "PairCounts",
-    "PairedPermutationResult", "TieCalibrationResult", "acc_eq", "acc_eq_permutation_test",
+    "TieCalibrationResult", "acc_eq", "acc_eq_permutation_test",
     "batch_grouped_kendall", "grouped_kendall", "kendall_permutation_test",
     "kendall_resample_distribution", "kendall_variant", "pair_counts", "tie_calibration",
     "STATISTIC_RANGES", "PairwiseAccuracyResult", "PermutationComparison",
@@ -103,7 +100,7 @@ __all__ = [
     "pairwise_accuracy_from_scores", "pairwise_accuracy_test", "sign_flip_masks",
     "soft_pairwise_accuracy", "soft_pairwise_accuracy_test", "task_ranking",
     "COEFFICIENTS", "LEVELS", "RESAMPLE_SCHEMES", "BootstrapResult", "CorrelationResult",
-    "DegenerateInputWarning", "LevelCorrelation", "PermutationResult", "RaterAgreement",
+    "DegenerateInputWarning", "RaterAgreement",
     "ScoreMatrices", "WilliamsResult", "batch_correlation", "bootstrap_correlation",
     "bootstrap_distribution", "comparison_matrix", "correlation", "criterion_correlations",
     "fisher_z_interval", "item_permutation_pvalue", "level_correlation", "level_statistic",

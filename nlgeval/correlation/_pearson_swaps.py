@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nlgeval.correlation.coefficients import pearson_from_sums, unit_scaled
+from nlgeval.correlation._constant import unit_scaled
+from nlgeval.correlation.coefficients import pearson_from_sums
 
 
 def _pearson_swap_draws(

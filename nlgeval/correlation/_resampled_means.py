@@ -1,13 +1,18 @@
-"""Resampled system means for the system-level bootstrap of rank coefficients
-(:mod:`nlgeval.correlation.bootstrap`; Deutsch, Dror & Roth 2021): a (B, S) batch per matrix,
-remembered by content, since a validation study asks for the same metric's means once per
-criterion and the same criterion's once per metric."""
+"""Resample counts and resampled system means, the bottom of the bootstrap
+(:mod:`nlgeval.correlation.bootstrap`, which imports them; Deutsch, Dror & Roth 2021): how often
+each unit is drawn in each resample (:func:`resample_counts`), and the (B, S) resampled system
+means of the system-level bootstrap of rank coefficients, remembered by content, since a
+validation study asks for the same metric's means once per criterion and the same criterion's
+once per metric."""
 
 from __future__ import annotations
 
 import hashlib
 
 import numpy as np
+
+#: cells of one gathered (B, S, I) chunk of resamples (bounds the memory of every gather)
+_CELLS_PER_CHUNK = 3_000_000
 
 _MEANS_CACHE: dict[bytes, np.ndarray] = {}
 _MEANS_CACHE_BYTES = 64 * 2**20  # bound on the remembered means (oldest forgotten first)
@@ -64,9 +69,6 @@ def _system_means_of_resamples(
     counts would be faster but round differently, which reorders systems whose means are equal
     in exact arithmetic and so changes rank coefficients.)
     """
-    # imported here: bootstrap imports this module (its resampling helpers live there)
-    from nlgeval.correlation.bootstrap import _CELLS_PER_CHUNK, resample_counts
-
     B, S = item_idx.shape[0], Zz.shape[0]
     out = np.empty((B, S))
     cnt = resample_counts(item_idx, Zz.shape[1]) @ ok.T.astype(float)  # exact small integers
@@ -78,3 +80,18 @@ def _system_means_of_resamples(
             ii = item_idx[b0:b0 + chunk, None, :]
             out[b0:b0 + chunk] = Zz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
     return np.where(cnt > 0, out, np.nan)
+
+
+def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """(B x n) matrix: how often each unit was drawn in each resample (vectorised bincount).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> resample_counts(np.array([[0, 0, 2], [1, 2, 2]]), 3)
+    array([[2., 0., 1.],
+           [0., 1., 2.]])
+    """
+    B = idx.shape[0]
+    flat = (np.asarray(idx) + (np.arange(B) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)

@@ -32,8 +32,9 @@ from typing import Literal
 
 import numpy as np
 
+from nlgeval.correlation._resampled_means import _CELLS_PER_CHUNK, _resampled_system_means
 from nlgeval.correlation._resampled_means import _MEANS_CACHE as _MEANS_CACHE
-from nlgeval.correlation._resampled_means import _resampled_system_means
+from nlgeval.correlation._resampled_means import resample_counts as resample_counts
 from nlgeval.correlation.coefficients import (
     DegenerateInputWarning,
     batch_correlation,
@@ -48,7 +49,6 @@ from nlgeval.results import ConfidenceInterval, StatResult
 Resample = Literal["systems", "items", "both"]
 RESAMPLE_SCHEMES: tuple[str, ...] = ("systems", "items", "both")
 
-_CELLS_PER_CHUNK = 3_000_000
 
 
 def check_resample(name: str) -> str:
@@ -120,21 +120,6 @@ def _draw_indices(
     else:
         item_idx = np.broadcast_to(np.arange(n_items), (resamples, n_items))
     return sys_idx, item_idx
-
-
-def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """(B x n) matrix: how often each unit was drawn in each resample (vectorised bincount).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> resample_counts(np.array([[0, 0, 2], [1, 2, 2]]), 3)
-    array([[2., 0., 1.],
-           [0., 1., 2.]])
-    """
-    B = idx.shape[0]
-    flat = (np.asarray(idx) + (np.arange(B) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
 
 
 def _pearson_from_counts(

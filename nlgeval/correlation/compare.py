@@ -47,7 +47,6 @@ from nlgeval.correlation.levels import check_level, level_statistic
 from nlgeval.correlation.permutations import (
     ALTERNATIVES,
     PermutationComparison,
-    PermutationResult,
     _count_at_least,
     _permutation_p,
     _standardise,
@@ -66,7 +65,7 @@ from nlgeval.correlation.williams import (
 from nlgeval.errors import InputError
 
 __all__ = [
-    "PermutationComparison", "PermutationResult", "WilliamsResult", "comparison_from_draws",
+    "PermutationComparison", "WilliamsResult", "comparison_from_draws",
     "comparison_matrix", "iter_swap_masks", "permutation_test", "pvalue_matrix",
     "significance_clusters", "swap_draws", "swap_masks", "williams_from_scores", "williams_test",
 ]
@@ -162,7 +161,7 @@ def permutation_test(
     exact test); otherwise ``permutations`` random masks are drawn from ``default_rng(seed)``.
     ``alternative``: ``"two-sided"`` (default, H1 r(A) != r(B)), ``"greater"`` (H1
     r(A) > r(B)) or ``"less"``. Returns nlgeval's one comparison shape,
-    :class:`PermutationComparison` (``PermutationResult`` is the same class): ``statistic``
+    :class:`PermutationComparison`: ``statistic``
     ``= r_a - r_b`` (``statistic_a`` / ``statistic_b``), ``pvalue``, ``n_at_least``,
     ``alternative``, ``scheme``, ``seed``, ``permutations``, ``name`` (the coefficient) and the
     per-draw coefficients ``draws_a`` / ``draws_b`` (r of the metric in slot A / B after each

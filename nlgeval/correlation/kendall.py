@@ -58,6 +58,8 @@ from typing import Any
 
 import numpy as np
 
+from nlgeval.correlation._constant import snap_near_constant
+
 # The kernels, result classes and the permutation test live in their own modules (issue 16);
 # every name is re-exported here so that ``from nlgeval.correlation.kendall import X`` and the
 # documentation pages keep working.
@@ -72,10 +74,8 @@ from nlgeval.correlation._kendall_kernels import (
     _stat_from_counts,
     _vector_counts,
 )
-from nlgeval.correlation.coefficients import snap_near_constant
 from nlgeval.correlation.kendall_permutation import (
     _CELLS_PER_CHUNK,  # noqa: F401 (defined here before the split)
-    PairedPermutationResult,
     kendall_permutation_test,
     zscore_cells,
 )
@@ -104,7 +104,7 @@ from nlgeval.errors import InputError
 
 __all__ = [
     "DIRECT_MAX", "GROUPINGS", "VARIANTS", "GroupedResult", "Groups", "KendallResult",
-    "PairCounts", "PairedPermutationResult", "batch_grouped_kendall", "build_groups",
+    "PairCounts", "batch_grouped_kendall", "build_groups",
     "check_epsilon", "check_grouping", "check_variant", "grouped_kendall",
     "kendall_permutation_test", "kendall_resample_distribution", "kendall_variant",
     "pair_counts", "snap_groups", "zscore_cells",

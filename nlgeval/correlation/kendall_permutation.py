@@ -28,11 +28,6 @@ from nlgeval.errors import InputError
 
 # --------------------------------------------------------------------------------------------
 
-#: The paired permutation test's result: the one comparison shape of nlgeval
-#: (:class:`~nlgeval.correlation.compare.PermutationComparison`), under its historical name.
-PairedPermutationResult = PermutationComparison
-
-
 def zscore_cells(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """``(X - mean) / sd`` over the cells in ``ok`` (ddof 0; sd 0: centred only), NaN elsewhere.
 
@@ -67,7 +62,7 @@ def kendall_permutation_test(
     permutations: int = 1000,
     seed: int = 0,
     masks: np.ndarray | None = None,
-) -> PairedPermutationResult:
+) -> PermutationComparison:
     """PERM-BOTH test of ``variant(A) > variant(B)`` under a grouping (Deutsch, Dror & Roth 2021).
 
     As MTME's ``PermutationSigDiff``: only cells where ``Y``, ``X_a`` and ``X_b`` are all
@@ -132,6 +127,6 @@ def kendall_permutation_test(
         hits, p = 0, math.nan
         note = f"{variant} undefined for one of the metrics"
     groups = build_groups(np.where(ok, Xa, np.nan), Ya, grouping)
-    return PairedPermutationResult(
+    return PermutationComparison(
         observed, p, stat_a, stat_b, K, hits, variant, grouping, "cells", int(seed), eps, eps,
         False, int(groups.sizes.size), int(groups.n_pairs.sum()), note, draws_a, draws_b)

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from nlgeval.correlation._constant import snap_near_constant
 from nlgeval.correlation._kendall_kernels import _stat_from_counts
-from nlgeval.correlation.coefficients import snap_near_constant
 from nlgeval.errors import InputError
 from nlgeval.results import Result, StatResult
 
@@ -114,7 +114,7 @@ def snap_groups(X: np.ndarray, Y: np.ndarray, grouping: str
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(..., systems, items) stacks with each numerically constant group made exactly constant.
 
-    nlgeval's one degenerate-input rule (:func:`~nlgeval.correlation.coefficients.near_constant`)
+    nlgeval's one degenerate-input rule (:func:`~nlgeval.correlation._constant.near_constant`)
     for the Kendall variants: a group (an item's systems, a system's items, or all cells for
     ``"none"``) whose complete values differ by rounding only counts every pair as tied.
 

@@ -268,11 +268,6 @@ def item_permutation_pvalue(
     return (1 + hits) / (permutations + 1), permutations
 
 
-#: A correlation at one level (units: systems, outputs or items): a
-#: :class:`~nlgeval.correlation.coefficients.CorrelationResult` with ``level`` set.
-LevelCorrelation = CorrelationResult
-
-
 def _at_level(level: str, coefficient: str, statistic: float, pvalue: float, n: int,
               ci: ConfidenceInterval, n_missing: int, note: str) -> CorrelationResult:
     return CorrelationResult(coefficient, statistic, pvalue, n, ci.low, ci.high, n_missing,
@@ -289,8 +284,9 @@ def level_correlation(
     label: str = "",
     permutations: int = 1000,
     seed: int | None = 0,
-) -> LevelCorrelation:
-    """Correlation at one level with its p-value.
+) -> CorrelationResult:
+    """Correlation at one level with its p-value (a
+    :class:`~nlgeval.correlation.coefficients.CorrelationResult` with ``level`` set).
 
     System and segment level use :func:`~nlgeval.correlation.coefficients.correlation` on the
     level's vectors (so p and the Pearson Fisher-z interval are scipy's / the closed form).

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nlgeval.correlation.coefficients import unit_scaled
+from nlgeval.correlation._constant import unit_scaled
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
@@ -26,8 +26,7 @@ class PermutationComparison(StatResult):
     """A paired permutation comparison of two metrics on one statistic: nlgeval's one result
     shape for "metric A agrees with humans better than metric B", returned by
     :func:`~nlgeval.correlation.compare.permutation_test` (correlations), the Kendall-variant,
-    acc_eq and pairwise-accuracy tests. ``PermutationResult`` and ``PairedPermutationResult``
-    are the same class under older names.
+    acc_eq and pairwise-accuracy tests.
 
     ``statistic = statistic_a - statistic_b`` (``r_a`` / ``r_b`` are read-only aliases of
     ``statistic_a`` / ``statistic_b``, kept in ``to_dict`` as well). ``pvalue`` follows
@@ -106,11 +105,6 @@ class PermutationComparison(StatResult):
         if self.alternative == "two-sided" or not self.permutations:
             return math.nan
         return self.n_at_least / self.permutations
-
-
-#: The result of :func:`~nlgeval.correlation.compare.permutation_test`, under its historical
-#: name: the same class as :class:`PermutationComparison`.
-PermutationResult = PermutationComparison
 
 
 def comparison_from_draws(

@@ -35,7 +35,6 @@ from nlgeval.correlation.coefficients import DegenerateInputWarning
 from nlgeval.correlation.kendall import (
     DIRECT_MAX,
     Groups,
-    PairedPermutationResult,
     _check_matrices,
     _csr_counts,
     build_groups,
@@ -43,6 +42,7 @@ from nlgeval.correlation.kendall import (
     check_grouping,
     check_variant,
 )
+from nlgeval.correlation.permutations import PermutationComparison
 from nlgeval.correlation.tie_search import (  # noqa: F401 (the constants: re-exported)
     COLLECT_BUDGET,
     MAX_BUCKETS,
@@ -204,7 +204,7 @@ def acc_eq_permutation_test(
     epsilon_b: float | None = None,
     variant: str = "acc_23",
     pair_masks: np.ndarray | None = None,
-) -> PairedPermutationResult:
+) -> PermutationComparison:
     """Is metric A's acc_eq higher than metric B's? MTME's pairwise-comparison permutation test.
 
     MTME (``stats.PairwisePermutationSigDiff``, used by WMT23/24 with ``perm_test='pairs'``):
@@ -254,7 +254,7 @@ def acc_eq_permutation_test(
         raise InputError(f"permutations must be an integer >= 1, got {permutations!r}")
     if G == 0:
         K = int(pair_masks.shape[0]) if pair_masks is not None else int(permutations)
-        return PairedPermutationResult(
+        return PermutationComparison(
             math.nan, math.nan, stat_a, stat_b, K, 0, variant, grouping, "pairs", int(seed),
             eps_a, eps_b, calibrated, 0, 0, "no group has 2 or more complete cells",
             np.full(K, np.nan), np.full(K, np.nan))
@@ -271,7 +271,7 @@ def acc_eq_permutation_test(
     step = 2 * T * scale if variant == "tau_23" else T * scale  # tau_23 moves twice as far
     p = (1 + hits) / (1 + K)
     notes.append("thresholds fixed across draws (MTME perm_test='pairs')")
-    return PairedPermutationResult(
+    return PermutationComparison(
         stat_a - stat_b, p, stat_a, stat_b, K, hits, variant, grouping, "pairs", int(seed),
         float(eps_a), float(eps_b), calibrated, G, int(n_pairs.sum()), "; ".join(notes),
         stat_a + step, stat_b - step)

@@ -18,11 +18,13 @@ import difflib
 import importlib
 import pkgutil
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from nlgeval.correlation.statistics.base import Statistic
 from nlgeval.errors import InputError
 
 ENTRY_POINT_GROUP = "nlgeval.statistics"
+_PACKAGE = __name__.rsplit(".", 1)[0]
 _NOT_BUILTIN = {"base", "registry"}
 _builtin: dict[str, Statistic] = {}
 _registered: dict[str, Statistic] = {}
@@ -34,12 +36,10 @@ def _key(name: str) -> str:
 
 def _builtins() -> dict[str, Statistic]:
     if not _builtin:
-        import nlgeval.correlation.statistics as package
-
         found: list[Statistic] = []
-        for mod in pkgutil.iter_modules(package.__path__):
+        for mod in pkgutil.iter_modules([str(Path(__file__).parent)]):  # this package
             if mod.name not in _NOT_BUILTIN:
-                module = importlib.import_module(f"{package.__name__}.{mod.name}")
+                module = importlib.import_module(f"{_PACKAGE}.{mod.name}")
                 found += list(getattr(module, "STATISTICS", ()))
         _builtin.update({s.name: s for s in sorted(found, key=lambda s: (s.order, s.name))})
     return _builtin
