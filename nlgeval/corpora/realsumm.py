@@ -17,9 +17,11 @@ What the loader builds, and the decisions it takes:
   column ``family`` (``abstractive``/``extractive``: which pickle it came from) and
   ``system_file`` (the name in the pickle).
 * ``bart_out.txt`` is in both pickles, with the same text and the same scores for all 100
-  documents. The paper counts 25 systems (14 abstractive, 11 extractive), so both are kept,
-  renamed ``bart_out_abs.txt`` and ``bart_out_ext.txt`` (``system_file`` keeps the original
-  name); ``systems="abstractive"``/``"extractive"`` loads one family only.
+  documents. The paper counts 25 systems (14 abstractive, 11 extractive), so both are kept: the
+  abstractive one as ``bart_out.txt`` and the extractive one as ``bart_out_ext.txt``, the names
+  the authors' own analysis notebook gives them when it merges the two pickles
+  (``analysis/analysis.ipynb``); ``system_file`` keeps the name in the pickle.
+  ``systems="abstractive"``/``"extractive"`` loads one family only.
 * Texts: summaries and references wrap each sentence in ``<t> ... </t>`` (one summary of
   ``bottom_up_out.txt`` ends inside an unclosed ``<t>``). The markers are removed and the
   sentences joined with newlines, which is how rouge-score's ROUGE-Lsum finds sentences; tokens
@@ -56,8 +58,7 @@ FILES: dict[str, str] = {"abs.pkl": "abstractive", "ext.pkl": "extractive"}
 #: the human score in the data and the criterion it becomes
 HUMAN_SCORE, CRITERION = "litepyramid_recall", "LitePyramid"
 #: a system present in both pickles and its names here
-DUPLICATED = {"bart_out.txt": {"abstractive": "bart_out_abs.txt",
-                               "extractive": "bart_out_ext.txt"}}
+DUPLICATED = {"bart_out.txt": {"extractive": "bart_out_ext.txt"}}
 #: metrics ``nlgeval validate realsumm`` computes by default: rouge-score's ROUGE family, as F
 #: and as recall (LitePyramid is a recall measure; the authors' ROUGE scores include recall)
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -186,7 +187,8 @@ def load(folder: str | Path, *, systems: Family = "all") -> Corpus:
         "output file name in the data; extra output columns family (abstractive/extractive) "
         "and system_file",
         "bart_out.txt is in both abs.pkl and ext.pkl with identical texts and scores; kept "
-        "twice (as the paper's 25 systems count it) as bart_out_abs.txt and bart_out_ext.txt",
+        "twice (as the paper's 25 systems count it): the extractive copy as bart_out_ext.txt, "
+        "as the authors' analysis notebook names it",
         "texts: <t> ... </t> sentence markers removed, sentences joined with newlines (for "
         "ROUGE-Lsum); tokenisation and case as in the data",
         "LitePyramid = litepyramid_recall (share of the reference's semantic content units "
