@@ -249,12 +249,16 @@ def test_per_participant_codes_after_the_last_page_and_too_fast_is_held(
     thanks = c.get(f"/e/{tok}").get_data(as_text=True)
     # answered in milliseconds by the test client: flagged, no code
     assert 'id="code-held"' in thanks and "completion-code" not in thanks
+    code = completion_code(secret_key(d).encode(), code_subject("p1", "1"))
+    assert code not in thanks
+    r = CliRunner().invoke(cli_app, ["experiment", "status", str(d), "--json"])
+    assert json.loads(r.stdout)["completion_codes"] == [  # for the researcher, after review
+        {"evaluator": "1", "participant": "p1", "code": code, "too_fast": True}]
     # a plausible pace: the participant's own code, shown only on the last page
     with store.write() as s:
         s.execute(update(Evaluator).where(Evaluator.token == tok)
                   .values(started_at=utcnow() - timedelta(minutes=5)))
     thanks = c.get(f"/e/{tok}").get_data(as_text=True)
-    code = completion_code(secret_key(d).encode(), code_subject("p1", "1"))
     assert re.search(rf'id="completion-code">{code}<', thanks)
     assert f"https://x.example/done?cc={code}" in thanks
     assert code not in before and "STUDYWIDE" not in before + thanks

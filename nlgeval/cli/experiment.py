@@ -179,7 +179,8 @@ def register(app: typer.Typer) -> None:
         typer.echo(items_summary(by_item))
         for c in codes or []:
             typer.echo(f"completion code of {c['participant'] or c['evaluator']}: "
-                       + (c["code"] or "withheld (finished too fast)"))
+                       + c["code"] + (" (finished too fast: not shown to them; review "
+                                      "first)" if c["too_fast"] else ""))
         typer.echo(f"researcher view: {base}/r/{rtoken}")
 
     @exp.command("export")

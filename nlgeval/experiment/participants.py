@@ -260,8 +260,8 @@ def too_fast(started: datetime | None, answered: list[datetime | None], min_tria
 
 def participant_codes(store: Store, crowd: CrowdConfig, secret: bytes) -> list[dict[str, Any]]:
     """One row per evaluator who finished: ``evaluator, participant, code, too_fast`` (the
-    per-participant codes, for checking submissions; ``code`` is empty when withheld as too
-    fast).
+    per-participant codes, for checking submissions). A set finished too fast was shown no
+    code; its code is listed all the same, for the researcher to give after a review.
 
     Examples
     --------
@@ -284,5 +284,5 @@ def participant_codes(store: Store, crowd: CrowdConfig, secret: bytes) -> list[d
         fast = too_fast(e.started_at, answered.get(e.id, []), crowd.min_trial_ms)
         code = completion_code(secret, code_subject(e.participant, e.name))
         out.append({"evaluator": e.name, "participant": e.participant or "",
-                    "code": "" if fast else code, "too_fast": fast})
+                    "code": code, "too_fast": fast})
     return out
