@@ -147,6 +147,10 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
             continue
         if settings.dependence == "rve":
             fit = _rve_fit(sub, settings)
+            if fit.q_df < 4:
+                notes.append(f"{metric} / {construct}: robust variance estimation on "
+                             f"{fit.q_df} degrees of freedom: the interval is unreliable "
+                             "(no small-sample correction, Tipton 2015)")
         else:
             fit = random_effects(sub["yi"].to_numpy(), sub["vi"].to_numpy(),
                                  method=settings.tau2, hartung_knapp=settings.hartung_knapp,

@@ -55,14 +55,17 @@ def meta_tables(result: MetaAnalysis) -> dict[str, PaperTable]:
     ['effects', 'pooled']
     """
     level = f"{int(round(100 * result.settings.confidence_level))}%"
-    cols = ["metric", "construct", "level", "k", "r_pooled", "ci_low", "ci_high", "pi_low",
-            "pi_high", "tau2", "i2", "q", "q_pvalue"]
+    rve = result.settings.dependence == "rve"
+    cols = ["metric", "construct", "level", "k", *(["n_effects"] if rve else []), "r_pooled",
+            "ci_low", "ci_high", "pi_low", "pi_high", "tau2", "i2", "q",
+            *([] if rve else ["q_pvalue"])]
     pooled = result.pooled[cols].copy()
     pooled["i2"] = 100 * pooled["i2"]
     hk = ", Hartung-Knapp" if result.settings.hartung_knapp else ""
+    model = (f"robust variance estimation, Hedges, Tipton & Johnson 2010, rho = "
+             f"{result.settings.rho:g}" if rve else f"tau^2: {result.settings.tau2.upper()}{hk}")
     tables = {"pooled": PaperTable(
-        pooled, f"Random-effects meta-analysis of Pearson correlations (Fisher z, tau^2: "
-                f"{result.settings.tau2.upper()}{hk}); "
+        pooled, f"Random-effects meta-analysis of Pearson correlations (Fisher z, {model}); "
                 f"{level} confidence and prediction intervals; I^2 in %.",
         label="tab:meta-pooled", digits={"tau2": 4, "q": 2, "i2": 1})}
     eff_cols = [c for c in ("metric", "construct", "study", "corpus", "criterion", "task",
