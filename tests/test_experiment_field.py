@@ -597,7 +597,7 @@ def test_german_interface_and_right_to_left_texts(tmp_path: Path) -> None:
     assert "Übungsaufgabe 1 von 1" in page and ">Weiter<" in page
     assert f'<div class="text" dir="auto">{arabic}</div>' in page
     r = c.post(form_action(page), data={"csrf": csrf_of(page)})
-    assert "Bitte wählen Sie eine Bewertung für „quality“." in r.get_data(as_text=True)
+    assert "Bitte wählen Sie eine Bewertung für „Qualität“." in r.get_data(as_text=True)
     assert c.get("/nope").get_data(as_text=True).count("Nicht gefunden") == 1
     # every message id used in the templates and views has a German entry
     root = Path(__file__).resolve().parents[1] / "nlgeval" / "experiment"
