@@ -68,11 +68,11 @@ def test_corpora_json_interface(corpora_json: dict) -> None:
         assert rec["ci_low"] < rec["r_pooled"] < rec["ci_high"]
         assert corpora_json["by_metric"][rec["metric"]][rec["construct"]]["k"] == rec["k"]
     fluency = corpora_json["by_metric"]["chrf"]["fluency"]
-    assert [s["study"] for s in fluency["studies"]] == ["webnlg2020", "e2e", "novikova2017"]
-    assert [s["criterion"] for s in fluency["studies"]] == ["Fluency", "naturalness",
-                                                             "naturalness"]
-    # k = 2: no prediction interval with t on k - 2 degrees of freedom
-    assert corpora_json["by_metric"]["bleu"]["overall"]["pi_low"] is None
+    # Novikova et al. (2017) are three data sets (criterion map: split_by dataset)
+    assert [s["study"] for s in fluency["studies"]] == [
+        "webnlg2020", "e2e", "novikova2017:BAGEL", "novikova2017:SFHOT", "novikova2017:SFRES"]
+    assert [s["criterion"] for s in fluency["studies"]] == ["Fluency"] + ["naturalness"] * 4
+    assert fluency["k"] == 5 and corpora_json["by_metric"]["chrf"]["adequacy"]["k"] == 4
 
 
 def test_corpora_pooled_numbers_follow_from_the_per_study_numbers(corpora_json: dict) -> None:
@@ -111,15 +111,23 @@ def test_study_folders_pool_what_the_studies_measured(study_dirs: list[Path],
     res = json.loads(out)
     rec = res["by_metric"]["chrf"]["fluency"]
     assert [s["study"] for s in rec["studies"]] == ["e2e", "novikova2017"]
+    on_the_fly = {s["study"]: s for s in corpora_json["by_metric"]["chrf"]["fluency"]["studies"]}
     for study in rec["studies"]:  # the per-study r is Pearson's r on the study's own outputs
         folder = [d for d in study_dirs if d.name == study["study"]][0]
         seg = pd.read_csv(folder / "segments.csv").dropna(subset=["chrf", "naturalness"])
         assert study["r"] == pytest.approx(stats.pearsonr(seg["chrf"], seg["naturalness"])[0],
                                            rel=1e-10)
         assert study["n"] == len(seg)
-        same = [s for s in corpora_json["by_metric"]["chrf"]["fluency"]["studies"]
-                if s["study"] == study["study"]][0]
-        assert study["r"] == pytest.approx(same["r"], rel=1e-12)
+        if study["study"] in on_the_fly:
+            assert study["r"] == pytest.approx(on_the_fly[study["study"]]["r"], rel=1e-12)
+    # each Novikova data set run on the fly = Pearson's r on that set's outputs
+    seg = pd.read_csv(study_dirs[1] / "segments.csv").dropna(subset=["chrf", "naturalness"])
+    for name in ("BAGEL", "SFHOT", "SFRES"):
+        part = seg[seg["item"].str.startswith(name + "-")]
+        split = on_the_fly[f"novikova2017:{name}"]
+        assert split["n"] == len(part)
+        assert split["r"] == pytest.approx(stats.pearsonr(part["chrf"], part["naturalness"])[0],
+                                           rel=1e-10)
     assert res["settings"]["tau2"] == "dl"
     comp = [c for c in res["comparisons"] if c["construct"] == "fluency"]
     assert comp and comp[0]["metric_a"] == "bleu" and comp[0]["k"] == 2
@@ -248,7 +256,8 @@ def test_bootstrap_variance_comes_from_the_study_interval() -> None:
 
 def test_dependence_rve_adds_the_related_criteria(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["meta-analyse", "--corpora", "webnlg2020,novikova2017", "--metrics",
-                          "chrf", "--dependence", "rve", "--json", "--quiet"], capsys)
+                          "chrf", "--dependence", "rve", "--no-split", "--json", "--quiet"],
+                         capsys)
     assert code == 0, err
     rec = json.loads(out)["by_metric"]["chrf"]["adequacy"]
     assert rec["k"] == 2 and rec["n_effects"] == 4

@@ -56,6 +56,10 @@ def meta_analyse(
     rho: Annotated[float, typer.Option(
         "--rho", help="Assumed correlation of effects within a study for --dependence rve.")]
     = 0.8,
+    split: Annotated[bool, typer.Option(
+        "--split/--no-split", help="Run a corpus with several independent data sets (the "
+                                   "criterion map's split_by, e.g. the three sets of Novikova "
+                                   "et al. 2017) as one study per data set.")] = True,
     compare: Annotated[bool, typer.Option(
         "--compare/--no-compare", help="Compare every pair of metrics across studies "
                                        "(Steiger 1980 covariance).")] = True,
@@ -102,7 +106,7 @@ def meta_analyse(
             corpora=split_list(corpora) or [], study_dirs=study_dirs or [], effects=effects,
             metrics=split_list(metrics), criterion_map=criterion_map, level=level,
             variance=variance, resamples=resamples, seed=seed, data_dir=data_dir,
-            settings=settings)
+            settings=settings, split=split)
     if not quiet and not as_json:
         for msg in dict.fromkeys(str(w.message) for w in caught):
             typer.echo(f"warning: {msg}", err=True)

@@ -10,6 +10,8 @@ so two of them in one pooled estimate would be dependent effects counted as inde
 :mod:`nlgeval.meta_analysis.robust`). A user map (JSON in the same shape, or CSV with columns
 ``corpus, construct, criterion`` and optional ``task, language`` and ``role``: ``primary``,
 the default, or ``related``) replaces the shipped entries of the corpora it names.
+``split_by`` (JSON only) names an output column that divides a corpus into independent data
+sets, each pooled as its own study (the three data sets of Novikova et al. 2017).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class CorpusEntry(Result):
     language: str
     criteria: dict[str, str] = field(default_factory=dict)
     related: dict[str, list[str]] = field(default_factory=dict)
+    split_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,9 @@ def _from_json(data: Any, file: str | Path) -> CriterionMap:
         corpora[str(name)] = CorpusEntry(str(entry.get("task", "unknown")),
                                          str(entry.get("language", "unknown")), dict(crit),
                                          {str(k): [str(c) for c in v] for k, v in
-                                          related.items()})
+                                          related.items()},
+                                         str(entry["split_by"]) if entry.get("split_by")
+                                         else None)
     constructs = data.get("constructs") or {}
     return CriterionMap(dict(constructs), corpora, source=str(file))
 

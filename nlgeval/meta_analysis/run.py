@@ -24,7 +24,7 @@ from nlgeval.meta_analysis.studies import (
     Study,
     comparison_table,
     read_study,
-    run_corpus_study,
+    run_corpus_studies,
     study_effects,
 )
 
@@ -66,14 +66,15 @@ def run_meta_analysis(
     criterion_map: str | Path | None = None, level: str = "segment",
     variance: str = "fisher", resamples: int | None = None, seed: int = 0,
     data_dir: str | Path | None = None, settings: MetaSettings | None = None,
-    **options: Any,
+    split: bool = True, **options: Any,
 ) -> tuple[MetaAnalysis, dict[str, Any]]:
     """The meta-analysis and a record of its inputs (studies, criterion map, level).
 
     Exactly one kind of input: ``effects`` (a file of ``study, r, n``), or ``corpora``
     and/or ``study_dirs``. ``resamples`` (bootstrap resamples for studies run now) defaults
     to 0, or 200 when the variance comes from the bootstrap (``variance="bootstrap"`` or the
-    item level).
+    item level). ``split``: corpora with a ``split_by`` in the criterion map become one study
+    per data set (Novikova et al. 2017's three sets).
 
     Examples
     --------
@@ -108,9 +109,12 @@ def run_meta_analysis(
     boot = resamples if resamples is not None else (200 if needs_boot else 0)
     studies = [read_study(d) for d in study_dirs]
     run_metrics = list(metrics) if metrics else list(DEFAULT_CORPUS_METRICS)
-    studies += [run_corpus_study(c, run_metrics, [level], data_dir=data_dir, resamples=boot,
-                                 seed=seed, confidence_level=settings.confidence_level)
-                for c in corpora]
+    for c in corpora:
+        entry = cmap.corpora.get(c)
+        studies += run_corpus_studies(
+            c, run_metrics, [level], split_by=entry.split_by if entry and split else None,
+            data_dir=data_dir, resamples=boot, seed=seed,
+            confidence_level=settings.confidence_level)
     _check_unique_names(studies)
     notes: list[str] = []
     eff = study_effects(studies, cmap, level=level, metrics=metrics, variance=variance,

@@ -28,8 +28,8 @@ from nlgeval.meta_analysis.criteria import CriterionMap
 from nlgeval.meta_analysis.effects import fisher_z_variance, variance_from_interval
 from nlgeval.results import Result
 
-__all__ = ["LEVELS", "Study", "comparison_table", "read_study", "run_corpus_study",
-           "study_effects"]
+__all__ = ["LEVELS", "Study", "comparison_table", "read_study", "run_corpus_studies",
+           "run_corpus_study", "study_effects"]
 
 #: levels a meta-analysis can pool (correlations of ``nlgeval validate``)
 LEVELS = ("segment", "system", "item")
@@ -100,10 +100,12 @@ def read_study(folder: str | Path) -> Study:
 
 def run_corpus_study(corpus: str, metrics: Sequence[str], levels: Sequence[str], *,
                      data_dir: str | Path | None = None, resamples: int = 0, seed: int = 0,
-                     confidence_level: float = 0.95, cache: bool = True) -> Study:
+                     confidence_level: float = 0.95, cache: bool = True,
+                     corpus_obj: Any = None, name: str | None = None) -> Study:
     """Run the validation study of ``corpus`` now: Pearson correlations at ``levels``,
     ``resamples`` bootstrap resamples of items and systems (Deutsch et al. 2021) for the
-    intervals, no permutation tests.
+    intervals, no permutation tests. ``corpus_obj``: an already loaded (sub)corpus of
+    ``corpus`` to use instead, pooled as study ``name``.
 
     Examples
     --------
@@ -114,13 +116,42 @@ def run_corpus_study(corpus: str, metrics: Sequence[str], levels: Sequence[str],
     from nlgeval.corpora import load_corpus
     from nlgeval.report import run_validation
 
-    corp = load_corpus(corpus, Path(data_dir) if data_dir is not None else None)
+    corp = corpus_obj if corpus_obj is not None else \
+        load_corpus(corpus, Path(data_dir) if data_dir is not None else None)
     study = run_validation(corp, list(metrics), levels=list(levels), coefficients=["pearson"],
                            resamples=resamples, permutations=0, table9=False, seed=seed,
                            confidence_level=confidence_level, cache=cache)
-    return Study(name=corpus, corpus=corp.name, correlations=study.correlations,
+    return Study(name=name or corpus, corpus=corpus, correlations=study.correlations,
                  segments=study.segments, confidence_level=confidence_level,
-                 source=f"corpus {corpus}", notes=list(study.notes))
+                 source=f"corpus {name or corpus}", notes=list(study.notes))
+
+
+def run_corpus_studies(corpus: str, metrics: Sequence[str], levels: Sequence[str], *,
+                       split_by: str | None = None, data_dir: str | Path | None = None,
+                       **options: Any) -> list[Study]:
+    """:func:`run_corpus_study` on the whole corpus, or (``split_by``, an output column) on
+    each of its data sets, named ``corpus:value`` (e.g. the BAGEL, SF-Hotel and
+    SF-Restaurant sets of Novikova et al. 2017, rated separately on different inputs).
+
+    Examples
+    --------
+    >>> [s.name for s in run_corpus_studies("novikova2017", ["bleu"], ["segment"],
+    ...                                     split_by="dataset")]
+    ['novikova2017:BAGEL', 'novikova2017:SFHOT', 'novikova2017:SFRES']
+    """
+    if split_by is None:
+        return [run_corpus_study(corpus, metrics, levels, data_dir=data_dir, **options)]
+    from nlgeval.corpora import load_corpus
+
+    corp = load_corpus(corpus, Path(data_dir) if data_dir is not None else None)
+    if split_by not in corp.outputs.columns:
+        raise InputError(f"corpus {corpus!r} has no output column {split_by!r} to split by "
+                         "(criterion map 'split_by')")
+    groups = corp.outputs.groupby(split_by, sort=True)["item"].unique()
+    return [run_corpus_study(corpus, metrics, levels, data_dir=data_dir,
+                             corpus_obj=corp.subset(items=list(items)),
+                             name=f"{corpus}:{value}", **options)
+            for value, items in groups.items()]
 
 
 def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = "segment",
