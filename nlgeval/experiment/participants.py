@@ -30,15 +30,23 @@ import base64
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, select, text, update
 from sqlalchemy.orm import Session
 
 from nlgeval.experiment.config import CrowdConfig
-from nlgeval.experiment.storage import Evaluator, Judgement, Store, Trial, utcnow
+from nlgeval.experiment.storage import (
+    ADVISORY_KEY,
+    Evaluator,
+    Judgement,
+    Store,
+    Trial,
+    utcnow,
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,7 @@ def client_hash(secret: bytes, address: str) -> str:
     return hmac.new(secret, b"client:" + address.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def _seen_before(s: Session, pid: str, session_id: str | None, keys: tuple[str, ...]
+def _seen_before(s: Session | Connection, pid: str, session_id: str | None, keys: tuple[str, ...]
                  ) -> Claim | None:
     """The participant's set if they are known (recognised only by the platform session id
     they joined with: the cookie was checked before), "taken" if known without it."""
@@ -82,7 +90,7 @@ def _seen_before(s: Session, pid: str, session_id: str | None, keys: tuple[str, 
     return Claim(refused="taken")
 
 
-def _free_set(s: Session) -> Any:
+def _free_set(s: Session | Connection) -> Any:
     return s.execute(
         select(Evaluator.id, Evaluator.token)
         .where(Evaluator.claimed_at.is_(None), Evaluator.started_at.is_(None),
@@ -98,9 +106,10 @@ def claim_set(
     they are recognised by their platform session id, a refusal when their id already holds
     a set, else the next free set in design order (after returning expired leases to the
     pool), unless this client took ``join_limit`` sets in the window. ``pid=None`` makes an
-    anonymous participant. One serialised write transaction
-    (:meth:`~nlgeval.experiment.storage.Store.serialize`), so concurrent joins (other
-    threads, other server processes) cannot take one set twice or give one id two sets.
+    anonymous participant. Each attempt is one serialised write transaction (a group-commit
+    job on SQLite, under an advisory lock on PostgreSQL; :func:`_claim_job`), so concurrent
+    joins (other threads, other server processes) cannot take one set twice or give one id
+    two sets.
 
     Examples
     --------
@@ -118,30 +127,45 @@ def claim_set(
     (True, Claim(token=None, refused='taken'))
     """
     now = now or utcnow()
+    got = store.commit(_claim_job(crowd, pid, params, client, now))
+    if got.refused == "full" and crowd.lease_minutes:  # return idle sets, then try again
+        with store.write() as s:
+            store.serialize(s)
+            for ev_id in expired_leases(s, now - timedelta(minutes=crowd.lease_minutes)):
+                release_set(s, ev_id, now)
+        got = store.commit(_claim_job(crowd, pid, params, client, now))
+    return got
+
+
+def _claim_job(crowd: CrowdConfig, pid: str | None, params: dict[str, str], client: str,
+               now: datetime) -> Callable[[Connection], Claim]:
+    """The claim as a job for :meth:`~nlgeval.experiment.storage.Store.commit`: on SQLite,
+    joins that arrive together are run one after another in one transaction and share its
+    ``fsync`` (group commit); on PostgreSQL an advisory lock serialises them."""
     session_id = next((params[k] for k in crowd.session_keys if params.get(k)), None)
-    with store.write() as s:
-        store.serialize(s)
+
+    def job(c: Connection) -> Claim:
+        if c.dialect.name == "postgresql":
+            c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": ADVISORY_KEY})
         if pid is not None:
-            seen = _seen_before(s, pid, session_id, crowd.session_keys)
+            seen = _seen_before(c, pid, session_id, crowd.session_keys)
             if seen is not None:
                 return seen
         if crowd.join_limit:
             since = now - timedelta(minutes=crowd.join_window_minutes)
-            n = s.execute(select(func.count(Evaluator.id)).where(
+            n = c.execute(select(func.count(Evaluator.id)).where(
                 Evaluator.claimed_by == client, Evaluator.claimed_at >= since)).scalar_one()
             if n >= crowd.join_limit:
                 return Claim(refused="limit")
-        free = _free_set(s)
-        if free is None and crowd.lease_minutes:
-            for ev_id in expired_leases(s, now - timedelta(minutes=crowd.lease_minutes)):
-                release_set(s, ev_id, now)
-            free = _free_set(s)
+        free = _free_set(c)
         if free is None:
             return Claim(refused="full")
-        s.execute(update(Evaluator).where(Evaluator.id == free.id).values(
+        c.execute(update(Evaluator).where(Evaluator.id == free.id).values(
             claimed_at=now, participant=pid or f"anon-{secrets.token_hex(6)}",
             params=params or None, claimed_by=client))
         return Claim(token=free.token)
+
+    return job
 
 
 def expired_leases(s: Session, before: datetime) -> list[int]:
