@@ -410,3 +410,108 @@ def test_a_criterion_label_is_shown_and_the_name_stays_the_id(tmp_path: Path) ->
 
     app_store = create_app(d).extensions["nlgeval_experiment"]
     assert set(export_ratings(app_store["store"], app_store["config"])["criterion"]) == {"q"}
+
+
+# ------------------------------------------------------------------ 5. platforms
+MTURK = "https://worker.mturk.com"
+
+
+def test_frames_are_refused_unless_the_platform_is_listed(tmp_path: Path) -> None:
+    plain = write_experiment(tmp_path / "plain", practice=0, extra="[crowd]\n")
+    framed = write_experiment(tmp_path / "framed", practice=0, extra=(
+        f'[crowd]\nframe_ancestors = ["{MTURK}", "https://*.mturk.com"]\n'))
+    for d in (plain, framed):
+        create_experiment(d)
+    r = create_app(plain).test_client().get("/")
+    assert "frame-ancestors 'none'" in r.headers["Content-Security-Policy"]
+    assert r.headers["X-Frame-Options"] == "DENY"
+    c = create_app(framed).test_client()
+    r = c.get(f"/join/{_store(c.application).meta()['join_token']}")
+    csp = r.headers["Content-Security-Policy"]
+    assert f"frame-ancestors {MTURK} https://*.mturk.com;" in csp
+    assert "X-Frame-Options" not in r.headers  # it would forbid the frame CSP allows
+    cookie = r.headers["Set-Cookie"]  # a third-party context: only SameSite=None is sent
+    assert "SameSite=None" in cookie and "Secure" in cookie and "Partitioned" in cookie
+
+
+@pytest.mark.parametrize("bad", ["*", "'self'", "https://a.org; script-src *",
+                                 "http://worker.mturk.com", "https://a.org/path"])
+def test_frame_ancestors_must_be_https_origins(tmp_path: Path, bad: str) -> None:
+    from nlgeval.errors import InputError
+    from nlgeval.experiment.config import load_config
+
+    d = write_experiment(tmp_path / "exp", extra=f"[crowd]\nframe_ancestors = ['{bad}']\n")
+    with pytest.raises(InputError, match="frame_ancestors"):
+        load_config(d)
+
+
+PLATFORM = '''[crowd]
+consent = "I agree to take part."
+min_trial_ms = 0
+no_consent_code = "NOCONS"
+no_consent_redirect_url = "https://app.prolific.com/submissions/complete?cc={code}"
+screened_out_code = "SCREEN1"
+
+[[crowd.screening]]
+name = "native"
+question = "Is English your first language?"
+options = ["yes", "no"]
+accept = ["yes"]
+'''
+
+
+def _crowd_app(tmp_path: Path):  # noqa: ANN202
+    d = write_experiment(tmp_path / "exp", practice=0, questionnaire=False, extra=PLATFORM)
+    create_experiment(d)
+    app = create_app(d)
+    return d, app, _store(app).meta()["join_token"]
+
+
+def test_did_not_consent_gets_the_code_and_frees_the_set(tmp_path: Path) -> None:
+    from nlgeval.experiment.export import participants_table
+    from nlgeval.experiment.storage import Evaluator
+
+    _d, app, jt = _crowd_app(tmp_path)
+    c = app.test_client()
+    tok = _join(c, jt, PROLIFIC_PID="p1", STUDY_ID="st", SESSION_ID="s1")
+    intro = _page(c, tok)
+    assert "I do not agree" in intro and "Is English your first language?" in intro
+    r = c.post(f"/e/{tok}/start", data={"csrf": csrf_of(intro), "decline": "1"})
+    page = r.get_data(as_text=True)
+    assert r.status_code == 200 and "NOCONS" in page
+    assert 'href="https://app.prolific.com/submissions/complete?cc=NOCONS"' in page
+    assert c.get(f"/e/{tok}").status_code == 404  # the spent link opens nothing
+    with _store(app).read() as s:
+        evs = s.query(Evaluator).order_by(Evaluator.id).all()
+        assert evs[0].claimed_at is None and evs[0].started_at is None  # back in the pool
+        kept = [e for e in evs if e.outcome]
+        assert [(e.outcome, e.participant, e.consent_at) for e in kept] == [
+            ("no_consent", "p1", None)]
+    t = participants_table(_store(app), app.extensions["nlgeval_experiment"]["config"])
+    assert t[["participant", "outcome", "completion_code"]].values.tolist() == [
+        ["p1", "no_consent", ""]]
+    # the next participant gets that set
+    tok2 = _join(app.test_client(), jt, PROLIFIC_PID="p2", STUDY_ID="st", SESSION_ID="s2")
+    with _store(app).read() as s:
+        assert s.query(Evaluator).filter_by(token=tok2).one().id == evs[0].id
+
+
+def test_screening_answers_screen_out_or_let_through(tmp_path: Path) -> None:
+    _d, app, jt = _crowd_app(tmp_path)
+    c = app.test_client()
+    tok = _join(c, jt, PROLIFIC_PID="p1", STUDY_ID="st", SESSION_ID="s1")
+    intro = _page(c, tok)
+    r = c.post(f"/e/{tok}/start", data={"csrf": csrf_of(intro), "consent": "1"})
+    assert r.status_code == 422 and "Please answer this question." in r.get_data(as_text=True)
+    r = c.post(f"/e/{tok}/start", data={"csrf": csrf_of(intro), "consent": "1",
+                                        "s_native": "maybe"})
+    assert r.status_code == 400  # not an option the form offers
+    r = c.post(f"/e/{tok}/start", data={"csrf": csrf_of(intro), "consent": "1",
+                                        "s_native": "no"})
+    assert r.status_code == 200 and "SCREEN1" in r.get_data(as_text=True)
+    c2 = app.test_client()
+    tok2 = _join(c2, jt, PROLIFIC_PID="p2", STUDY_ID="st", SESSION_ID="s2")
+    intro = _page(c2, tok2)
+    r = c2.post(f"/e/{tok2}/start", data={"csrf": csrf_of(intro), "consent": "1",
+                                          "s_native": "yes"})
+    assert r.status_code == 303 and "/trial/" in _page(c2, tok2)

@@ -64,13 +64,11 @@ from nlgeval.experiment.i18n import (
     translate,
 )
 from nlgeval.experiment.markup import render_markdown
+from nlgeval.experiment.platforms import content_security_policy
 from nlgeval.experiment.storage import Context, Meta, Output, Store, Trial
 
 MAX_COMMENT = 5000
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-)
+CSP = content_security_policy(())  # no framing; [crowd] frame_ancestors allows some sites
 # the site icon, inline (an .svg in static/ would need a package-data rule to ship)
 FAVICON = (
     b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" '
@@ -291,6 +289,11 @@ def create_app(
         MAX_CONTENT_LENGTH=256 * 1024,
         SEND_FILE_MAX_AGE_DEFAULT=3600,
     )
+    frames = x.cfg.crowd.frame_ancestors if x.cfg.crowd is not None else ()
+    if frames:  # shown in a platform's frame: a third-party cookie (platforms.py)
+        app.config.update(SESSION_COOKIE_SAMESITE="None", SESSION_COOKIE_SECURE=True,
+                          SESSION_COOKIE_PARTITIONED=True)
+    csp = content_security_policy(frames)
     app.extensions["nlgeval_experiment"] = {"config": x.cfg, "store": x.store, "experiment": x}
     app.jinja_env.add_extension("jinja2.ext.i18n")
     gettext, ngettext = gettext_for(x.cfg.language)
@@ -300,9 +303,10 @@ def create_app(
 
     @app.after_request
     def headers(resp: Response) -> Response:
-        resp.headers["Content-Security-Policy"] = CSP
+        resp.headers["Content-Security-Policy"] = csp
         resp.headers["X-Content-Type-Options"] = "nosniff"
-        resp.headers["X-Frame-Options"] = "DENY"
+        if not frames:
+            resp.headers["X-Frame-Options"] = "DENY"
         resp.headers["Referrer-Policy"] = "no-referrer"
         if not request.path.startswith("/static/") and request.path != "/favicon.ico":
             resp.headers["Cache-Control"] = "no-store"

@@ -27,6 +27,7 @@ from nlgeval.experiment.config_types import (
     CrowdConfig,
     Question,
 )
+from nlgeval.experiment.platforms import PLATFORM_KEYS, parse_platform
 from nlgeval.experiment.scales import PRESETS
 
 
@@ -262,7 +263,7 @@ def parse_crowd(raw: Any, file: Path) -> CrowdConfig | None:
         raise InputError("must be a table ([crowd])", file=file, column="crowd")
     r = Reader(raw, "crowd", file)
     r.unknown({"open_link", "consent", "completion_code", "redirect_url", "params",
-               *_CROWD_IDENTITY_KEYS})
+               *_CROWD_IDENTITY_KEYS, *PLATFORM_KEYS})
     redirect = r.str("redirect_url", "").strip()
     if redirect and not redirect.startswith(("https://", "http://")):
         raise r.fail("redirect_url", f"must start with https:// (got {redirect!r})")
@@ -275,7 +276,7 @@ def parse_crowd(raw: Any, file: Path) -> CrowdConfig | None:
             raise r.fail("params", f"{p!r} is not a URL parameter name")
     return CrowdConfig(open_link=r.bool("open_link", True), consent=r.str("consent", ""),
                        completion_code=code, redirect_url=redirect, params=params,
-                       **_crowd_identity(r, raw, params))
+                       **_crowd_identity(r, raw, params), **parse_platform(r, raw))
 
 
 _CROWD_IDENTITY_KEYS = {"id_params", "session_params", "anonymous", "lease_minutes",

@@ -18,9 +18,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nlgeval.errors import InputError
+
+if TYPE_CHECKING:
+    from nlgeval.experiment.platforms import Screening
 
 CONFIG_NAME = "experiment.toml"
 MODES = ("absolute", "relative", "triangle")
@@ -137,6 +140,14 @@ class CrowdConfig:
     full_redirect_url: str = ""
     participant_codes: bool = False
     min_trial_ms: int = 1000
+    # platforms (nlgeval.experiment.platforms): sites that may show the pages in a frame,
+    # codes / redirects for "did not consent" and "screened out", screening questions
+    frame_ancestors: tuple[str, ...] = ()
+    no_consent_code: str = ""
+    no_consent_redirect_url: str = ""
+    screened_out_code: str = ""
+    screened_out_redirect_url: str = ""
+    screening: tuple[Screening, ...] = ()
 
     @property
     def id_keys(self) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ from nlgeval.experiment.evaluator_forms import (
     state_or_404,
     texts_for,
 )
+from nlgeval.experiment.outcomes import intro_outcome
 from nlgeval.experiment.participants import (
     claim_set,
     client_hash,
@@ -256,12 +257,9 @@ def start(token: str) -> Any:
     here = url_for("evaluator.page", token=token)
     if st.ev.started_at is not None:
         return redirect(here, 303)
-    if x.consent_html is not None and request.form.get("consent") != "1":
-        return x.render("intro.html", status=422, ev=st.ev, counts=st.counts(),
-                        csrf=x.csrf_token(), intro=x.intro_html,
-                        instructions=x.instructions_html, consent=x.consent_html,
-                        errors={"consent": x._("Please tick the box to agree before you "
-                                               "start.")})
+    early = intro_outcome(x, st)  # declined, incomplete, or screened out (outcomes.py)
+    if early is not None:
+        return early
     now = utcnow()
     first = st.current
     with x.store.write() as s:

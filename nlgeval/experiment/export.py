@@ -207,7 +207,7 @@ QC_COLUMNS = ["time_on_task_ms", "speeder", "qc_check", "qc_flags", "qc_passed",
 PARTICIPANT_COLUMNS = ["evaluator", "participant", "STUDY_ID", "SESSION_ID", "assignment_id",
                        "hit_id", "claimed_utc", "consent_utc", "started_utc", "finished_utc",
                        "trials_answered", "time_on_task_ms", "elapsed_ms", "completion_code",
-                       "code_withheld", "released"]
+                       "code_withheld", "released", "outcome"]
 
 
 def _utc(t: datetime | None) -> str:
@@ -224,7 +224,9 @@ def participants_table(store: Store, cfg: ExperimentConfig, secret: bytes | None
     the last answer) and the completion code shown to them (the study's code, or their own
     with ``participant_codes``, which needs the experiment's signing key ``secret``; empty
     until they finished; ``code_withheld`` when the set was finished too fast to be given
-    one). ``released`` marks the kept answers of a set whose lease expired.
+    one). ``released`` marks the kept record of a set given back to the pool (lease expired,
+    or the participant left before the trials: ``outcome`` is then ``no_consent`` or
+    ``screened_out``).
 
     Examples
     --------
@@ -269,7 +271,7 @@ def participants_table(store: Store, cfg: ExperimentConfig, secret: bytes | None
             "time_on_task_ms": sum(x for x in tot if x is not None) if answered else None,
             "elapsed_ms": ms_between(max(answered), ev.started_at) if answered else None,
             "completion_code": code, "code_withheld": fast,
-            "released": ev.released_at is not None,
+            "released": ev.released_at is not None, "outcome": ev.outcome or "",
         })
     df = pd.DataFrame.from_records(recs, columns=PARTICIPANT_COLUMNS)
     for c in ("time_on_task_ms", "elapsed_ms"):

@@ -93,6 +93,13 @@ DE: dict[str, str] = {
     "Thank you": "Vielen Dank",
     "Your completion code": "Ihr Abschlusscode",
     "Continue": "Weiter",
+    "I do not agree": "Ich stimme nicht zu",
+    "You chose not to take part. Thank you for your time.":
+        "Sie haben sich gegen die Teilnahme entschieden. Danke für Ihre Zeit.",
+    "Thank you for your answers. This study is looking for other participants, so it ends "
+    "here for you.": "Danke für Ihre Antworten. Diese Studie sucht andere Teilnehmende, "
+    "daher endet sie hier für Sie.",
+    "Your code": "Ihr Code",
     "Not found": "Nicht gefunden",
     "Not now": "Nicht jetzt",
     "Request refused": "Anfrage abgelehnt",

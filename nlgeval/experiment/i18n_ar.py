@@ -65,6 +65,13 @@ AR: dict[str, str] = {
     "Thank you": "شكرًا لك",
     "Your completion code": "رمز الإكمال الخاص بك",
     "Continue": "متابعة",
+    "I do not agree": "لا أوافق",
+    "You chose not to take part. Thank you for your time.":
+        "اخترتَ عدم المشاركة. شكرًا لك على وقتك.",
+    "Thank you for your answers. This study is looking for other participants, so it ends "
+    "here for you.": "شكرًا لك على إجاباتك. تبحث هذه الدراسة عن مشاركين آخرين، لذا تنتهي "
+    "مشاركتك هنا.",
+    "Your code": "رمزك",
     "Not found": "غير موجود",
     "Not now": "ليس الآن",
     "Request refused": "تم رفض الطلب",

@@ -80,6 +80,8 @@ class Evaluator(Base):
     participant: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     params: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     consent_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # why a participant left before the trials: "no_consent" or "screened_out" (outcomes.py)
+    outcome: Mapped[str | None] = mapped_column(String(20), nullable=True)
     # who took the set, pseudonymised: an HMAC of the client address (the join rate limit
     # counts these, across server processes); and, on the kept copy of a set whose lease
     # expired, when it was given back to the pool (its partial answers stay on this row)
