@@ -375,3 +375,24 @@ def test_python_api_study_and_report(tmp_path) -> None:
     assert hs.loc["HUMAN", "human-written"] and not hs.loc["sys0", "human-written"]
     write_report(st, tmp_path / "r")
     assert "human-written" in (tmp_path / "r" / "report.html").read_text()
+
+
+def test_icc_of_the_raters_by_hand_and_in_the_reason(zoo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """ICC(1,1) (Shrout & Fleiss 1979) from the one-way ANOVA mean squares, balanced design
+    (3 ratings per output): (MSB - MSW) / (MSB + (k - 1) MSW)."""
+    from nlgeval.report.verdict import rater_icc
+
+    hp, _, _ = zoo_study(tmp_path)
+    r = pd.read_csv(hp)
+    for crit in ("Coherence", "Disputed"):
+        sub = r[r.criterion == crit]
+        g = sub.groupby(["system", "item"])["score"]
+        k, n = 3, g.ngroups
+        grand = sub["score"].mean()
+        msb = k * ((g.mean() - grand) ** 2).sum() / (n - 1)
+        msw = ((sub["score"] - g.transform("mean")) ** 2).sum() / (n * (k - 1))
+        want = (msb - msw) / (msb + (k - 1) * msw)
+        assert rater_icc(sub, crit)[0] == pytest.approx(want, rel=1e-10)
+    _, data = zoo
+    disputed = [e for e in data["verdict"] if e["criterion"] == "Disputed"]
+    assert all("ICC(1,1)" in e["withheld"] for e in disputed)

@@ -138,7 +138,9 @@ def prepare_scores(
         notes.append(f"{int(bad.sum())} metric score(s) were missing/NaN and were left out")
     bound = bind_metrics(ext.bound if ext is not None else {}, settings.bind, metrics,
                          corpus.criteria, criteria, notes)
-    left = _left_out(corpus, settings, ext, seg, metrics, system_only, notes)
+    sign = seg["metric"].map(lambda m: 1.0 if hib.get(m, True) else -1.0).astype(float)
+    left = _left_out(corpus, settings, ext, seg.assign(score=seg["score"] * sign), metrics,
+                     system_only, notes)  # (oriented: a reference scores like the best)
     excluded = [r["system"] for r in left.records]
     # canonical (sorted) order of systems and items: resampling and permutation draws index
     # the (systems x items) matrices, so this makes every number independent of row order

@@ -31,7 +31,7 @@ from nlgeval.report.binding import metrics_for
 from nlgeval.report.meta import CriterionMeta, criterion_stage
 from nlgeval.report.prepare import PreparedScores, z_ratings
 from nlgeval.report.settings import ValidationSettings
-from nlgeval.report.verdict import rater_ceiling
+from nlgeval.report.verdict import rater_ceiling, rater_icc
 from nlgeval.results import Result
 
 CORRELATION_COLUMNS = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low",
@@ -260,8 +260,9 @@ def human_references(
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, dict[str, float]]]:
     """Correlations between the human criteria, each criterion's leave-one-rater-out
     agreement bound and the human ceiling at every level of the study (one rater vs the
-    others, :func:`nlgeval.report.verdict.rater_ceiling`; columns ``one_vs_rest_<level>``),
-    on the systems the metrics are correlated on (stage 5).
+    others, :func:`nlgeval.report.verdict.rater_ceiling`; columns ``one_vs_rest_<level>``)
+    and the raters' ICC(1,1) (``icc_1_1``, ``icc_p``; Shrout & Fleiss 1979), on the systems
+    the metrics are correlated on (stage 5).
 
     Examples
     --------
@@ -293,5 +294,7 @@ def human_references(
             row = dataclasses.asdict(rater_agreement_bound(ratings, c, coef))
             ceilings[c] = rater_ceiling(ratings, c, prep.systems, settings.levels, coef,
                                         settings.seed)
-            rows.append({**row, **{f"one_vs_rest_{lv}": v for lv, v in ceilings[c].items()}})
+            icc_value, icc_p = rater_icc(ratings, c, settings.alpha)
+            rows.append({**row, **{f"one_vs_rest_{lv}": v for lv, v in ceilings[c].items()},
+                         "icc_1_1": icc_value, "icc_p": icc_p})
     return between, pd.DataFrame(rows), ceilings

@@ -9,8 +9,9 @@ told apart at 10 systems"). It is withheld, with the reason, when
 
 * the humans do not agree on the criterion: one rater against the mean of the others (the
   leave-one-rater-out reference of :func:`nlgeval.correlation.human.rater_agreement_bound`)
-  correlates below :data:`MIN_AGREEMENT` or not significantly -- a metric cannot be validated
-  against a criterion the raters themselves do not share;
+  correlates below :data:`MIN_AGREEMENT` or not significantly, or the intraclass correlation
+  ICC(1,1) (Shrout & Fleiss 1979, :func:`rater_icc`) is below it or not significant -- a
+  metric cannot be validated against a criterion the raters themselves do not share;
 * no metric agrees with the humans significantly at that level (after correction);
 * the metrics could not be compared there (e.g. ``--permutations 0`` at item level).
 
@@ -86,6 +87,31 @@ def rater_ceiling(
     return out
 
 
+def rater_icc(ratings: pd.DataFrame, criterion: str, alpha: float = 0.05) -> tuple[float, float]:
+    """ICC(1,1) of the raters on ``criterion`` (Shrout & Fleiss 1979; one-way for the usual
+    design where different raters rate different outputs, :func:`nlgeval.human.intraclass.icc`)
+    and the p-value of its F test of ICC = 0; NaN when it cannot be computed (one rating per
+    output).
+
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"), "system": "a",
+    ...                    "criterion": "q", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> round(rater_icc(df, "q")[0], 3)
+    0.923
+    """
+    from nlgeval.errors import InputError
+    from nlgeval.human.intraclass import icc
+
+    sub = ratings[ratings["criterion"] == criterion]
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            forms, _ = icc(sub[["rater", "item", "system", "score"]], alpha)
+    except (InputError, ValueError, ZeroDivisionError):
+        return math.nan, math.nan
+    one = next((f for f in forms if f.type == "ICC(1,1)"), None)
+    return (float(one.icc), float(one.pvalue)) if one is not None else (math.nan, math.nan)
+
+
 def _agreement(rater_agreement: pd.DataFrame, criterion: str, alpha: float) -> str:
     """Why the humans' agreement on ``criterion`` is too low for a verdict ('' = fine)."""
     if rater_agreement is None or rater_agreement.empty:
@@ -94,13 +120,17 @@ def _agreement(rater_agreement: pd.DataFrame, criterion: str, alpha: float) -> s
     if row.empty:
         return ""
     r, p = float(row["pooled_r"].iloc[0]), float(row["pooled_p"].iloc[0])
-    if not np.isfinite(r):
+    icc = float(row["icc_1_1"].iloc[0]) if "icc_1_1" in row.columns else math.nan
+    icc_p = float(row["icc_p"].iloc[0]) if "icc_p" in row.columns else math.nan
+    low_r = np.isfinite(r) and (r < MIN_AGREEMENT or not (np.isfinite(p) and p < alpha))
+    low_icc = np.isfinite(icc) and (icc < MIN_AGREEMENT
+                                    or not (np.isfinite(icc_p) and icc_p < alpha))
+    if not (low_r or low_icc):
         return ""
-    if r < MIN_AGREEMENT or not (np.isfinite(p) and p < alpha):
-        return (f"the raters do not agree on {criterion}: one rater vs the mean of the "
-                f"others r = {r:.2f} (p = {p:.2g}); a metric cannot be validated against a "
-                "criterion the raters do not share")
-    return ""
+    parts = [f"one rater vs the mean of the others r = {r:.2f} (p = {p:.2g})"
+             if np.isfinite(r) else "", f"ICC(1,1) = {icc:.2f}" if np.isfinite(icc) else ""]
+    return (f"the raters do not agree on {criterion}: {', '.join(x for x in parts if x)}; a "
+            "metric cannot be validated against a criterion the raters do not share")
 
 
 def _level_entry(
@@ -127,7 +157,10 @@ def _level_entry(
     if not withheld and not (best["r"] > 0 and float(best[pcol]) < alpha):
         entry["withheld"] = (f"no metric agrees with the humans significantly at {level} "
                              f"level (best: {best['metric']}, r = {best['r']:.2f}, corrected "
-                             f"p = {float(best[pcol]):.2g})")
+                             f"p = {float(best[pcol]):.2g})" + (
+                                 "; item-level p-values come from within-item permutations, "
+                                 "none below 1 / (permutations + 1): raise --permutations"
+                                 if level == "item" else ""))
     if not entry["withheld"]:
         if cl is None or cl.empty:
             entry["withheld"] = (f"the metrics could not be compared at {level} level (no "
