@@ -131,9 +131,25 @@ def test_tau_a_bootstrap_and_perm_both_draws(level: str) -> None:
     assert res.statistic_a == pytest.approx(_brute_level(X, H, level), abs=1e-12)
 
 
-def test_tau_a_in_the_validation_statistics() -> None:
+def test_tau_a_in_the_validation_statistics(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert check_statistic("Tau-A") == "tau_a"
     assert STATISTICS["tau_a"].levels == STATISTICS["tau_23"].levels
+    hp, sp = _study_files(tmp_path)
+    res = runner.invoke(app, ["validate", "--human", str(hp), "--scores", str(sp),
+                              "--levels", "system,segment,item,system-grouped", "--statistics",
+                              "tau_a", "--json", "--quiet", "--resamples", "20",
+                              "--permutations", "20", "--out", str(tmp_path / "rep")])
+    assert res.exit_code == 0, (res.output, res.exception)
+    rows = json.loads(res.stdout)["correlations"]
+    assert {r["level"] for r in rows} == {"system", "segment", "item", "system-grouped"}
+    m = pd.read_csv(hp).merge(pd.read_csv(sp), on=["system", "item"])
+    pivot = {c: m.pivot(index="system", columns="item", values=c).to_numpy()
+             for c in ("score", "good", "poor")}
+    for r in rows:
+        assert r["coefficient"] == "tau_a"
+        assert r["p"] is None or math.isnan(r["p"])  # no test of "no association"
+        want = _brute_level(pivot[r["metric"]], pivot["score"], r["level"])
+        assert r["r"] == pytest.approx(want, abs=1e-12)
 
 
 # ----------------------------------------------------------------------------- the registry
@@ -282,6 +298,19 @@ def test_plugin_seen_by_a_fresh_cli_process(plugin_path, tmp_path) -> None:  # t
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["correlations"]
     assert {r["coefficient"] for r in rows} == {"ccc"}
+
+
+def test_a_statistic_below_its_minimum_n_is_undefined() -> None:
+    class Spread(Statistic):
+        name = "spread"
+        min_n = 4
+
+        def batch(self, Xs, Ys, level):  # type: ignore[no-untyped-def]
+            return np.nanmax(Xs, axis=(-1, -2)) - np.nanmin(Xs, axis=(-1, -2))
+
+    v = Spread().value(np.ones((3, 1)), np.ones((3, 1)), "system")
+    assert math.isnan(v.statistic) and v.n == 3 and "at least 4" in v.note
+    assert Spread().value(np.ones((4, 1)), np.ones((4, 1)), "system").statistic == 0.0
 
 
 def test_broken_plugin_gives_a_clear_error(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -44,6 +44,36 @@ def unit_scaled(x: np.ndarray, valid: np.ndarray | None = None, axis: int | None
     return np.ldexp(x, -exponent)
 
 
+def extremes(x: np.ndarray, valid: np.ndarray | None = None, axis: int | None = -1
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Largest and smallest valid value along ``axis`` (-inf and inf for an empty vector).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> extremes(np.array([[1.0, np.nan, 3.0]]))
+    (array([3.]), array([1.]))
+    """
+    x = np.asarray(x, dtype=float)
+    ok = np.isfinite(x) if valid is None else (valid & np.isfinite(x))
+    return (np.where(ok, x, -np.inf).max(axis=axis, initial=-np.inf),
+            np.where(ok, x, np.inf).min(axis=axis, initial=np.inf))
+
+
+def constant_from_extremes(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """The rule of :func:`near_constant` from a variable's largest and smallest value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> constant_from_extremes(np.array([0.1 + 0.2, 2.0]), np.array([0.3, 1.0])).tolist()
+    [True, False]
+    """
+    with np.errstate(invalid="ignore", over="ignore"):  # an overflowing spread is not zero
+        spread = hi - lo
+        return np.asarray(~(spread > CONSTANT_RTOL * np.maximum(np.abs(hi), np.abs(lo))))
+
+
 def near_constant(x: Any, valid: np.ndarray | None = None, axis: int | None = -1
                   ) -> np.ndarray:
     """True where a variable is constant under nlgeval's one rule (every coefficient).
@@ -60,14 +90,35 @@ def near_constant(x: Any, valid: np.ndarray | None = None, axis: int | None = -1
     >>> near_constant(np.array([[0.3, 0.1 + 0.2, 0.3], [1e-318, 1e-200, 1e-170]])).tolist()
     [True, False]
     """
-    x = np.asarray(x, dtype=float)
-    ok = np.isfinite(x) if valid is None else (valid & np.isfinite(x))
-    xs = unit_scaled(x, ok, axis)  # magnitudes below 1: the spread cannot overflow
-    hi = np.where(ok, xs, -np.inf).max(axis=axis, initial=-np.inf)
-    lo = np.where(ok, xs, np.inf).min(axis=axis, initial=np.inf)
-    with np.errstate(invalid="ignore"):
-        spread = hi - lo
-        return np.asarray(~(spread > CONSTANT_RTOL * np.maximum(np.abs(hi), np.abs(lo))))
+    return constant_from_extremes(*extremes(x, valid, axis))
+
+
+#: Magnitudes between these need no scaling: no sum of squares, cross-product or product of
+#: two sums of squares of up to 2^40 such values overflows or underflows.
+_SAFE = (2.0 ** -100, 2.0 ** 100)
+
+
+def overflow_safe(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """``x`` (last axis = the variable) scaled as :func:`unit_scaled` where a vector's
+    magnitude (from its :func:`extremes` ``hi``/``lo``) is outside [2^-100, 2^100], else ``x``
+    itself: scaling by a power of two changes no result unless something would overflow or
+    underflow, so it is only done where that can happen (a pass saved on ordinary data).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1e200, 2e200], [1.0, 2.0]])
+    >>> overflow_safe(x, *extremes(x)).round(3).tolist()  # each row into [0.5, 1)
+    [[0.327, 0.653], [0.25, 0.5]]
+    >>> overflow_safe(x[1:], *extremes(x[1:])).tolist()
+    [[1.0, 2.0]]
+    """
+    big = np.maximum(np.abs(hi), np.abs(lo))
+    big = np.where(np.isfinite(big), big, 0.0)
+    if np.all((big == 0.0) | ((big >= _SAFE[0]) & (big <= _SAFE[1]))):
+        return x
+    _, exponent = np.frexp(big)
+    return np.ldexp(x, -np.expand_dims(exponent, -1))
 
 
 def snap_near_constant(x: Any, valid: np.ndarray | None = None, axis: int = -1) -> np.ndarray:

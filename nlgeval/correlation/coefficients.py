@@ -51,6 +51,7 @@ import numpy as np
 from scipy import stats
 
 from nlgeval.correlation._constant import CONSTANT_RTOL as CONSTANT_RTOL
+from nlgeval.correlation._constant import constant_from_extremes, extremes, overflow_safe
 from nlgeval.correlation._constant import near_constant as near_constant
 from nlgeval.correlation._constant import snap_near_constant as snap_near_constant
 from nlgeval.correlation._constant import unit_scaled as unit_scaled
@@ -252,9 +253,10 @@ def pearson_from_sums(
 def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """Pearson r along the last axis using only positions where ``valid`` is True.
 
-    Centred and scaled before summing, as scipy's ``pearsonr`` (:func:`unit_scaled`).
+    The values come scaled where their magnitude asks for it (:func:`batch_correlation`:
+    :func:`~nlgeval.correlation._constant.overflow_safe`), and are centred here before summing,
+    as scipy's ``pearsonr`` does.
     """
-    x, y = unit_scaled(x, valid), unit_scaled(y, valid)
     w = valid.astype(float)
     n = w.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -302,14 +304,16 @@ def batch_correlation(x: np.ndarray, y: np.ndarray, coefficient: str = "pearson"
     y = np.asarray(y, dtype=float)
     valid = np.isfinite(x) & np.isfinite(y)
     # the one degenerate-input rule, on the values themselves (before any ranking)
-    const = near_constant(x, valid) | near_constant(y, valid)
+    (hx, lx), (hy, ly) = extremes(x, valid), extremes(y, valid)
+    const = constant_from_extremes(hx, lx) | constant_from_extremes(hy, ly)
+    if coefficient == "pearson":  # scaled where the magnitudes could overflow / underflow
+        r = _masked_pearson(overflow_safe(x, hx, lx), overflow_safe(y, hy, ly), valid)
+        return np.where(const, np.nan, r)
     return np.where(const, np.nan, _batch_statistic(x, y, valid, coefficient))
 
 
 def _batch_statistic(x: np.ndarray, y: np.ndarray, valid: np.ndarray, coefficient: str
                      ) -> np.ndarray:
-    if coefficient == "pearson":
-        return _masked_pearson(x, y, valid)
     if coefficient == "spearman":
         return _masked_pearson(_masked_ranks(x, valid), _masked_ranks(y, valid), valid)
     # numba is imported only when a Kendall coefficient is asked for (start-up time)

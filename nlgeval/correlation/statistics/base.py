@@ -24,6 +24,7 @@ package, registered through the ``nlgeval.statistics`` entry-point group.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -143,9 +144,14 @@ class Statistic:
     def value(self, X: np.ndarray, Y: np.ndarray, level: str,
               options: StatisticOptions | None = None, metric: str = "") -> StatisticValue:
         """The point value on ``level`` (default: :meth:`batch` of the one pair of matrices),
-        with the number of units of the level (systems, complete cells, items or systems)."""
+        with the number of units of the level (systems, complete cells, items or systems);
+        NaN with a note below ``min_n`` units."""
+        n = level_units(X, Y, level)
+        if n < self.min_n:
+            return StatisticValue(math.nan, n, f"{self.name} undefined: {n} unit(s) at the "
+                                               f"{level} level, need at least {self.min_n}")
         v = float(np.asarray(self.batch(X[None], Y[None], level)).reshape(-1)[0])
-        return StatisticValue(v, level_units(X, Y, level))
+        return StatisticValue(v, n)
 
     def resampled(self, X: np.ndarray, Y: np.ndarray, level: str, sys_idx: np.ndarray,
                   item_idx: np.ndarray, options: StatisticOptions | None = None) -> np.ndarray:

@@ -58,7 +58,10 @@ def _plugins() -> dict[str, Statistic]:
     package installed while Python runs is seen)."""
     out = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
-        stat = _as_statistic(ep.load(), f"entry point '{ep.name}' ({ep.value})")
+        origin = f"entry point '{ep.name}' ({ep.value})"
+        stat = _as_statistic(ep.load(), origin)
+        if stat.coefficient:  # the correlation stage computes only the built-in coefficients
+            raise InputError(f"{origin}: a plugin statistic cannot set coefficient = True")
         out[stat.name] = stat
     return out
 
