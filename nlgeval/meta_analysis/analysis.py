@@ -46,6 +46,8 @@ class MetaSettings(Result):
     (several per study, robust variance estimation of Hedges, Tipton & Johnson 2010 with
     within-study correlation ``rho``).
 
+    Examples
+    --------
     >>> MetaSettings(tau2="DL").tau2
     'dl'
     """
@@ -307,6 +309,8 @@ def _comparisons(table: pd.DataFrame | None, settings: MetaSettings) -> pd.DataF
 def metric_pairs(metrics: list[str]) -> list[tuple[str, str]]:
     """Every unordered pair of metrics, in the order given.
 
+    Examples
+    --------
     >>> metric_pairs(["bleu", "chrf", "ter"])
     [('bleu', 'chrf'), ('bleu', 'ter'), ('chrf', 'ter')]
     """

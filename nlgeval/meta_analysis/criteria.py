@@ -34,6 +34,8 @@ __all__ = ["CorpusEntry", "CriterionMap", "load_criterion_map"]
 class CorpusEntry(Result):
     """One corpus in the map: its task, language and ``construct -> criterion``.
 
+    Examples
+    --------
     >>> CorpusEntry("data-to-text", "en", {"fluency": "Fluency"}).criteria["fluency"]
     'Fluency'
     """
@@ -76,6 +78,8 @@ class CriterionMap(Result):
         """``(construct, criterion)`` pairs of ``corpus``: the primary criteria, then (with
         ``related``) the related ones.
 
+        Examples
+        --------
         >>> load_criterion_map().criteria_of("webnlg2020", related=True)[:3]
         [('fluency', 'Fluency'), ('fluency', 'TextStructure'), ('adequacy', 'Correctness')]
         """

@@ -58,6 +58,8 @@ def estimate_tau2(y: np.ndarray, v: np.ndarray, method: str = "reml",
 def check_method(method: str) -> str:
     """The estimator's canonical name, or InputError.
 
+    Examples
+    --------
     >>> check_method("REML")
     'reml'
     """

@@ -129,6 +129,8 @@ def random_effects(y: np.ndarray | list[float], v: np.ndarray | list[float], *,
 def heterogeneity(y: np.ndarray, v: np.ndarray, tau2: float) -> tuple[float, float, float]:
     """Cochran's Q, I^2 (a share) and H^2 (Higgins & Thompson 2002), as metafor reports them.
 
+    Examples
+    --------
     >>> q, i2, h2 = heterogeneity(np.array([0.0, 1.0]), np.array([0.1, 0.1]), 0.4)
     >>> round(q, 3), round(i2, 3), round(h2, 3)
     (5.0, 0.8, 5.0)
@@ -144,6 +146,8 @@ def heterogeneity(y: np.ndarray, v: np.ndarray, tau2: float) -> tuple[float, flo
 def check_prediction(prediction: str) -> str:
     """The prediction-interval type's canonical name, or InputError.
 
+    Examples
+    --------
     >>> check_prediction("Riley")
     'riley'
     """
