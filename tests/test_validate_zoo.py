@@ -295,6 +295,10 @@ def test_bind_option_and_several_criteria_in_a_long_file(tmp_path) -> None:
                                      "metric": ["judge", "judge"], "score": [1.0, 2.0],
                                      "criterion": ["Relevance", "Coherence"]}))
     assert long["metric"].tolist() == ["judge (Relevance)", "judge (Coherence)"]
+    wide = tidy_scores(pd.DataFrame({"system": ["A", "A"], "item": ["1", "1"],
+                                     "criterion": ["Relevance", "Coherence"],
+                                     "judge": [1.0, 2.0]}))
+    assert wide["metric"].tolist() == ["judge (Relevance)", "judge (Coherence)"]
     hp, wp, _ = zoo_study(tmp_path)
     with pytest.raises(InputError, match="did you mean 'Relevance'"):
         run_validation(ratings_corpus(hp), [], scores=read_scores(wp),

@@ -161,10 +161,10 @@ def tidy_scores(
         long = df[["metric", "system", "item", ROW]].copy()
         long["score"] = _to_float(df["score"], file, df[ROW], "score")
         long = long.join(row_metadata(df, file, ROW)).assign(_column="metric")
-        long = bind_by_criterion(long, file)  # (ROW is "_row")
-        metric_directions(long, file)
     else:
         long = _long_from_wide(df, cols, metric, file)
+    long = bind_by_criterion(long, file)  # (ROW is "_row")
+    metric_directions(long, file)
     _check_duplicates(long, file)
     long["_source"] = "" if file is None else str(file)
     long = long.rename(columns={ROW: "_row"})
