@@ -264,3 +264,14 @@ def test_dependence_rve_adds_the_related_criteria(capsys: pytest.CaptureFixture[
     assert [s["criterion"] for s in rec["studies"]] == ["Correctness", "DataCoverage",
                                                         "Relevance", "informativeness"]
     assert rec["method"].startswith("rve")
+
+
+def test_realsumm_litepyramid_is_adequacy(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["meta-analyse", "--corpora", "webnlg2020,realsumm", "--metrics",
+                          "chrf", "--json", "--quiet"], capsys)
+    assert code == 0, err
+    rec = json.loads(out)["by_metric"]["chrf"]["adequacy"]
+    assert [(s["study"], s["criterion"], s["task"]) for s in rec["studies"]] == [
+        ("webnlg2020", "Correctness", "data-to-text"),
+        ("realsumm", "LitePyramid", "summarisation")]
+    assert rec["studies"][1]["n"] == 2500
