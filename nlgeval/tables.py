@@ -105,30 +105,37 @@ class PaperTable:
 
     def formatted(self) -> pd.DataFrame:
         """All cells as display strings (NaN shown as ``--``)."""
-        out = pd.DataFrame(index=self.data.index)
-        for col in self.data.columns:
-            d = self._digits(str(col))
-            out[col] = [_fmt(v, d) for v in self.data[col].tolist()]
-        return out
+        return pd.DataFrame(self._cells(), index=self.data.index, columns=self.data.columns,
+                            dtype=object)
+
+    def _cells(self) -> list[list[str]]:
+        """The display strings, row by row: built once per table (plain lists, not a frame
+        assembled column by column) and shared by the Markdown, LaTeX and HTML writers."""
+        cached = self.__dict__.get("_cells_cache")
+        if cached is None:
+            columns = [[_fmt(v, self._digits(str(col))) for v in self.data[col].tolist()]
+                       for col in self.data.columns]
+            cached = [list(row) for row in zip(*columns, strict=True)] if columns else \
+                [[] for _ in range(len(self.data))]
+            self.__dict__["_cells_cache"] = cached  # frozen: set past __setattr__
+        return cached
 
     def to_csv(self) -> str:
         return self.data.to_csv(index=False)
 
     def to_markdown(self) -> str:
-        f = self.formatted()
-        header = "| " + " | ".join(map(str, f.columns)) + " |"
+        header = "| " + " | ".join(map(str, self.data.columns)) + " |"
         aligns = []
         for col in self.data.columns:
             numeric = pd.api.types.is_numeric_dtype(self.data[col])
             aligns.append("---:" if numeric else ":---")
         sep = "| " + " | ".join(aligns) + " |"
-        rows = ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in f.values]
+        rows = ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in self._cells()]
         lines = [f"**{self.caption}**", "", header, sep, *rows]
         lines += [""] + [f"_{n}_" for n in self.notes] if self.notes else []
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        f = self.formatted()
         spec = "".join(
             "r" if pd.api.types.is_numeric_dtype(self.data[c]) else "l" for c in self.data.columns
         )
@@ -138,10 +145,10 @@ class PaperTable:
             "\\small",
             f"\\begin{{tabular}}{{{spec}}}",
             "\\toprule",
-            " & ".join(latex_escape(c) for c in f.columns) + " \\\\",
+            " & ".join(latex_escape(c) for c in self.data.columns) + " \\\\",
             "\\midrule",
         ]
-        for r in f.values:
+        for r in self._cells():
             lines.append(" & ".join(latex_escape(c) for c in r) + " \\\\")
         lines += ["\\bottomrule", "\\end{tabular}"]
         caption = latex_escape(self.caption)
@@ -157,10 +164,10 @@ class PaperTable:
         """An HTML ``<table>`` with a caption (cell text escaped)."""
         import html
 
-        f = self.formatted()
-        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in f.columns)
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.data.columns)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in f.values
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+            for r in self._cells()
         )
         notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in self.notes)
         return (

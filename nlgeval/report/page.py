@@ -22,6 +22,8 @@ th,td{border-bottom:1px solid #e3e3e3;padding:.25em .6em;text-align:right}
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}.note{color:#555;font-size:.9em}
 code{background:#f4f4f4;padding:0 .3em}.wrap{overflow-x:auto}
+summary{cursor:pointer}summary h2{display:inline-block;border:0;margin:1.2em 0 .3em}
+details{border-bottom:1px solid #ddd}
 """
 
 
@@ -86,39 +88,95 @@ def _intro_html(study: ValidationStudy) -> list[str]:
     return parts
 
 
-def _sections_html(tables: dict[str, PaperTable], figures: dict[str, list[Path]]) -> list[str]:
-    """The tables and figures, section by section."""
-    esc = html.escape
+#: Tables longer than this are left to their files (CSV, Markdown, LaTeX) instead of the page,
+#: and p-value matrices wider than :data:`MAX_MATRIX_METRICS` metrics: at 70 metrics they are
+#: thousands of cells that no reader scans, and they made the page tens of megabytes.
+MAX_PAGE_ROWS = 300
+MAX_MATRIX_METRICS = 20
+
+#: (section title, table stems or prefixes, open?) in page order; "Figures" holds the figures.
+_SECTIONS = [
+    ("Metric leaderboard (WMT style)", ["leaderboard_"], True),
+    ("Figures", [], True),
+    ("Overview", ["correlations_overview"], False),
+    ("Correlations", ["correlations_"], False),
+    ("Comparison with published results", ["published_comparison"], False),
+    ("Which metric to trust: significance of differences",
+     ["significance_clusters", "significance_"], False),
+    ("Systems", ["metric_scores_by_system", "human_scores_by_system"], False),
+    ("Human references", ["human_criterion_correlations", "rater_agreement"], False),
+    ("Significant differences predicted by metrics", ["significant_differences"], False),
+]
+
+
+def _section_keys(tables: dict[str, PaperTable], keys: list[str], taken: set[str]) -> list[str]:
+    """Stems of ``tables`` named by ``keys`` (exact names, or prefixes ending in ``_``), in the
+    order given, each table in one section only."""
+    out = []
+    for key in keys:
+        for k in tables if key.endswith("_") else [key]:
+            if k in tables and k not in taken and (k == key or k.startswith(key)):
+                taken.add(k)
+                out.append(k)
+    return out
+
+
+def _table_html(stem: str, table: PaperTable) -> str:
+    """A table inline, or a pointer to its files when it is too long to read on a page."""
+    data = table.data
+    matrix = stem.startswith("significance_") and stem != "significance_clusters"
+    if len(data) > MAX_PAGE_ROWS or (matrix and len(data) > MAX_MATRIX_METRICS):
+        return (f"<p class='note'><strong>{html.escape(table.caption)}</strong> {len(data)} "
+                f"rows x {len(data.columns)} columns: in <code>tables/{html.escape(stem)}.csv"
+                "</code> (and .md, .tex) rather than on this page.</p>")
+    return f"<div class='wrap'>{table.to_html()}</div>"
+
+
+def _sections_html(study: ValidationStudy, tables: dict[str, PaperTable],
+                   figures: dict[str, list[Path]]) -> list[str]:
+    """The tables and figures, section by section, each a collapsible ``<details>``."""
     parts: list[str] = []
-    order = [("Metric leaderboard (WMT style)", [k for k in tables
-                                                  if k.startswith("leaderboard_")]),
-             ("Overview", ["correlations_overview"]),
-             ("Correlations", [k for k in tables if k.startswith("correlations_")
-                               and k != "correlations_overview"]),
-             ("Comparison with published results", ["published_comparison"]),
-             ("Figures", []),
-             ("Which metric to trust: significance of differences",
-              ["significance_clusters", *[k for k in tables if k.startswith("significance_")
-                                          and k != "significance_clusters"]]),
-             ("Systems", ["metric_scores_by_system", "human_scores_by_system"]),
-             ("Human references", ["human_criterion_correlations", "rater_agreement"]),
-             ("Significant differences predicted by metrics", ["significant_differences"])]
-    for title, keys in order:
+    taken: set[str] = set()
+    for title, keys, is_open in _SECTIONS:
+        body = []
         if title == "Figures":
-            if figures:
-                parts.append("<h2>Figures</h2>")
-                for _name, paths in figures.items():
-                    png = [p for p in paths if p.suffix == ".png"]
-                    if png:
-                        parts.append(_img(png[0]))
-            continue
-        present = [k for k in keys if k in tables]
-        if not present:
-            continue
-        parts.append(f"<h2>{esc(title)}</h2>")
-        for k in present:
-            parts.append(f"<div class='wrap'>{tables[k].to_html()}</div>")
+            body = [_img(p) for paths in figures.values() for p in paths[:1]
+                    if p.suffix == ".png"]
+        else:
+            present = _section_keys(tables, keys, taken)
+            body = [_table_html(k, tables[k]) for k in present]
+            if title.startswith("Which metric"):
+                body[:0] = _cluster_notes(study)
+        if body:
+            parts.append(f"<details{' open' if is_open else ''}><summary><h2>"
+                         f"{html.escape(title)}</h2></summary>{''.join(body)}</details>")
     return parts
+
+
+def _cluster_notes(study: ValidationStudy) -> list[str]:
+    """Say where no significance clusters could be computed, and why."""
+    corr, cl = study.correlations, study.clusters
+    coefs = set(study.coefficients)
+    wanted = corr.loc[corr["coefficient"].isin(coefs), ["criterion", "level"]].drop_duplicates()
+    have = set() if cl.empty else set(zip(cl["criterion"], cl["level"], strict=False))
+    missing = [(c, lv) for c, lv in wanted.itertuples(index=False) if (c, lv) not in have]
+    if not missing or not coefs:
+        return []
+    per_output = len([m for m in study.metrics if m not in study.system_only])
+
+    def why(level: str) -> str:
+        if len(study.metrics) < 2:
+            return "fewer than two metrics"
+        if level in ("item", "system-grouped") and study.permutations <= 0:
+            return ("Williams' test does not apply to averaged per-item correlations and the "
+                    "PERM-BOTH test was switched off (--permutations 0)")
+        if level != "system" and per_output < 2:
+            return "fewer than two metrics with per-output scores"
+        return "no metric comparison could be computed (see the notes above)"
+
+    items = "".join(f"<li>{html.escape(c)}, {html.escape(lv)} level: {html.escape(why(lv))}"
+                    "</li>" for c, lv in missing)
+    return [f"<p class='note'>No significance clusters for:</p><ul class='note'>{items}</ul>"]
 
 
 def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
@@ -140,7 +198,7 @@ def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
         f"<h1>Metric validation study: {esc(study.corpus)}</h1>",
         *_verdict_html(study),
         *_intro_html(study),
-        *_sections_html(tables, figures),
+        *_sections_html(study, tables, figures),
     ]
     sig = "".join(f"<li><code>{esc(k)}</code>: <code>{esc(str(v))}</code></li>"
                   for k, v in study.signatures.items())

@@ -183,7 +183,3 @@ def _correction(study: ValidationStudy) -> str:
 def _slug(s: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in s).strip("_").lower()
 
-
-#: Fixed margins of the scatter grids, in inches (left, right, bottom, top, horizontal gap,
-#: vertical gap): what ``tight_layout`` finds for these panels, without the extra text-layout
-#: pass per figure that made it a third of the figures' time.

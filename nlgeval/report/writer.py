@@ -1,11 +1,12 @@
 """Write a :class:`~nlgeval.report.study.ValidationStudy` as a report directory: its tables
-(:mod:`nlgeval.report.paper_tables`), figures (drawn here, in worker processes), CSVs, page
-(:mod:`nlgeval.report.page`) and run record.
+(:mod:`nlgeval.report.paper_tables`), figures (chosen here, drawn by
+:mod:`nlgeval.report.drawing` in worker processes), CSVs, page (:mod:`nlgeval.report.page`) and
+run record.
 
 Layout of ``out_dir``::
 
     tables/<name>.csv|.md|.tex    paper tables (nlgeval.tables.PaperTable, booktabs LaTeX)
-    figures/<name>.png|.pdf       matplotlib (Agg) figures
+    figures/<name>.png            matplotlib (Agg) figures (.pdf/.svg too on request)
     correlations.csv              the full correlation table (all columns)
     comparisons.csv               every metric-vs-metric test
     segments.csv                  per-output metric and human scores used
@@ -17,15 +18,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from nlgeval.errors import InputError
 from nlgeval.provenance import run_record
-from nlgeval.report.corrections import mark
 from nlgeval.report.page import render_html as render_html
 from nlgeval.report.paper_tables import _slug
 from nlgeval.report.paper_tables import study_tables as study_tables
@@ -33,125 +34,168 @@ from nlgeval.report.study import ValidationStudy
 from nlgeval.results import jsonable
 
 # ----------------------------------------------------------------------------- figures
-_SCATTER_MARGINS = (0.55, 0.12, 0.45, 0.55, 0.55, 0.62)
+#: Figure formats :func:`write_report` can write. PNG is the one report.html shows and is always
+#: drawn; PDF (and SVG) are drawn only on request (``nlgeval validate --figures png,pdf``):
+#: every format is one more full drawing of every figure.
+FIGURE_FORMATS = ("png", "pdf", "svg")
+#: Panels per scatter grid: beyond this, the metrics with the highest system-level r.
+SCATTER_PANELS = 12
 
 
-def _figure_specs(study: ValidationStudy) -> list[tuple[str, str, dict[str, Any]]]:
-    """(stem, kind, data) of every figure: plain arrays and strings, cheap to send to a worker."""
-    specs: list[tuple[str, str, dict[str, Any]]] = []
+def figure_formats(formats: Sequence[str] | str | None) -> tuple[str, ...]:
+    """The formats to draw: PNG first (the page shows it) plus those asked for; ``none`` or
+    an empty list draws no figure.
+
+    Examples
+    --------
+    >>> figure_formats("pdf"), figure_formats(None), figure_formats("none")
+    (('png', 'pdf'), ('png',), ())
+    """
+    if formats is None:
+        return ("png",)
+    asked = [f.strip().lower().lstrip(".") for f in
+             (formats.split(",") if isinstance(formats, str) else formats) if f.strip()]
+    if not asked or asked == ["none"]:
+        return ()
+    unknown = [f for f in asked if f not in FIGURE_FORMATS]
+    if unknown:
+        raise InputError(f"--figures: unknown format(s) {', '.join(unknown)} (use "
+                         f"{', '.join(FIGURE_FORMATS)} or none)")
+    return tuple(dict.fromkeys(["png", *asked]))
+
+
+def _coef_rows(study: ValidationStudy) -> tuple[str, pd.DataFrame]:
+    """The first coefficient (or statistic) and its rows of the correlations table."""
+    coef0 = (study.coefficients or study.statistics)[0]
+    corr = study.correlations
+    return coef0, corr[corr["coefficient"] == coef0]
+
+
+def _agreement_order(sub: pd.DataFrame, metrics: list[str]) -> list[str]:
+    """``metrics`` by mean r over the rows of ``sub`` (best agreement first, undefined last;
+    ties keep the study's order)."""
+    mean_r = sub.groupby("metric", sort=False)["r"].mean()
+    key = {m: -float(mean_r.get(m, np.nan)) for m in metrics}
+    return sorted(metrics, key=lambda m: (not np.isfinite(key[m]), key[m] if
+                                          np.isfinite(key[m]) else 0.0))
+
+
+def _scatter_specs(study: ValidationStudy, coef0: str, rows: pd.DataFrame
+                   ) -> list[tuple[str, str, dict[str, Any]]]:
+    """One scatter grid per criterion (system means), at most :data:`SCATTER_PANELS` panels."""
     sysm = study.segments.groupby("system").mean(numeric_only=True)
     metrics = [m for m in study.metrics if m in sysm.columns]
-    corr = study.correlations
-    coef0 = (study.coefficients or study.statistics)[0]
+    system = rows[rows["level"] == "system"]
+    specs = []
     for crit in study.criteria:
         if crit not in sysm.columns or not metrics:
             continue
+        here = system[system["criterion"] == crit]
+        r_of = dict(zip(here["metric"], here["r"].astype(float), strict=False))
+        shown = metrics if len(metrics) <= SCATTER_PANELS else \
+            _agreement_order(here, metrics)[:SCATTER_PANELS]
         panels = []
-        for m in metrics:
-            hit = corr[(corr["metric"] == m) & (corr["criterion"] == crit)
-                       & (corr["level"] == "system") & (corr["coefficient"] == coef0)]
-            r = float(hit["r"].iloc[0]) if len(hit) else float("nan")
+        for m in shown:
+            r = r_of.get(m, float("nan"))
             sign = "" if study.higher_is_better.get(m, True) else " (lower is better)"
             panels.append({"metric": m, "x": sysm[m].to_numpy(float),
                            "y": sysm[crit].to_numpy(float),
                            "title": f"{m}{sign}  " + (f"r = {r:.2f}" if np.isfinite(r) else "")})
+        part = "" if len(shown) == len(metrics) else \
+            f" ({len(shown)} of {len(metrics)} metrics: highest system-level {coef0} r)"
         specs.append((f"scatter_{_slug(crit)}", "scatter", {
             "panels": panels, "criterion": crit,
-            "suptitle": f"{study.corpus}: metric vs human ({crit}), one point per system"}))
+            "suptitle": f"{study.corpus}: metric vs human ({crit}), one point per system"
+                        + part}))
+    return specs
+
+
+def _heatmap_specs(study: ValidationStudy, coef0: str, rows: pd.DataFrame
+                   ) -> list[tuple[str, str, dict[str, Any]]]:
+    """One metric x criterion heatmap per level, metrics sorted by mean r at that level."""
+    specs = []
+    correction = getattr(study.config, "correction", "none")
     for level in study.levels:
-        sub = corr[(corr["level"] == level) & (corr["coefficient"] == coef0)]
+        sub = rows[rows["level"] == level]
         if sub.empty:
             continue
+        order = _agreement_order(sub, [m for m in study.metrics if m in set(sub["metric"])])
 
-        def wide(col: str, sub: pd.DataFrame = sub) -> pd.DataFrame:
+        def wide(col: str, sub: pd.DataFrame = sub, order: list[str] = order) -> pd.DataFrame:
             return sub.pivot(index="metric", columns="criterion", values=col).reindex(
-                index=study.metrics, columns=study.criteria)
+                index=order, columns=study.criteria)
 
         specs.append((f"heatmap_{level}", "heatmap", {
             "r": wide("r"), "lo": wide("ci_low"), "hi": wide("ci_high"),
             "p": wide("p_corrected" if "p_corrected" in sub.columns else "p"),
             "alpha": study.alpha,
-            "title": f"{level}-level {coef0} r (* p < {study.alpha}, "
-                     f"{study.config.correction}-corrected; † CI contains 0; bootstrap CI)"}))
+            "title": f"{level}-level {coef0} r, best agreement first (* p < {study.alpha}, "
+                     f"{correction}-corrected; † CI contains 0; bootstrap CI)"}))
     return specs
 
 
-def _draw_scatter(plt: Any, data: dict[str, Any]) -> Any:
-    """One panel per metric: system means of the metric against the criterion, with the OLS line."""
-    panels = data["panels"]
-    ncol = min(4, len(panels))
-    nrow = int(np.ceil(len(panels) / ncol))
-    w, h = 3.2 * ncol, 2.9 * nrow
-    fig, axes = plt.subplots(nrow, ncol, figsize=(w, h), squeeze=False)
-    left, right, bottom, top, gap_w, gap_h = _SCATTER_MARGINS
-    panel_w = (w - left - right - (ncol - 1) * gap_w) / ncol
-    panel_h = (h - bottom - top - (nrow - 1) * gap_h) / nrow
-    fig.subplots_adjust(left=left / w, right=1 - right / w, bottom=bottom / h, top=1 - top / h,
-                        wspace=gap_w / panel_w, hspace=gap_h / panel_h)
-    for ax, panel in zip(axes.ravel(), panels, strict=False):
-        x, y = panel["x"], panel["y"]
-        ok = np.isfinite(x) & np.isfinite(y)
-        ax.scatter(x[ok], y[ok], s=18, color="#1f77b4")
-        if ok.sum() >= 2 and np.ptp(x[ok]) > 0:
-            b, a = np.polyfit(x[ok], y[ok], 1)
-            xs = np.linspace(x[ok].min(), x[ok].max(), 20)
-            ax.plot(xs, a + b * xs, color="#d62728", lw=1)
-        ax.set_title(panel["title"], fontsize=9)
-        ax.set_xlabel(f"{panel['metric']} (mean per system)", fontsize=8)
-        ax.set_ylabel(data["criterion"], fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.locator_params(nbins=4)  # fewer tick labels: text is most of the drawing time
-    for ax in axes.ravel()[len(panels):]:
-        ax.axis("off")
-    fig.suptitle(data["suptitle"], fontsize=10)
-    return fig
+def _forest_spec(study: ValidationStudy, coef0: str, rows: pd.DataFrame
+                 ) -> list[tuple[str, str, dict[str, Any]]]:
+    """The forest plot: every metric's r and bootstrap interval per criterion and level."""
+    levels = [lv for lv in study.levels if (rows["level"] == lv).any()]
+    metrics = [m for m in study.metrics if m in set(rows["metric"])]
+    if not levels or not metrics:
+        return []
+    order = _agreement_order(rows, metrics)
+    pcol = "p_corrected" if "p_corrected" in rows.columns else "p"
+    cells = {}
+    for (level, crit), g in rows.groupby(["level", "criterion"], sort=False):
+        g = g.set_index("metric").reindex(order)
+        cells[(level, crit)] = {k: g[c].to_numpy(float) for k, c in
+                                (("r", "r"), ("lo", "ci_low"), ("hi", "ci_high"), ("p", pcol))}
+    human = {}
+    ra = study.rater_agreement
+    if not ra.empty and "pooled_r" in ra.columns:
+        human = {("segment", c): float(v) for c, v in zip(ra["criterion"], ra["pooled_r"],
+                                                            strict=False)}
+    return [("forest", "forest", {
+        "metrics": order, "criteria": list(study.criteria), "levels": levels, "cells": cells,
+        "human": human, "alpha": study.alpha,
+        "title": f"{coef0} r with {int(study.confidence_level * 100)}% bootstrap interval, "
+                 f"best agreement first; filled: p < {study.alpha} after correction; dashed: "
+                 "one rater vs the others"})]
 
 
-def _draw_heatmap(plt: Any, data: dict[str, Any]) -> Any:
-    """Metric x criterion heatmap of r, with stars (p < alpha) and the bootstrap interval."""
-    mat, lo, hi, pv = data["r"], data["lo"], data["hi"], data["p"]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.5 * mat.shape[1], 0.8 + 0.55 * mat.shape[0]))
-    im = ax.imshow(mat.to_numpy(float), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
-    for i in range(mat.shape[0]):
-        for j in range(mat.shape[1]):
-            r = mat.iloc[i, j]
-            if not np.isfinite(r):
-                txt = "--"
-            else:
-                txt = mark(r, pv.iloc[i, j], lo.iloc[i, j], hi.iloc[i, j], data["alpha"], 2)
-                if np.isfinite(lo.iloc[i, j]):
-                    txt += f"\n[{lo.iloc[i, j]:.2f}, {hi.iloc[i, j]:.2f}]"
-            ax.text(j, i, txt, ha="center", va="center", fontsize=7,
-                    color="white" if np.isfinite(r) and abs(r) > 0.6 else "black")
-    ax.set_xticks(range(mat.shape[1]), mat.columns, rotation=30, ha="right", fontsize=8)
-    ax.set_yticks(range(mat.shape[0]), mat.index, fontsize=8)
-    ax.set_title(data["title"], fontsize=9)
-    fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.tight_layout()  # tick labels of any length: measured, once per heatmap
-    return fig
+def _figure_specs(study: ValidationStudy) -> list[tuple[str, str, dict[str, Any]]]:
+    """(stem, kind, data) of every figure the page shows: plain arrays and strings, cheap to
+    send to a worker."""
+    if not (study.coefficients or study.statistics):
+        return []
+    coef0, rows = _coef_rows(study)
+    return [*_scatter_specs(study, coef0, rows), *_heatmap_specs(study, coef0, rows),
+            *_forest_spec(study, coef0, rows)]
 
 
-def _render_figure(task: tuple[str, str, dict[str, Any], str]) -> tuple[str, list[Path]]:
-    """Draw one figure spec and write it as PNG and PDF (one draw per format)."""
+def _render_figure(task: tuple[str, str, dict[str, Any], str, tuple[str, ...]]
+                   ) -> tuple[str, list[Path]]:
+    """Draw one figure spec once per requested format."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from nlgeval.figures import save_figure
+    from nlgeval.report.drawing import DRAW, figure_dpi
 
-    stem, kind, data, directory = task
-    fig = (_draw_scatter if kind == "scatter" else _draw_heatmap)(plt, data)
-    return stem, save_figure(fig, directory, stem, dpi=110)
+    stem, kind, data, directory, formats = task
+    fig = DRAW[kind](plt, data)
+    return stem, save_figure(fig, directory, stem, formats, dpi=figure_dpi(kind, data))
 
 
-def start_figures(study: ValidationStudy, directory: Path,
-                  workers: int | None = None) -> Callable[[], dict[str, list[Path]]]:
+def start_figures(study: ValidationStudy, directory: Path, workers: int | None = None,
+                  formats: Sequence[str] | str | None = None
+                  ) -> Callable[[], dict[str, list[Path]]]:
     """Start drawing the figures of :func:`study_figures`; call the result to wait for them.
 
     With ``workers`` > 1 (default: 2 where processes can be forked, else 1) the figures are
     drawn by forked processes while the caller goes on (the report writes its tables and CSVs
     meanwhile); with 1 they are drawn here when the result is called. Same files either way.
+    ``formats``: see :func:`figure_formats` (default PNG only, the format the page shows).
 
     Examples
     --------
@@ -163,17 +207,21 @@ def start_figures(study: ValidationStudy, directory: Path,
     ...     wait = start_figures(study, Path(tmp), workers=2)
     ...     figures = wait()   # the caller can do other work before this
     >>> sorted({stem.split("_")[0] for stem in figures})
-    ['heatmap', 'scatter']
+    ['forest', 'heatmap', 'scatter']
     """
     import multiprocessing as mp
     import os
 
-    tasks = [(stem, kind, data, str(directory)) for stem, kind, data in _figure_specs(study)]
+    fmts = figure_formats(formats)
+    specs = _figure_specs(study) if fmts else []
+    # the largest drawings first, so that two workers finish together
+    specs.sort(key=lambda spec: {"forest": 0, "heatmap": 1}.get(spec[1], 2))
+    tasks = [(stem, kind, data, str(directory), fmts) for stem, kind, data in specs]
     if workers is None:
         workers = 2 if "fork" in mp.get_all_start_methods() else 1
     workers = max(1, min(workers, len(tasks), os.cpu_count() or 1))
     if workers == 1:
-        return lambda: dict(_render_figure(t) for t in tasks)
+        return lambda: _in_page_order(dict(_render_figure(t) for t in tasks))
     from concurrent.futures import ProcessPoolExecutor
 
     # fork: the workers inherit the loaded modules; only matplotlib is imported there
@@ -182,19 +230,29 @@ def start_figures(study: ValidationStudy, directory: Path,
 
     def wait() -> dict[str, list[Path]]:
         try:
-            return dict(f.result() for f in futures)
+            return _in_page_order(dict(f.result() for f in futures))
         finally:
             pool.shutdown()
 
     return wait
 
 
-def study_figures(study: ValidationStudy, directory: Path,
-                  workers: int | None = None) -> dict[str, list[Path]]:
-    """Scatter plots per criterion (system level) and correlation heatmaps per level.
+def _in_page_order(figures: dict[str, list[Path]]) -> dict[str, list[Path]]:
+    """The forest plot (the summary), then the heatmaps, then the scatter grids."""
+    rank = {"forest": 0, "heatmap": 1, "scatter": 2}
+    return dict(sorted(figures.items(), key=lambda kv: rank.get(kv[0].split("_")[0], 3)))
 
-    Returns ``{stem: [png, pdf]}``. The figures are independent, so up to ``workers`` forked
-    processes draw them (see :func:`start_figures`); the files do not depend on ``workers``.
+
+def study_figures(study: ValidationStudy, directory: Path, workers: int | None = None,
+                  formats: Sequence[str] | str | None = None) -> dict[str, list[Path]]:
+    """The figures report.html shows: a scatter grid per criterion (system means; at most
+    :data:`SCATTER_PANELS` metrics, the best-agreeing when there are more), a heatmap of r per
+    level (best agreement first) and one forest plot (r with its bootstrap interval per
+    metric, criterion and level).
+
+    Returns ``{stem: [paths]}``, one path per format (:func:`figure_formats`: PNG, plus PDF or
+    SVG on request). The figures are independent, so up to ``workers`` forked processes draw
+    them (see :func:`start_figures`); the files do not depend on ``workers``.
 
     Examples
     --------
@@ -203,16 +261,20 @@ def study_figures(study: ValidationStudy, directory: Path,
     >>> import tempfile
     >>> from pathlib import Path
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     figures = study_figures(study, Path(tmp), workers=1)
+    ...     figures = study_figures(study, Path(tmp), workers=1, formats="pdf")
     ...     [p.name for p in figures["heatmap_system"]]
     ['heatmap_system.png', 'heatmap_system.pdf']
     """
-    return start_figures(study, directory, workers)()
+    return start_figures(study, directory, workers, formats)()
 
 
 def write_report(study: ValidationStudy, out_dir: str | Path,
-                 extra_record: dict[str, Any] | None = None) -> dict[str, Any]:
+                 extra_record: dict[str, Any] | None = None,
+                 figures: Sequence[str] | str | None = None) -> dict[str, Any]:
     """Write tables, figures, CSVs, report.html and run.json; return the run record.
+
+    ``figures``: the figure formats (:func:`figure_formats`; default PNG, the format the page
+    shows; ``"png,pdf"`` adds PDF for a paper, ``"none"`` draws none).
 
     Examples
     --------
@@ -227,7 +289,7 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t_fig = time.perf_counter()
-    wait_figures = start_figures(study, out / "figures")
+    wait_figures = start_figures(study, out / "figures", formats=figures)
     t0 = time.perf_counter()
     tables = study_tables(study)
     written: list[str] = []
@@ -239,9 +301,9 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
     study.segments.to_csv(out / "segments.csv", index=False)
     written += ["correlations.csv", "comparisons.csv", "segments.csv"]
     t2 = time.perf_counter()
-    figures = wait_figures()
+    drawn = wait_figures()
     t3 = time.perf_counter()
-    for paths in figures.values():
+    for paths in drawn.values():
         written += [str(p.relative_to(out)) for p in paths]
     # every stage in run.json, report writing included (the page and run.json itself are
     # written last: their own few milliseconds are the only thing not counted). The figures
@@ -263,7 +325,7 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
         files=sorted(written + ["report.html", "run.json"]),
         **(extra_record or {}),
     )
-    (out / "report.html").write_text(render_html(study, tables, figures, record),
+    (out / "report.html").write_text(render_html(study, tables, drawn, record),
                                      encoding="utf-8")
     (out / "run.json").write_text(json.dumps(jsonable(record), indent=2, ensure_ascii=False)
                                   + "\n", encoding="utf-8")
