@@ -397,6 +397,15 @@ def test_icc_of_the_raters_by_hand_and_in_the_reason(zoo, tmp_path) -> None:  # 
         msw = ((sub["score"] - g.transform("mean")) ** 2).sum() / (n * (k - 1))
         want = (msb - msw) / (msb + (k - 1) * msw)
         assert rater_icc(sub, crit)[0] == pytest.approx(want, rel=1e-10)
+    # unbalanced (a third of the ratings dropped): the one-way form of nlgeval.human
+    from nlgeval.human.intraclass import icc
+
+    some = r[r.criterion == "Coherence"].sample(frac=0.67, random_state=3)
+    forms, _ = icc(some[["rater", "item", "system", "score"]])
+    want = next(f for f in forms if f.type == "ICC(1,1)")
+    got = rater_icc(some, "Coherence")
+    assert got[0] == pytest.approx(want.icc, rel=1e-10)
+    assert got[1] == pytest.approx(want.pvalue, rel=1e-6)
     _, data = zoo
     disputed = [e for e in data["verdict"] if e["criterion"] == "Disputed"]
     assert all("ICC(1,1)" in e["withheld"] for e in disputed)

@@ -29,7 +29,7 @@ import pandas as pd
 from nlgeval.errors import InputError
 
 REASONS = {
-    "reference": "its outputs are the references (automatic check)",
+    "reference": "its outputs are the references, found by the automatic check",
     "human": "human-written: rated as a human ceiling, not correlated",
     "asked": "named with --exclude-systems",
 }

@@ -99,13 +99,22 @@ def rater_icc(ratings: pd.DataFrame, criterion: str, alpha: float = 0.05) -> tup
     0.923
     """
     from nlgeval.errors import InputError
-    from nlgeval.human.intraclass import icc
+    from nlgeval.human.intraclass import icc_oneway
 
     sub = ratings[ratings["criterion"] == criterion]
+    score = sub["score"].to_numpy(float)
+    ok = np.isfinite(score)
+    # ICC(1,1) is the one-way form in every design (Shrout & Fleiss 1979): one group of
+    # ratings per output, split from one sort instead of a pandas group loop
+    codes = pd.MultiIndex.from_arrays([sub["system"].astype(str)[ok],
+                                       sub["item"].astype(str)[ok]]).factorize()[0]
+    order = np.argsort(codes, kind="stable")
+    cuts = np.flatnonzero(np.diff(codes[order])) + 1
+    groups = np.split(score[ok][order], cuts)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            forms, _ = icc(sub[["rater", "item", "system", "score"]], alpha)
+            forms = icc_oneway(groups, alpha)
     except (InputError, ValueError, ZeroDivisionError):
         return math.nan, math.nan
     one = next((f for f in forms if f.type == "ICC(1,1)"), None)
