@@ -210,3 +210,23 @@ def test_numerically_constant_is_constant_everywhere() -> None:
         Xc[:, 5] = 0.3
         assert grouped_kendall(X, H, variant, "item").statistic == pytest.approx(
             grouped_kendall(Xc, H, variant, "item").statistic, abs=1e-15)
+
+
+def test_perm_both_standardisation_is_scale_free() -> None:
+    """z-scores (PERM-BOTH swaps z-scored metrics) do not overflow: data scaled by 2^700 (an
+    exact scaling) give exactly the draws of the data themselves, for the Kendall variants and
+    pairwise accuracy as for Pearson."""
+    from nlgeval.correlation.kendall import kendall_permutation_test
+    from nlgeval.correlation.pairwise import pairwise_accuracy_test
+
+    rng = np.random.default_rng(8)
+    H = rng.normal(size=(5, 6))
+    A, B = H + rng.normal(size=H.shape), H + 2 * rng.normal(size=H.shape)
+    big = 2.0 ** 700
+    for test in (lambda a, b: kendall_permutation_test(a, b, H, "tau_b", "item",
+                                                       permutations=25, seed=3),
+                 lambda a, b: pairwise_accuracy_test(a, b, H, permutations=25, seed=3),
+                 lambda a, b: permutation_test(a, b, H, "segment", permutations=25, seed=3)):
+        ref, got = test(A, B), test(A * big, B)
+        assert np.array_equal(ref.draws_a, got.draws_a) and np.array_equal(ref.draws_b,
+                                                                            got.draws_b)

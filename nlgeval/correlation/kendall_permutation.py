@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from nlgeval.correlation._constant import unit_scaled
 from nlgeval.correlation._kendall_kernels import _stack_statistic
 from nlgeval.correlation.compare import PermutationComparison, iter_swap_masks, swap_draws
 from nlgeval.correlation.kendall_results import (
@@ -38,7 +39,8 @@ def zscore_cells(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
     array([[-1.22474487,  0.        ],
            [ 1.22474487,         nan]])
     """
-    v = X[ok]
+    # scaled by a power of two first (exact): no overflow/underflow in the standard deviation
+    v = unit_scaled(X[ok], axis=None)
     out = np.full(X.shape, np.nan)
     if v.size == 0:
         return out
