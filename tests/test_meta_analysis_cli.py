@@ -275,3 +275,18 @@ def test_realsumm_litepyramid_is_adequacy(capsys: pytest.CaptureFixture[str]) ->
         ("webnlg2020", "Correctness", "data-to-text"),
         ("realsumm", "LitePyramid", "summarisation")]
     assert rec["studies"][1]["n"] == 2500
+
+
+def test_effects_table_with_its_own_variances(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "e.csv"
+    path.write_text("study,r,n,vi\na,0.5,40,0.05\nb,0.3,100,0.02\nc,0.4,60,0.03\n",
+                    encoding="utf-8")
+    code, out, err = run(["meta-analyse", "--effects", str(path), "--json", "--tau2", "dl"],
+                         capsys)
+    assert code == 0, err
+    fit = random_effects(np.arctanh([0.5, 0.3, 0.4]), [0.05, 0.02, 0.03], method="dl")
+    assert json.loads(out)["results"][0]["r_pooled"] == pytest.approx(math.tanh(fit.statistic))
+    path.write_text("study,r,n,vi\na,0.5,40,0.05\nb,0.3,100,-1\n", encoding="utf-8")
+    code, _, err = run(["meta-analyse", "--effects", str(path)], capsys)
+    assert code == 2 and "row 3, column 'vi'" in err

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
@@ -38,7 +39,8 @@ VARIANCES = ("fisher", "bootstrap")
 
 def read_effects(path: str | Path) -> pd.DataFrame:
     """A user's table of effects (CSV, TSV, JSONL or Parquet): ``study, r, n`` and optional
-    ``metric, construct`` and moderator columns; values checked by
+    ``metric, construct`` and moderator columns, and ``vi``, a sampling variance of Fisher's
+    z to use instead of ``1/(n - 3)`` (e.g. from a bootstrap interval); values checked by
     :func:`nlgeval.meta_analysis.effects.correlation_effects` (Fisher 1921).
 
     Examples
@@ -57,7 +59,17 @@ def read_effects(path: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise InputError("file not found", file=path)
     table = read_table(path, ["study", "r", "n"])
-    return correlation_effects(table, file=str(path)).drop(columns=["yi", "vi"])
+    if "vi" in table.columns:
+        from nlgeval.io import row_of
+
+        vi = pd.to_numeric(table["vi"], errors="coerce").to_numpy(dtype=float)
+        bad = np.flatnonzero(~(np.isfinite(vi) & (vi > 0)))
+        if bad.size:
+            raise InputError(f"vi must be a positive number, got {table['vi'].iloc[bad[0]]!r}",
+                             file=path, row=row_of(table, int(bad[0])), column="vi")
+        table["vi"] = vi
+    out = correlation_effects(table, file=str(path)).drop(columns=["yi"])
+    return out if "vi" in table.columns else out.drop(columns=["vi"])
 
 
 def run_meta_analysis(
