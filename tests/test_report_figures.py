@@ -160,3 +160,13 @@ def test_small_tables_stay_on_the_page() -> None:
     html = page.render_html(study, tables, {}, {})
     assert "rather than on this page" not in html
     assert html.count("<table>") == len(tables)
+
+
+def test_cli_checks_figure_formats_before_reading_data(capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    from nlgeval.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", "no-such-corpus", "--figures", "gif"])
+    assert exc.value.code == 2
+    assert "--figures: unknown format(s) gif" in capsys.readouterr().err  # not the corpus

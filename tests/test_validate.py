@@ -157,7 +157,8 @@ def test_report_directory(study, tmp_path: Path) -> None:  # type: ignore[no-unt
     tex = (rep / "tables" / "correlations_system.tex").read_text()
     assert "\\toprule" in tex and "\\caption{" in tex
     assert (rep / "figures" / "scatter_quality.png").is_file()
-    assert (rep / "figures" / "heatmap_segment.pdf").is_file()
+    assert (rep / "figures" / "heatmap_segment.png").is_file()  # PDF only with figures="pdf"
+    assert not (rep / "figures" / "heatmap_segment.pdf").exists()
     page = (rep / "report.html").read_text()
     assert "data:image/png;base64," in page
     # self-contained: no external stylesheets, scripts or images

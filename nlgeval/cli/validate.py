@@ -124,12 +124,16 @@ def validate(
         "--out", help="Report directory (default: reports/<corpus>).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the score cache.")]
     = False,
+    figures: Annotated[str, typer.Option(
+        "--figures", help="Figure formats: png (shown in report.html), png,pdf or png,svg for "
+                          "a paper, or none (no figures, fastest).")] = "png",
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Correlate every metric with every human criterion and write the validation report.
 
-    Tables (CSV, Markdown, LaTeX), figures (PNG, PDF), report.html and run.json go to --out.
+    Tables (CSV, Markdown, LaTeX), figures (PNG; PDF with --figures png,pdf), report.html and
+    run.json go to --out.
 
     Level names in papers: "system level" / "overall" = system; "segment level", "story
     level", "pooled" (all outputs in one correlation) = segment; "summary level", "document
@@ -151,7 +155,9 @@ def validate(
     # render)
     setup(quiet)
     from nlgeval.report import run_validation, write_report
+    from nlgeval.report.writer import figure_formats
 
+    fig_formats = figure_formats(figures)  # checked before any data is read
     settings = _settings(
         criteria=split_list(criteria),
         levels=split_list(levels) or ["segment", "system"],
@@ -181,7 +187,7 @@ def validate(
             typer.echo(f"warning: {msg}", err=True)
     study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
     out_dir = out if out is not None else Path("reports") / corp.name
-    write_report(study, out_dir, extra_record={"argv": sys.argv[1:]})
+    write_report(study, out_dir, extra_record={"argv": sys.argv[1:]}, figures=fig_formats)
     if as_json:
         full = study.to_dict()
         emit_json({"corpus": corp.name, "out": str(out_dir),
