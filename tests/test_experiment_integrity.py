@@ -361,3 +361,17 @@ def test_behind_a_proxy_the_join_limit_counts_forwarded_addresses(tmp_path: Path
     # with --proxies 1 each forwarded address counts on its own (127.0.0.1 already took one)
     assert [join_from(proxied, a) for a in ("10.0.0.3", "10.0.0.4", "10.0.0.3")] == [
         303, 303, 429]
+
+
+def test_a_participant_who_declined_cannot_try_again_under_the_same_id(tmp_path: Path) -> None:
+    _d, app, _store, jt = _crowd(tmp_path, 'consent = "Do you agree?"\n')
+    c = app.test_client()
+    tok = _token(_join(c, jt, PROLIFIC_PID="p1", SESSION_ID="s1"))
+    page = c.get(f"/e/{tok}").get_data(as_text=True)
+    assert c.post(f"/e/{tok}/start", data={"csrf": csrf_of(page), "decline": "1"}
+                  ).status_code == 200
+    for client, params in ((c, {"PROLIFIC_PID": "p1", "SESSION_ID": "s1"}),
+                           (app.test_client(), {"PROLIFIC_PID": "p1"})):
+        r = _join(client, jt, **params)
+        assert r.status_code == 409 and "ended its participation" in r.get_data(as_text=True)
+    assert _join(app.test_client(), jt, PROLIFIC_PID="p2").status_code == 303

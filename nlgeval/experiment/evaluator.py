@@ -169,6 +169,9 @@ def join(jtoken: str) -> Any:
             abort(409, x._("This participant id has already taken part from another browser. "
                            "Please continue in the browser where you started; if you cannot, "
                            "contact the researcher."))
+        if got.refused == "ended":
+            abort(409, x._("This participant id has already ended its participation in "
+                           "this study."))
         if got.refused == "limit":
             abort(429, x._("Too many people have signed up from your network in a short "
                            "time. Please try again in a few minutes."))

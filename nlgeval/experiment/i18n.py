@@ -149,6 +149,8 @@ DE: dict[str, str] = {
     "The researcher will review your submission.": "Ihre Antworten kamen schneller, als man "
     "die Texte lesen kann, daher wird kein Abschlusscode angezeigt. Die Studienleitung wird "
     "Ihre Teilnahme prüfen.",
+    "This participant id has already ended its participation in this study.":
+        "Mit dieser Teilnehmerkennung wurde die Teilnahme an dieser Studie bereits beendet.",
     "This study is full": "Diese Studie ist voll",
     "Every trial set has been handed out. Thank you for your interest.":
         "Alle Aufgabensätze sind vergeben. Vielen Dank für Ihr Interesse.",

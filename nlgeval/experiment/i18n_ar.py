@@ -112,6 +112,8 @@ AR: dict[str, str] = {
     "Your answers came in faster than the texts can be read, so no completion code is shown. "
     "The researcher will review your submission.": "وصلت إجاباتك أسرع مما تسمح به قراءة "
     "النصوص، لذا لا يُعرض رمز الإكمال. سيراجع الباحث مشاركتك.",
+    "This participant id has already ended its participation in this study.":
+        "أنهى معرّف المشارك هذا مشاركته في هذه الدراسة بالفعل.",
     "This study is full": "اكتمل عدد المشاركين في هذه الدراسة",
     "Every trial set has been handed out. Thank you for your interest.":
         "تم توزيع جميع مجموعات المهام. شكرًا لاهتمامك.",

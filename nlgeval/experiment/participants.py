@@ -52,8 +52,9 @@ from nlgeval.experiment.storage import (
 @dataclass(frozen=True)
 class Claim:
     """The outcome of a join: the set's ``token``, or why there is none (``refused``:
-    ``"taken"`` -- the id is already in a set, in another browser; ``"limit"`` -- too many
-    joins from this address; ``"full"`` -- no free set).
+    ``"taken"`` -- the id is already in a set, in another browser; ``"ended"`` -- the id
+    declined consent or was screened out before; ``"limit"`` -- too many joins from this
+    address; ``"full"`` -- no free set).
 
     Examples
     --------
@@ -79,11 +80,14 @@ def client_hash(secret: bytes, address: str) -> str:
 def _seen_before(s: Session | Connection, pid: str, session_id: str | None, keys: tuple[str, ...]
                  ) -> Claim | None:
     """The participant's set if they are known (recognised only by the platform session id
-    they joined with: the cookie was checked before), "taken" if known without it."""
+    they joined with: the cookie was checked before), "taken" if known without it, "ended"
+    if they declined consent or were screened out (no second try with the same id)."""
     row = s.execute(select(Evaluator.token, Evaluator.params).where(
         Evaluator.participant == pid, Evaluator.released_at.is_(None))).first()
     if row is None:
-        return None
+        ended = s.execute(select(Evaluator.id).where(
+            Evaluator.participant == pid, Evaluator.outcome.is_not(None)).limit(1)).first()
+        return Claim(refused="ended") if ended is not None else None
     had = row.params or {}
     if session_id and any(had.get(k) == session_id for k in keys):
         return Claim(token=row.token)
