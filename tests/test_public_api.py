@@ -35,9 +35,10 @@ PACKAGES = (
     "nlgeval.metrics",
     "nlgeval.corpora",
     "nlgeval.scores",
+    "nlgeval.meta_analysis",
 )
 STATISTICS_PACKAGES = ("nlgeval.correlation", "nlgeval.human", "nlgeval.items",
-                       "nlgeval.triangle")
+                       "nlgeval.triangle", "nlgeval.meta_analysis")
 
 #: Exports of the statistics packages that implement no published method, with the reason.
 NOT_A_METHOD: dict[str, str] = {
