@@ -409,3 +409,13 @@ def test_icc_of_the_raters_by_hand_and_in_the_reason(zoo, tmp_path) -> None:  # 
     _, data = zoo
     disputed = [e for e in data["verdict"] if e["criterion"] == "Disputed"]
     assert all("ICC(1,1)" in e["withheld"] for e in disputed)
+
+
+def test_tidy_scores_on_a_frame_with_a_repeated_index() -> None:
+    """pd.concat of two frames repeats index labels: rows are read by position."""
+    a = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"], "metric": "m",
+                      "score": [0.1, 0.2]})
+    b = pd.DataFrame({"system": ["A", "B"], "item": ["2", "2"], "metric": "m",
+                      "score": [0.3, 0.4]})
+    got = tidy_scores(pd.concat([a, b]))
+    assert got["score"].tolist() == [0.1, 0.2, 0.3, 0.4] and got["_row"].tolist() == [2, 3, 4, 5]

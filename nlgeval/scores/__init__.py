@@ -129,7 +129,7 @@ def tidy_scores(
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"scores must be a pandas DataFrame, got {type(frame).__name__}")
-    df = frame.copy()
+    df = frame.reset_index(drop=True)  # a copy; positions, not a (duplicated) index
     df.columns = [str(c).strip() for c in df.columns]
     if ROW not in df.columns:
         df[ROW] = np.arange(2, len(df) + 2)
