@@ -171,7 +171,9 @@ class Statistic:
 
         Default: A and B z-scored on the cells all three matrices have (so that swapped
         values share a scale), ``options.permutations`` swap masks from
-        ``default_rng(options.seed)`` (one coin per cell), :meth:`batch` on the swapped stacks.
+        ``default_rng(options.seed)`` (one coin per cell), :meth:`batch` on the swapped stacks;
+        the observed values are those of the z-scored matrices (the identity swap), as in
+        MTME's ``PermutationSigDiff``, so that observed and null differences are alike.
         """
         ok = np.isfinite(XA) & np.isfinite(XB) & np.isfinite(Y)
         A = np.where(ok, _standardise(np.where(ok, XA, np.nan)), np.nan)
