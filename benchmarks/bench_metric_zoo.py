@@ -71,11 +71,12 @@ def zoo_study(n_systems: int = 11, n_items: int = 100, n_metrics: int = 72,
     scores = pd.DataFrame({"system": sys_grid, "item": item_grid})
     mean_latent = np.mean([latent[c] for c in crits], axis=0)
     for k in range(n_metrics):
-        target = latent[crits[k % n_criteria]] if k % 4 else mean_latent
+        own = crits[(k // 6) % n_criteria] if k % 6 == 5 else crits[k % n_criteria]
+        target = latent[own] if k % 4 else mean_latent
         noise = 0.3 + 2.5 * k / max(1, n_metrics - 1)
         x = target + rng.normal(scale=noise, size=target.shape)
         if k % 6 == 5:   # an LLM judge: integers 1-10, many ties
-            name = f"judge_{crits[k % n_criteria].lower()}_{k:02d}"
+            name = f"judge_{crits[(k // 6) % n_criteria].lower()}_{k:02d}"
             values = np.clip(np.round(5.5 + 1.5 * x), 1, 10)
         elif k % 3 == 0:  # overlap-like: bounded, skewed
             name = f"overlap_{k:02d}"

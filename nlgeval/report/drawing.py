@@ -195,15 +195,16 @@ def _forest_range(cells: Any) -> tuple[float, float]:
 DRAW = {"scatter": draw_scatter, "heatmap": draw_heatmap, "forest": draw_forest}
 
 
-def figure_dpi(kind: str, data: dict[str, Any]) -> int:
-    """Raster resolution: 110 dpi, 80 for the figures of a large study (more than 20 metrics,
-    or a full scatter grid), which keeps a 70-metric report.html under 2 MB.
+def save_options(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """How to write a figure: 110 dpi, as a 256-colour palette PNG when the study is large
+    (more than 20 metrics, or a full scatter grid), which keeps a 70-metric report.html well
+    under 2 MB (the figures are flat colours; the palette costs a few tenths of a second).
 
     Examples
     --------
-    >>> figure_dpi("forest", {"metrics": ["a"] * 72}), figure_dpi("scatter", {"panels": [1]})
-    (80, 110)
+    >>> save_options("forest", {"metrics": ["a"] * 72}), save_options("scatter", {"panels": [1]})
+    ({'dpi': 110, 'palette': True}, {'dpi': 110, 'palette': False})
     """
     size = {"forest": lambda d: len(d["metrics"]), "heatmap": lambda d: d["r"].shape[0],
             "scatter": lambda d: 21 if len(d["panels"]) > 8 else 0}[kind](data)
-    return 80 if size > 20 else 110
+    return {"dpi": 110, "palette": size > 20}

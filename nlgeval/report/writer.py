@@ -180,11 +180,11 @@ def _render_figure(task: tuple[str, str, dict[str, Any], str, tuple[str, ...]]
     import matplotlib.pyplot as plt
 
     from nlgeval.figures import save_figure
-    from nlgeval.report.drawing import DRAW, figure_dpi
+    from nlgeval.report.drawing import DRAW, save_options
 
     stem, kind, data, directory, formats = task
     fig = DRAW[kind](plt, data)
-    return stem, save_figure(fig, directory, stem, formats, dpi=figure_dpi(kind, data))
+    return stem, save_figure(fig, directory, stem, formats, **save_options(kind, data))
 
 
 def start_figures(study: ValidationStudy, directory: Path, workers: int | None = None,
