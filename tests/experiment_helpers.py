@@ -145,8 +145,9 @@ class ServerProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log.read_text()}")
-            try:
-                if requests.get(self.base + "/healthz", timeout=1).status_code == 200:
+            try:  # a long read timeout: the port is bound before the workers start, and
+                # a poll given up on would still be served later (and counted by tests)
+                if requests.get(self.base + "/healthz", timeout=(1, 20)).status_code == 200:
                     return self
             except requests.RequestException:
                 time.sleep(0.1)
