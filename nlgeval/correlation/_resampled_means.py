@@ -8,6 +8,7 @@ once per metric."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -95,3 +96,46 @@ def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
     B = idx.shape[0]
     flat = (np.asarray(idx) + (np.arange(B) * n)[:, None]).ravel()
     return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
+
+
+#: resamples per matrix product of the Pearson bootstrap (fixed: OpenBLAS sums a row of a
+#: product in an order that depends on the product's shape, so every product has this many
+#: rows, whatever the number of resamples or the memory budget)
+PEARSON_BLOCK = 32
+
+#: item-index cells drawn and processed at once by the bootstrap (int64: 64 MiB), rounded to
+#: whole Pearson blocks; memory then grows with the data, not with data x resamples
+DRAW_CELLS = 2**23
+
+
+def index_chunks(
+    n_systems: int, n_items: int, resamples: int, resample: str, seed: object,
+    cells: int = DRAW_CELLS,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The bootstrap's (B x S) system and (B x I) item index matrices, ``k`` resamples at a time.
+
+    One ``numpy.random.default_rng(seed)`` stream, consumed in the order of one large draw:
+    all system indices first (when systems are resampled; B x S is small), then the item
+    indices in consecutive blocks of rows -- numpy's bounded integers are drawn one after the
+    other, so the concatenated chunks are the indices of a single draw (tested). ``k`` is a
+    whole number of :data:`PEARSON_BLOCK` resamples, at most ``cells`` item indices.
+
+    Examples
+    --------
+    >>> parts = list(index_chunks(3, 4, 70, "both", 0, cells=128))
+    >>> [p[1].shape for p in parts]
+    [(32, 4), (32, 4), (6, 4)]
+    """
+    rng = np.random.default_rng(seed)  # type: ignore[arg-type]
+    if resample in ("systems", "both"):
+        sys_idx = rng.integers(0, n_systems, size=(resamples, n_systems))
+    else:
+        sys_idx = np.broadcast_to(np.arange(n_systems), (resamples, n_systems))
+    k = max(1, cells // max(1, n_items) // PEARSON_BLOCK) * PEARSON_BLOCK
+    for b0 in range(0, resamples, k):
+        b = min(k, resamples - b0)
+        if resample in ("items", "both"):
+            item_idx = rng.integers(0, n_items, size=(b, n_items))
+        else:
+            item_idx = np.broadcast_to(np.arange(n_items), (b, n_items))
+        yield sys_idx[b0:b0 + b], item_idx

@@ -17,8 +17,10 @@ Kendall from weighted average ranks / weighted pair counts (numba kernels in
 coefficients from resampled system means (a (B, S) batch; each matrix's means are remembered,
 since a study asks for the same metric's means once per criterion and the same criterion's
 once per metric). The index matrices of a (shape, scheme, seed) are drawn once and handed out
-as copies. Every path is linear in B and in the number of cells; the item levels gather
-(B, S, I) stacks in chunks of B to bound memory.
+as copies. Every path is linear in B and in the number of cells, and memory does not grow with
+B: a large bootstrap draws its item indices in chunks of rows (the same indices as one draw),
+Pearson's matrix products take fixed blocks of 32 resamples (so the coefficients do not depend
+on the chunking), and the item levels gather (B, S, I) stacks in chunks of B.
 ``benchmarks/bench_correlation.py`` and ``benchmarks/bench_validate.py`` check the intervals
 against a scipy loop over the same resamples and print the speed ratios.
 """
@@ -27,12 +29,19 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-from nlgeval.correlation._resampled_means import _CELLS_PER_CHUNK, _resampled_system_means
+from nlgeval.correlation._resampled_means import (
+    _CELLS_PER_CHUNK,
+    DRAW_CELLS,
+    PEARSON_BLOCK,
+    _resampled_system_means,
+    index_chunks,
+)
 from nlgeval.correlation._resampled_means import _MEANS_CACHE as _MEANS_CACHE
 from nlgeval.correlation._resampled_means import resample_counts as resample_counts
 from nlgeval.correlation.coefficients import (
@@ -105,6 +114,20 @@ def resample_indices(
 # criterion, level and coefficient; drawing them once saves ~1 ms per bootstrap.
 _INDEX_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 _INDEX_CACHE_BYTES = 32 * 2**20  # per entry; at most 4 entries
+
+
+def _index_chunks(
+    shape: tuple[int, ...], resamples: int, resample: str, seed: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`resample_indices` in one piece when the item indices are small (remembered across
+    calls), else in chunks of rows (:func:`~._resampled_means.index_chunks`: the same indices);
+    either way the coefficients are the same (Pearson in fixed blocks, the rest per resample)."""
+    if resamples * shape[1] <= DRAW_CELLS:
+        yield resample_indices(shape[0], shape[1], resamples, resample, seed)
+        return
+    if resamples < 1:
+        raise InputError(f"the number of resamples must be at least 1, got {resamples}")
+    yield from index_chunks(shape[0], shape[1], resamples, resample, seed)
 
 
 def _draw_indices(
@@ -205,9 +228,7 @@ def bootstrap_distribution(
         return bootstrap_distribution(X.T, Y.T, "item", coefficient, item_idx, sys_idx)
     coefficient = check_coefficient(coefficient)
     if coefficient == "pearson":
-        ws = resample_counts(sys_idx, X.shape[0])
-        wi = resample_counts(item_idx, X.shape[1])
-        return _pearson_from_counts(X, Y, level, ws, wi)
+        return _pearson_in_blocks(X, Y, level, sys_idx, item_idx)
     if level == "segment":
         # weighted ranks / pair counts per resample in one numba call (no sort and no scipy
         # call per resample; both cores); numba is imported only when needed (start-up time)
@@ -236,6 +257,26 @@ def bootstrap_distribution(
         si = sys_idx[start:start + chunk, :, None]
         ii = item_idx[start:start + chunk, None, :]
         out[start:start + chunk] = level_statistic(X[si, ii], Y[si, ii], level, coefficient)
+    return out
+
+
+def _pearson_in_blocks(
+    X: np.ndarray, Y: np.ndarray, level: str, sys_idx: np.ndarray, item_idx: np.ndarray
+) -> np.ndarray:
+    """:func:`_pearson_from_counts` in blocks of :data:`PEARSON_BLOCK` resamples, the last one
+    padded with copies of its first resample: every matrix product then has the same shape, so
+    a resample's coefficient does not depend on how many are computed at once (OpenBLAS sums a
+    row in an order that depends on the product's shape), and memory is one block's."""
+    B = sys_idx.shape[0]
+    out = np.empty(B)
+    for b0 in range(0, B, PEARSON_BLOCK):
+        si, ii = sys_idx[b0:b0 + PEARSON_BLOCK], item_idx[b0:b0 + PEARSON_BLOCK]
+        k = si.shape[0]
+        if k < PEARSON_BLOCK:
+            si, ii = (np.concatenate([a, np.repeat(a[:1], PEARSON_BLOCK - k, axis=0)])
+                      for a in (si, ii))
+        ws, wi = resample_counts(si, X.shape[0]), resample_counts(ii, X.shape[1])
+        out[b0:b0 + k] = _pearson_from_counts(X, Y, level, ws, wi)[:k]
     return out
 
 
@@ -326,8 +367,8 @@ def bootstrap_correlation(
     if X.shape != Y.shape or X.ndim != 2:
         raise InputError(f"X and Y must be matrices of the same shape, got {X.shape}, {Y.shape}")
     observed = float(level_statistic(X, Y, level, coefficient))
-    sys_idx, item_idx = resample_indices(X.shape[0], X.shape[1], resamples, resample, seed)
-    dist = bootstrap_distribution(X, Y, level, coefficient, sys_idx, item_idx)
+    dist = np.concatenate([bootstrap_distribution(X, Y, level, coefficient, si, ii)
+                           for si, ii in _index_chunks(X.shape, resamples, resample, seed)])
     n_undef = int((~np.isfinite(dist)).sum())
     if n_undef > 0.01 * resamples:
         warnings.warn(
