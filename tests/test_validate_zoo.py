@@ -356,7 +356,8 @@ def test_report_writes_the_new_columns(zoo, tmp_path) -> None:  # type: ignore[n
     comps = pd.read_csv(tmp / "rep" / "comparisons.csv")
     assert "pvalue_corrected" in comps.columns
     cl = pd.read_csv(tmp / "rep" / "tables" / "significance_clusters.csv")
-    assert len(cl)
+    assert len(cl) and {"cluster", "cluster_corrected"} <= set(cl.columns)
+    assert cl["cluster_corrected"].notna().all()
 
 
 def test_level_glossary_in_help() -> None:

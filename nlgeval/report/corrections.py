@@ -148,15 +148,25 @@ def mark(r: float, p_corrected: float, ci_low: float, ci_high: float, alpha: flo
     return f"{r:.{digits}f}{star}{dagger}"
 
 
+def correction_name(method: str) -> str:
+    """The correction as a caption names it.
+
+    >>> correction_name("by"), correction_name("none")
+    ('Benjamini-Yekutieli (2001)', 'no correction')
+    """
+    return {"holm": "Holm (1979)", "bh": "Benjamini-Hochberg (1995)",
+            "by": "Benjamini-Yekutieli (2001)", "bonferroni": "Bonferroni"}.get(
+                method, "no correction")
+
+
 def correction_text(method: str, alpha: float) -> str:
     """How the stars were computed, for every caption.
 
     >>> correction_text("holm", 0.05)
     '* = p < 0.05 after Holm (1979) correction across the metrics x criteria x levels tested'
     """
-    name = {"holm": "Holm (1979)", "bh": "Benjamini-Hochberg (1995)",
-            "by": "Benjamini-Yekutieli (2001)", "bonferroni": "Bonferroni"}.get(method)
-    if name is None:
+    name = correction_name(method)
+    if method == "none":
         return f"* = p < {alpha} (no correction for multiple comparisons)"
     return (f"* = p < {alpha} after {name} correction across the metrics x criteria x levels "
             "tested")

@@ -9,7 +9,12 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.correlation.coefficients import COEFFICIENTS
-from nlgeval.report.corrections import DAGGER_TEXT, correction_text, mark
+from nlgeval.report.corrections import (
+    DAGGER_TEXT,
+    correction_name,
+    correction_text,
+    mark,
+)
 from nlgeval.report.study import ValidationStudy
 from nlgeval.tables import PaperTable
 
@@ -104,9 +109,14 @@ def _significance_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> No
                 label=f"tab:sig-{level}-{_slug(crit)}{suffix.replace('_', '-')}", digits=4)
     if not study.clusters.empty:
         t["significance_clusters"] = PaperTable(
-            data=study.clusters[["criterion", "level", "metric", "r", "cluster", "method"]],
+            data=study.clusters[[c for c in ("criterion", "level", "metric", "r", "cluster",
+                                             "cluster_corrected", "method")
+                                 if c in study.clusters.columns]],
             caption="Clusters of metrics that cannot be told apart (alpha = "
-            f"{study.alpha}); cluster 1 holds the best-correlating metric.",
+            f"{study.alpha}); cluster 1 holds the best-correlating metric. cluster: on the "
+            "raw pairwise p-values (as WMT); cluster_corrected: on p-values corrected over "
+            f"the metric pairs ({correction_name(study.config.correction)}), what the "
+            "verdict uses.",
             label="tab:clusters", digits=3)
 
 
