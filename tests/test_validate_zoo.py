@@ -268,6 +268,10 @@ def test_significant_cells_with_an_interval_around_zero_are_flagged(zoo) -> None
     assert mark(0.11, 0.2, -0.004, 0.22, 0.05, 2) == "0.11"
     md = (tmp / "rep" / "tables" / "correlations_overview.md").read_text()
     assert "Holm (1979) correction" in md and "† = significant after correction" in md
+    # the human reference at every level of the study
+    ov = pd.read_csv(tmp / "rep" / "tables" / "correlations_overview.csv")
+    ref = ov[ov["metric"].str.startswith("one rater vs the others")]
+    assert set(ref["level"]) == {"system", "segment", "item"}
 
 
 # ------------------------------------------------------------------ binding and direction

@@ -177,10 +177,15 @@ def _pearson_wide(study: ValidationStudy) -> pd.DataFrame | None:
             row[r.criterion] = mark(r.r, p, r.ci_low, r.ci_high, study.alpha, 3)
         rows.append(row)
     ra = study.rater_agreement
-    if not ra.empty and "segment" in set(sub["level"]):
-        row = {"metric": "one rater vs the others (human reference)", "level": "segment"}
-        for r in ra.itertuples():
-            row[r.criterion] = "--" if not np.isfinite(r.pooled_r) else f"{r.pooled_r:.3f}"
+    for level in dict.fromkeys(sub["level"]) if not ra.empty else ():
+        # the human reference at every level it can be computed (issue 26): pooled over all
+        # raters at segment level, one drawn rater vs the others elsewhere
+        col = "pooled_r" if level == "segment" else f"one_vs_rest_{level}"
+        if col not in ra.columns:
+            continue
+        row = {"metric": "one rater vs the others (human reference)", "level": level}
+        for crit, v in zip(ra["criterion"], ra[col].astype(float), strict=True):
+            row[crit] = "--" if not np.isfinite(v) else f"{v:.3f}"
         rows.append(row)
     return pd.DataFrame(rows)
 
