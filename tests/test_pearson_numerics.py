@@ -230,3 +230,28 @@ def test_perm_both_standardisation_is_scale_free() -> None:
         ref, got = test(A, B), test(A * big, B)
         assert np.array_equal(ref.draws_a, got.draws_a) and np.array_equal(ref.draws_b,
                                                                             got.draws_b)
+
+
+def test_item_bootstrap_uses_the_items_of_the_point_estimate() -> None:
+    """The item-level Pearson bootstrap (weighted sums, each item centred and scaled on its own)
+    keeps items whose values are tiny next to the others' and drops the numerically constant
+    one, as the point kernel does on every explicitly gathered resample. (Here each tiny item's
+    values lie within a factor of 10 of each other; a resample whose values are all 1e13 times
+    smaller than its item's largest counts as constant in the sums -- see the kernel.)"""
+    rng = np.random.default_rng(10)
+    H = rng.normal(size=(8, 12))
+    X = H + rng.normal(size=(8, 12))
+    X[:, :4] = 10.0 ** rng.uniform(-300, -170, size=4) * rng.uniform(1, 10, size=(8, 4))
+    X[:, 4] = 0.25
+    X[:, 5] = 0.3
+    X[::2, 5] = 0.1 + 0.2
+    si, ii = resample_indices(8, 12, 40, "both", seed=9)
+    got = bootstrap_distribution(X, H, "item", "pearson", si, ii)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = np.array([level_statistic(X[si[b]][:, ii[b]], H[si[b]][:, ii[b]], "item",
+                                         "pearson") for b in range(40)])
+    assert np.allclose(got, want, atol=1e-10, rtol=0, equal_nan=True)
+    # the point estimate uses the tiny items 0-3 and not the constant items 4-5
+    per_item = batch_correlation(X.T, H.T, "pearson")
+    assert np.isfinite(per_item[:4]).all() and np.isnan(per_item[4:6]).all()

@@ -45,6 +45,7 @@ from nlgeval.correlation._resampled_means import (
 from nlgeval.correlation._resampled_means import _MEANS_CACHE as _MEANS_CACHE
 from nlgeval.correlation._resampled_means import resample_counts as resample_counts
 from nlgeval.correlation.coefficients import (
+    CONSTANT_RTOL,
     DegenerateInputWarning,
     batch_correlation,
     check_coefficient,
@@ -157,6 +158,8 @@ def _pearson_from_counts(
     """
     ok = np.isfinite(X) & np.isfinite(Y)
     V = ok.astype(float)
+    if level == "item":
+        return _item_pearson_from_counts(X, Y, ok, ws, wi)
     # scale by a power of two (exact; no overflow or underflow in the sums of squares, as
     # scipy's pearsonr) and centre once on the complete cells (r is shift-invariant; this
     # limits cancellation)
@@ -186,11 +189,36 @@ def _pearson_from_counts(
         sxx, syy = (w * mx * mx).sum(axis=1), (w * my * my).sum(axis=1)
         return pearson_from_sums(n, sx, sy, sxx, syy, (w * mx * my).sum(axis=1),
                            sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
-    # item level: per item, across systems weighted by ws; then the mean over drawn items
+    raise InputError(f"unknown level '{level}'")
+
+
+def _item_pearson_from_counts(
+    X: np.ndarray, Y: np.ndarray, ok: np.ndarray, ws: np.ndarray, wi: np.ndarray
+) -> np.ndarray:
+    """Item level of :func:`_pearson_from_counts`: per item, across systems weighted by
+    ``ws``; then the mean over the drawn items (weights ``wi``).
+
+    Each item is one vector, so each is scaled (a power of two) and centred on its own, as
+    the point estimate does: an item whose values are tiny next to the others' (1e-300 beside
+    0.5) keeps its spread, and a resample is constant by the sums' form of the one rule --
+    a centred sum of squares at most ``1e-10`` of the uncentred one (what a constant resample
+    leaves after rounding), or at most ``n (CONSTANT_RTOL * max |x|)^2`` (values that differ by
+    rounding only; max |x| < 1 after the scaling). The sums see the item, not the resample: a
+    resample whose values are all some 1e5 times closer together than the item's spread
+    counts as constant here (the point kernel, which scales the resample itself, would
+    correlate it); gathering every resample instead is 4-17 times slower.
+    """
+    V = ok.astype(float)
+    cnt = np.maximum(V.sum(axis=0), 1)
+    Xs, Ys = unit_scaled(X, ok, axis=0), unit_scaled(Y, ok, axis=0)
+    X0 = np.where(ok, Xs - np.where(ok, Xs, 0.0).sum(axis=0) / cnt, 0.0)
+    Y0 = np.where(ok, Ys - np.where(ok, Ys, 0.0).sum(axis=0) / cnt, 0.0)
     n = ws @ V                               # (B, I)
     sx, sy = ws @ X0, ws @ Y0
     sxx, syy, sxy = ws @ (X0 * X0), ws @ (Y0 * Y0), ws @ (X0 * Y0)
-    r = pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
+    rule = CONSTANT_RTOL ** 2 / 1e-10        # n (rtol max|x|)^2 as a mean square
+    r = pearson_from_sums(n, sx, sy, sxx, syy, sxy, np.maximum(sxx / np.maximum(n, 1), rule),
+                          np.maximum(syy / np.maximum(n, 1), rule))
     w = np.where(np.isfinite(r), wi, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (w * np.nan_to_num(r)).sum(axis=1) / w.sum(axis=1)
