@@ -424,3 +424,20 @@ def test_tidy_scores_on_a_frame_with_a_repeated_index() -> None:
                       "score": [0.3, 0.4]})
     got = tidy_scores(pd.concat([a, b]))
     assert got["score"].tolist() == [0.1, 0.2, 0.3, 0.4] and got["_row"].tolist() == [2, 3, 4, 5]
+
+
+def test_exclude_systems_add_to_the_automatic_check_on_a_corpus_with_texts() -> None:
+    from _validate_synth import synthetic_corpus
+
+    corpus, seg = synthetic_corpus(n_systems=4, n_items=8)
+    kw = dict(segment_scores=seg, levels=["system"], coefficients=["pearson"], resamples=0,
+              permutations=0, table9=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        st = run_validation(corpus, exclude_systems=["sys0"], **kw)
+        kept = run_validation(corpus, exclude_systems=["sys0"], keep_reference_systems=True,
+                              **kw)
+    assert [(e["system"], e["reasons"]) for e in st.exclusions] == [("REF", ["reference"]),
+                                                                    ("sys0", ["asked"])]
+    assert "none found" not in st.reference_check and "REF" in st.reference_check
+    assert kept.excluded_systems == ["sys0"] and "kept" in kept.reference_check
