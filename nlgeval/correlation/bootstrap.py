@@ -35,6 +35,7 @@ from typing import Literal
 
 import numpy as np
 
+from nlgeval.correlation._pearson_counts import pearson_from_counts
 from nlgeval.correlation._resampled_means import (
     _CELLS_PER_CHUNK,
     DRAW_CELLS,
@@ -45,12 +46,9 @@ from nlgeval.correlation._resampled_means import (
 from nlgeval.correlation._resampled_means import _MEANS_CACHE as _MEANS_CACHE
 from nlgeval.correlation._resampled_means import resample_counts as resample_counts
 from nlgeval.correlation.coefficients import (
-    CONSTANT_RTOL,
     DegenerateInputWarning,
     batch_correlation,
     check_coefficient,
-    pearson_from_sums,
-    unit_scaled,
 )
 from nlgeval.correlation.levels import check_level, level_statistic
 from nlgeval.errors import InputError
@@ -146,85 +144,6 @@ def _draw_indices(
     return sys_idx, item_idx
 
 
-def _pearson_from_counts(
-    X: np.ndarray, Y: np.ndarray, level: str, ws: np.ndarray, wi: np.ndarray
-) -> np.ndarray:
-    """Pearson on every resample from sufficient statistics, without materialising resamples.
-
-    A resample drawing system s ``ws[b, s]`` times and item i ``wi[b, i]`` times contains cell
-    (s, i) ``ws[b, s] * wi[b, i]`` times, so every sum the coefficient needs is a weighted sum
-    -- a pair of small matrix products per statistic. Equal to the coefficient on the expanded
-    resample (tested against the explicit loop).
-    """
-    ok = np.isfinite(X) & np.isfinite(Y)
-    V = ok.astype(float)
-    if level == "item":
-        return _item_pearson_from_counts(X, Y, ok, ws, wi)
-    # scale by a power of two (exact; no overflow or underflow in the sums of squares, as
-    # scipy's pearsonr) and centre once on the complete cells (r is shift-invariant; this
-    # limits cancellation)
-    X, Y = unit_scaled(X, ok, axis=None), unit_scaled(Y, ok, axis=None)
-    X0 = np.where(ok, X - X[ok].mean() if ok.any() else X, 0.0)
-    Y0 = np.where(ok, Y - Y[ok].mean() if ok.any() else Y, 0.0)
-    if level == "segment":
-        # all six statistics in one product: (B, S) @ (S, 6 I), then weight by items and sum
-        M = np.concatenate([V, X0, Y0, X0 * X0, Y0 * Y0, X0 * Y0], axis=1)
-        n_items = V.shape[1]
-        T = np.einsum("bki,bi->bk", (ws @ M).reshape(ws.shape[0], 6, n_items), wi)
-        n, sx, sy, sxx, syy, sxy = T.T
-        return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
-                           syy / np.maximum(n, 1))
-    if level == "system":
-        S = V.shape[0]
-        T = wi @ np.concatenate([V, X0, Y0], axis=0).T    # (B, 3 S) in one product
-        cnt = T[:, :S]                                    # complete cells per system
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mx = T[:, S:2 * S] / cnt
-            my = T[:, 2 * S:] / cnt
-        w = np.where(cnt > 0, ws, 0.0)
-        mx = np.where(cnt > 0, mx, 0.0)
-        my = np.where(cnt > 0, my, 0.0)
-        n = w.sum(axis=1)
-        sx, sy = (w * mx).sum(axis=1), (w * my).sum(axis=1)
-        sxx, syy = (w * mx * mx).sum(axis=1), (w * my * my).sum(axis=1)
-        return pearson_from_sums(n, sx, sy, sxx, syy, (w * mx * my).sum(axis=1),
-                           sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
-    raise InputError(f"unknown level '{level}'")
-
-
-def _item_pearson_from_counts(
-    X: np.ndarray, Y: np.ndarray, ok: np.ndarray, ws: np.ndarray, wi: np.ndarray
-) -> np.ndarray:
-    """Item level of :func:`_pearson_from_counts`: per item, across systems weighted by
-    ``ws``; then the mean over the drawn items (weights ``wi``).
-
-    Each item is one vector, so each is scaled (a power of two) and centred on its own, as
-    the point estimate does: an item whose values are tiny next to the others' (1e-300 beside
-    0.5) keeps its spread, and a resample is constant by the sums' form of the one rule --
-    a centred sum of squares at most ``1e-10`` of the uncentred one (what a constant resample
-    leaves after rounding), or at most ``n (CONSTANT_RTOL * max |x|)^2`` (values that differ by
-    rounding only; max |x| < 1 after the scaling). The sums see the item, not the resample: a
-    resample whose values are all some 1e5 times closer together than the item's spread
-    counts as constant here (the point kernel, which scales the resample itself, would
-    correlate it); gathering every resample instead is 4-17 times slower.
-    """
-    V = ok.astype(float)
-    cnt = np.maximum(V.sum(axis=0), 1)
-    Xs, Ys = unit_scaled(X, ok, axis=0), unit_scaled(Y, ok, axis=0)
-    X0 = np.where(ok, Xs - np.where(ok, Xs, 0.0).sum(axis=0) / cnt, 0.0)
-    Y0 = np.where(ok, Ys - np.where(ok, Ys, 0.0).sum(axis=0) / cnt, 0.0)
-    n = ws @ V                               # (B, I)
-    sx, sy = ws @ X0, ws @ Y0
-    sxx, syy, sxy = ws @ (X0 * X0), ws @ (Y0 * Y0), ws @ (X0 * Y0)
-    rule = CONSTANT_RTOL ** 2 / 1e-10        # n (rtol max|x|)^2 as a mean square
-    r = pearson_from_sums(n, sx, sy, sxx, syy, sxy, np.maximum(sxx / np.maximum(n, 1), rule),
-                          np.maximum(syy / np.maximum(n, 1), rule))
-    w = np.where(np.isfinite(r), wi, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = (w * np.nan_to_num(r)).sum(axis=1) / w.sum(axis=1)
-    return np.where(w.sum(axis=1) > 0, out, np.nan)
-
-
 def bootstrap_distribution(
     X: np.ndarray,
     Y: np.ndarray,
@@ -291,7 +210,8 @@ def bootstrap_distribution(
 def _pearson_in_blocks(
     X: np.ndarray, Y: np.ndarray, level: str, sys_idx: np.ndarray, item_idx: np.ndarray
 ) -> np.ndarray:
-    """:func:`_pearson_from_counts` in blocks of :data:`PEARSON_BLOCK` resamples, the last one
+    """:func:`~nlgeval.correlation._pearson_counts.pearson_from_counts` in blocks of
+    :data:`PEARSON_BLOCK` resamples, the last one
     padded with copies of its first resample: every matrix product then has the same shape, so
     a resample's coefficient does not depend on how many are computed at once (OpenBLAS sums a
     row in an order that depends on the product's shape), and memory is one block's."""
@@ -304,7 +224,7 @@ def _pearson_in_blocks(
             si, ii = (np.concatenate([a, np.repeat(a[:1], PEARSON_BLOCK - k, axis=0)])
                       for a in (si, ii))
         ws, wi = resample_counts(si, X.shape[0]), resample_counts(ii, X.shape[1])
-        out[b0:b0 + k] = _pearson_from_counts(X, Y, level, ws, wi)[:k]
+        out[b0:b0 + k] = pearson_from_counts(X, Y, level, ws, wi)[:k]
     return out
 
 
