@@ -37,6 +37,7 @@ of the maximum are re-evaluated with exact rational arithmetic.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -143,6 +144,35 @@ def calibrate_groups(
     >>> round(calibrate_groups(build_groups(X, Y, "item")).epsilon, 6)
     0.08
     """
+    # remembered by content: a study calibrates the same metric for its acc_eq statistic and
+    # again in every acc_eq comparison with another metric (same scores, same groups)
+    key = _content_key(groups, max_buckets, budget, max_levels, integer_weights)
+    hit = _SEARCHES.get(key)
+    if hit is None:
+        hit = _calibrate(groups, max_buckets, budget, max_levels, integer_weights)
+        if len(_SEARCHES) >= _MAX_SEARCHES:
+            del _SEARCHES[next(iter(_SEARCHES))]
+        _SEARCHES[key] = hit
+    return hit
+
+
+#: searches remembered (a few numbers each), keyed by a digest of the groups' contents
+_SEARCHES: dict[bytes, _Search] = {}
+_MAX_SEARCHES = 1024
+
+
+def _content_key(groups: Groups, *options: object) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for a in (groups.x, groups.y, groups.off):
+        arr = np.ascontiguousarray(a)
+        h.update(str((arr.dtype.str, arr.shape)).encode())
+        h.update(arr.view(np.uint8).ravel() if arr.size else b"")
+    h.update(repr(options).encode())
+    return h.digest()
+
+
+def _calibrate(groups: Groups, max_buckets: int, budget: int, max_levels: int,
+               integer_weights: bool) -> _Search:
     G = int(groups.sizes.size)
     if G == 0:
         return _Search(math.nan, 0, 0, True)
