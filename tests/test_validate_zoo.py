@@ -257,6 +257,10 @@ def test_comparison_family_one_test_per_pair() -> None:
     got = correct_comparisons(c, "holm")["pvalue_corrected"].tolist()
     # three pairs, each in its observed direction: 0.01, 0.02, 0.3 -> Holm 0.03, 0.04, 0.3
     assert got == pytest.approx([0.03, 0.99, 0.04, 0.98, 0.3, 0.7])
+    # an undefined test stays undefined and is not counted in the family
+    c.loc[[4, 5], "pvalue"] = np.nan
+    got = correct_comparisons(c, "holm")["pvalue_corrected"].tolist()
+    assert got[:4] == pytest.approx([0.02, 0.99, 0.02, 0.98]) and np.isnan(got[4:]).all()
 
 
 def test_significant_cells_with_an_interval_around_zero_are_flagged(zoo) -> None:  # type: ignore[no-untyped-def]

@@ -23,8 +23,6 @@ a dagger in the report) instead of being shown as plain significant.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -112,23 +110,22 @@ def correct_comparisons(comps: pd.DataFrame, method: str) -> pd.DataFrame:
     if out.empty:
         return out
     keys = [k for k in ("criterion", "level", "coefficient", "method") if k in out.columns]
+    ma, mb = out["metric_a"].astype(str), out["metric_b"].astype(str)
+    pair = ma.where(ma < mb, mb) + "\x00" + mb.where(ma < mb, ma)  # the unordered pair
+    raw = pd.to_numeric(out["pvalue"], errors="coerce").astype(float)
+    ranked = raw.fillna(np.inf)
     for _, sub in out.groupby(keys, sort=False, dropna=False):
-        pairs: dict[frozenset[str], list[int]] = {}
-        for i, a, b in zip(sub.index, sub["metric_a"], sub["metric_b"], strict=True):
-            pairs.setdefault(frozenset((str(a), str(b))), []).append(i)
-        best = [min(rows, key=lambda i: _p(out, i)) for rows in pairs.values()]
-        q = adjust([_p(out, i) for i in best], method)
-        for rows, i, qi in zip(pairs.values(), best, q, strict=True):
-            for j in rows:
-                raw = _p(out, j)
-                out.loc[j, "pvalue_corrected"] = qi if j == i else (
-                    max(raw, qi) if np.isfinite(qi) else raw)
+        idx = sub.index
+        # per pair, the row of its smaller one-sided p-value: the test in the direction seen
+        best = ranked[idx].groupby(pair[idx].to_numpy(), sort=False).idxmin()
+        q = pd.Series(adjust(raw[best.to_numpy()].to_numpy(float), method),
+                      index=best.index)
+        qrow = pair[idx].map(q).to_numpy(float)
+        rows = raw[idx].to_numpy(float)
+        is_best = np.isin(idx, best.to_numpy())
+        other = np.where(np.isfinite(qrow), np.maximum(rows, qrow), rows)  # NaN stays NaN
+        out.loc[idx, "pvalue_corrected"] = np.where(is_best, qrow, other)
     return out
-
-
-def _p(frame: pd.DataFrame, i: int) -> float:
-    v = frame.loc[i, "pvalue"]
-    return float(v) if v is not None and np.isfinite(float(v)) else math.inf
 
 
 def mark(r: float, p_corrected: float, ci_low: float, ci_high: float, alpha: float,
