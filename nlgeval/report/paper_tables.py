@@ -105,7 +105,8 @@ def _significance_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> No
             t[f"significance_{level}_{_slug(crit)}{suffix}"] = PaperTable(
                 data=mat, caption=f"{crit}, {level} level: one-sided p-values ({main_method}) "
                 "that the row metric agrees better with the human scores than the column "
-                f"metric ({stat}).",
+                f"metric ({stat}); raw p-values (corrected for the metric pairs: "
+                "pvalue_corrected in comparisons.csv).",
                 label=f"tab:sig-{level}-{_slug(crit)}{suffix.replace('_', '-')}", digits=4)
     if not study.clusters.empty:
         t["significance_clusters"] = PaperTable(
