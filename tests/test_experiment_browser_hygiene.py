@@ -141,3 +141,26 @@ def test_arabic_definition_keeps_its_full_stop_at_its_end(tmp_path: Path,
             assert dot["right"] <= letter["left"] + 0.5, (dot, letter)
         finally:
             browser.close()
+
+
+def test_declining_consent_in_chromium_shows_the_platform_code(tmp_path: Path) -> None:
+    d = write_experiment(tmp_path / "de", practice=0, questionnaire=False, extra=(
+        'language = "de"\n[crowd]\nconsent = "Ich stimme zu, dass ..."\n'
+        'no_consent_code = "NOCONSENT"\n'))
+    create_experiment(d)
+    app = create_app(d)
+    jt = app.extensions["nlgeval_experiment"]["store"].meta()["join_token"]
+    app.extensions["nlgeval_experiment"]["store"].dispose()
+    with sync_api.sync_playwright() as p, running_server(d) as srv:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 844})
+            page.goto(f"{srv.base}/join/{jt}?PROLIFIC_PID=p1&STUDY_ID=s&SESSION_ID=x")
+            page.get_by_role("button", name="Teilnehmen").click()
+            page.get_by_role("button", name="Ich stimme nicht zu").click()
+            page.wait_for_selector("#outcome-code")
+            page.screenshot(path=str(tmp_path / "declined.png"))
+            assert page.locator("#outcome-code").inner_text() == "NOCONSENT"
+            assert "Teilnahme entschieden" in page.content()
+        finally:
+            browser.close()
