@@ -445,3 +445,19 @@ def test_exclude_systems_add_to_the_automatic_check_on_a_corpus_with_texts() -> 
                                                                     ("sys0", ["asked"])]
     assert "none found" not in st.reference_check and "REF" in st.reference_check
     assert kept.excluded_systems == ["sys0"] and "kept" in kept.reference_check
+
+
+def test_verdict_rests_on_the_statistic_the_metrics_were_compared_on(tmp_path) -> None:
+    hp, wp, _ = zoo_study(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        st = run_validation(ratings_corpus(hp), [], scores=read_scores(wp),
+                            human_systems=["HUMAN"], levels=["segment", "system"],
+                            coefficients=["kendall", "pearson"], resamples=0, permutations=0,
+                            table9=False)
+    # Williams' test compares the metrics on Pearson (the first Pearson/Spearman), so the
+    # verdict is Pearson's even though Kendall comes first
+    assert {v["statistic"] for v in st.verdict} == {"pearson"}
+    seg = next(v for v in st.verdict if v["criterion"] == "Coherence"
+               and v["level"] == "segment")
+    assert not seg["withheld"] and seg["top"]

@@ -151,11 +151,14 @@ def _level_entry(
                 & corr["p"].notna()]
     if rows.empty or rows["metric"].nunique() < 2:
         return None
-    stat = str(rows["coefficient"].iloc[0])
+    here = clusters_df[(clusters_df["criterion"] == crit) & (clusters_df["level"] == level)] \
+        if len(clusters_df) else clusters_df
+    # the statistic the metrics were compared on (clusters), else the first one tested
+    tested = [str(c) for c in dict.fromkeys(rows["coefficient"])]
+    clustered = set(here["coefficient"].astype(str)) if len(here) else set()
+    stat = next((c for c in tested if c in clustered), tested[0])
     rows = rows[rows["coefficient"] == stat]
-    cl = clusters_df[(clusters_df["criterion"] == crit) & (clusters_df["level"] == level)
-                     & (clusters_df["coefficient"] == stat)] if len(clusters_df) else \
-        clusters_df
+    cl = here[here["coefficient"] == stat] if len(here) else here
     entry: dict[str, Any] = {"criterion": crit, "level": level, "statistic": stat, "top": [],
                              "n_top": 0, "n_metrics": int(rows["metric"].nunique()),
                              "value": math.nan, "n": None, "human_ceiling": ceiling,
