@@ -1,0 +1,119 @@
+"""Stages 2-3 of the validation study for every criterion, one task per criterion, on the
+serial, process or Dask backend (:mod:`nlgeval.parallel`): correlations with bootstrap
+intervals (Deutsch et al. 2021), metric comparisons and clusters, the WMT meta-evaluation
+statistics and leaderboards. Every random draw is seeded from the settings alone, so the
+numbers do not depend on the backend or the number of workers.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from nlgeval.parallel import get_backend, map_tasks, single_blas_thread
+from nlgeval.progress import is_quiet, progress_bar
+from nlgeval.report.meta import wanted
+from nlgeval.report.prepare import PreparedScores
+from nlgeval.report.settings import ValidationSettings
+from nlgeval.report.stages import (
+    CLUSTER_COLUMNS,
+    COMPARISON_COLUMNS,
+    CORRELATION_COLUMNS,
+    correlation_rows,
+    criterion_matrices,
+    meta_evaluation,
+    metric_comparisons,
+)
+
+
+def correlate_criteria(
+    prep: PreparedScores, settings: ValidationSettings
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any]]:
+    """Stages 2-3 for every criterion: correlations, comparisons, clusters, leaderboards, and
+    the missing-output counts per ``metric|criterion``.
+
+    One task per criterion, run on ``settings.backend`` (serial, process or Dask; see
+    :mod:`nlgeval.parallel`). Every random draw inside a task is seeded from ``settings.seed``
+    alone, so the numbers do not depend on the backend or the number of workers. Rows are kept
+    criterion by criterion (coefficients first, then the meta-evaluation statistics), the
+    order of the correlations table and comparisons.csv.
+    """
+    per_criterion = len(prep.metrics) * (
+        len(settings.levels) * len(settings.coefficients)
+        + len(wanted(settings.meta_statistics, settings.levels)))
+    tasks = [_CriterionTask(prep, settings, crit) for crit in prep.criteria]
+    if settings.backend == "serial":
+        with progress_bar(len(tasks) * per_criterion, "correlations + bootstrap") as bar:
+            parts = [task(bar) for task in tasks]
+    else:
+        backend = get_backend(settings.backend, settings.workers, settings.scheduler,
+                              announce=None if is_quiet() else _announce)
+        parts = map_tasks(_run_criterion, tasks, backend,
+                          description="correlations + bootstrap (criteria)")
+    rows: list[dict[str, Any]] = []
+    comps: list[pd.DataFrame] = []
+    clus: list[pd.DataFrame] = []
+    boards: dict[str, list[pd.DataFrame]] = {}
+    missing: dict[str, Any] = {}
+    for part in parts:
+        rows += part.rows
+        comps += part.comparisons
+        clus += part.clusters
+        missing.update(part.missing)
+        for style, board in part.leaderboards.items():
+            boards.setdefault(style, []).append(board)
+    return (pd.DataFrame(rows, columns=CORRELATION_COLUMNS),
+            pd.concat(comps, ignore_index=True) if comps else
+            pd.DataFrame(columns=COMPARISON_COLUMNS),
+            pd.concat(clus, ignore_index=True) if clus else pd.DataFrame(columns=CLUSTER_COLUMNS),
+            {k: pd.concat(v, ignore_index=True) for k, v in boards.items()}, missing)
+
+
+@dataclass(frozen=True)
+class _CriterionPart:
+    rows: list[dict[str, Any]]
+    comparisons: list[pd.DataFrame]
+    clusters: list[pd.DataFrame]
+    leaderboards: dict[str, pd.DataFrame]
+    missing: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _CriterionTask:
+    """Stages 2-3 for one criterion: a picklable task for :func:`nlgeval.parallel.map_tasks`."""
+
+    prep: PreparedScores
+    settings: ValidationSettings
+    criterion: str
+
+    def __call__(self, bar: Any = None) -> _CriterionPart:
+        # one BLAS thread on every backend: OpenBLAS sums a matrix product in another order
+        # with another number of threads (the main process has several, Dask workers one)
+        with single_blas_thread():
+            return self._run(bar)
+
+    def _run(self, bar: Any) -> _CriterionPart:
+        cm = criterion_matrices(self.prep, self.criterion)
+        rows = correlation_rows(cm, self.prep, self.settings, bar)
+        comps, clus = metric_comparisons(cm, self.prep, self.settings)
+        boards: dict[str, pd.DataFrame] = {}
+        meta = meta_evaluation(cm, self.prep, self.settings, bar)
+        if meta is not None:
+            rows += meta.rows
+            comps += [meta.comparisons] if len(meta.comparisons) else []
+            clus += [meta.clusters] if len(meta.clusters) else []
+            boards = dict(meta.leaderboards)
+        return _CriterionPart(rows, comps, clus, boards,
+                              {f"{m}|{self.criterion}": v for m, v in cm.missing.items()})
+
+
+def _run_criterion(task: _CriterionTask) -> _CriterionPart:
+    return task()
+
+
+def _announce(line: str) -> None:
+    """Where a Dask backend prints its dashboard address (stderr, like progress bars)."""
+    print(line, file=sys.stderr)
