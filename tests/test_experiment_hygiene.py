@@ -515,3 +515,24 @@ def test_screening_answers_screen_out_or_let_through(tmp_path: Path) -> None:
     r = c2.post(f"/e/{tok2}/start", data={"csrf": csrf_of(intro), "consent": "1",
                                           "s_native": "yes"})
     assert r.status_code == 303 and "/trial/" in _page(c2, tok2)
+
+
+def test_the_kept_answers_of_a_released_set_are_not_reported_as_passed(tmp_path: Path) -> None:
+    from nlgeval.experiment.participants import release_set
+    from nlgeval.experiment.quality import quality_flags
+    from nlgeval.experiment.storage import utcnow
+
+    d = write_experiment(tmp_path / "exp", practice=0, questionnaire=False)
+    made = create_experiment(d)
+    app = create_app(d)
+    c = app.test_client()
+    tok = made.evaluators["token"].iloc[0]
+    page = _start(c, tok)
+    assert c.post(form_action(page), data=answer_form(page, np.random.default_rng(0))
+                  ).status_code == 303
+    with _store(app).write() as s:
+        release_set(s, 1, utcnow())
+    f = quality_flags(_store(app), app.extensions["nlgeval_experiment"]["config"])
+    kept = f[f["evaluator"].str.contains("~released")]
+    assert kept["verdict"].tolist() == ["released"] and kept["passed"].isna().all()
+    assert f.loc[f["evaluator"] == "1", "verdict"].item() == "not started"

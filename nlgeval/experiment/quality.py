@@ -16,7 +16,8 @@ triangle fails when the odd text is not picked. **Speeder**: the median time on 
 answered main trials is below ``speeder_ms``.
 
 The verdict: ``not started`` (never pressed Start: not reported as passed), ``in progress``
-(trials or checks still to answer; flags so far are shown), ``passed`` or ``failed``;
+(trials or checks still to answer; flags so far are shown), ``released`` (the kept answers of
+a set given back to the pool, which will never be complete), ``passed`` or ``failed``;
 ``passed`` is True/False for the last two and empty otherwise.
 
 Examples
@@ -48,7 +49,7 @@ from nlgeval.human.qc import MIN_DEGRADED_PAIRS, degraded_test
 FLAG_COLUMNS = ["evaluator", "participant", "n_trials", "n_checks", "n_checks_answered",
                 "n_failed", "failed", "degraded_pairs", "degraded_pvalue",
                 "median_time_on_task_ms", "speeder", "flags", "verdict", "passed"]
-VERDICTS = ("not started", "in progress", "passed", "failed")
+VERDICTS = ("not started", "in progress", "released", "passed", "failed")
 
 
 def ms_between(later: datetime | None, earlier: datetime | None) -> int | None:
@@ -126,7 +127,8 @@ def _quality_data(store: Store) -> tuple[list[Any], dict[int, list[Any]],
     trial by criterion."""
     with store.read() as s:
         evs = s.execute(select(Evaluator.id, Evaluator.name, Evaluator.participant,
-                               Evaluator.started_at).order_by(Evaluator.id)).all()
+                               Evaluator.started_at, Evaluator.released_at)
+                        .order_by(Evaluator.id)).all()
         trials = s.execute(
             select(Trial.id, Trial.evaluator_id, Trial.position, Trial.qc_kind, Trial.details,
                    Trial.available_at, Trial.answered_at)
@@ -178,6 +180,8 @@ def _one(ev: Any, ts: list[Any], resp: dict[int, dict[str, float]],
     flags = [f"failed_{k}" for k in kinds] + (["speeder"] if speeder else [])
     if ev.started_at is None:
         verdict = "not started"
+    elif ev.released_at is not None:  # the kept answers of an abandoned set: never complete
+        verdict = "released"
     elif any(t.answered_at is None for t in ts):
         verdict = "in progress"
     else:
