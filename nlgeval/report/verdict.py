@@ -201,8 +201,8 @@ def study_verdict(
     >>> cl = pd.DataFrame({"metric": ["a", "b"], "r": [0.9, 0.8], "cluster": [1, 1],
     ...                    "cluster_corrected": [1, 1], "criterion": "q", "level": "system",
     ...                    "coefficient": "pearson"})
-    >>> study_verdict({}, cl, corr, ["q"], ["system"])[0]["line"]
-    'q, system level (pearson, 10 systems): 2 of 2 metrics cannot be told apart: a, b'
+    >>> print(study_verdict({}, cl, corr, ["q"], ["system"])[0]["line"])  # doctest: +ELLIPSIS
+    q, system level (pearson, 10 systems): top cluster, 2 of 2 metrics ... apart: a, b
     """
     from nlgeval.report.meta import verdict as leaderboard_verdict
 
@@ -236,10 +236,10 @@ def verdict_text(v: Mapping[str, Any]) -> str:
     top = list(v["top"])
     shown = ", ".join(top[:12]) + (" ..." if len(top) > 12 else "")
     if len(top) == 1:
-        text = f"{head}: {top[0]} is best"
+        text = f"{head}: top cluster {top[0]} alone"
     else:
         of = f" of {v['n_metrics']}" if v.get("n_metrics") else ""
-        text = f"{head}: {len(top)}{of} metrics cannot be told apart: {shown}"
+        text = f"{head}: top cluster, {len(top)}{of} metrics that cannot be told apart: {shown}"
     ceiling = v.get("human_ceiling")
     if ceiling is not None and np.isfinite(ceiling):
         text += f" (best r {v['value']:.2f}; one rater vs the others {ceiling:.2f})"
