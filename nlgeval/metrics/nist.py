@@ -130,6 +130,7 @@ class NISTMetric(Metric):
     }
     _lib_tok: Any = None
     _lib_refcache: Any = None
+    _lib_weightcache: Any = None
 
     def _check_options(self) -> None:
         from sacrebleu.metrics.bleu import _TOKENIZERS
@@ -217,16 +218,39 @@ class NISTMetric(Metric):
         raise NotImplementedError("NIST needs the texts for corpus-wide information weights")
 
     # -- corpus level: corpus-wide weights (mteval)
+    def _corpus_weights(self, data: list[_RefData]) -> dict[tuple[str, ...], float]:
+        """Information weights of these references, remembered: every system of a corpus
+        rated on the same items has the same references (one computation, not one per
+        system). The entry keeps its ``_RefData`` objects alive, so their ids stay theirs.
+
+        Examples:
+            One metric object scoring several reference sets gives what fresh objects give:
+
+            >>> m, hyps = NISTMetric(), ["the cat ran"]
+            >>> [m.corpus_from_stats(None, hyps, r) == NISTMetric().corpus_from_stats(None, hyps, r)
+            ...  for r in ([["the cat sat"]], [["a dog ran fast"]], [["the cat sat"]])]
+            [True, True, True]
+        """
+        if self._lib_weightcache is None:
+            self._lib_weightcache = {}
+        key = tuple(map(id, data))
+        hit = self._lib_weightcache.get(key)
+        if hit is None:
+            counts: Counter[tuple[str, ...]] = Counter()
+            words = 0
+            for d in data:
+                counts.update(d.counts)
+                words += d.words
+            if len(self._lib_weightcache) >= 64:
+                self._lib_weightcache.clear()
+            hit = self._lib_weightcache[key] = (tuple(data), information_weights(counts, words))
+        return hit[1]
+
     def corpus_from_stats(
         self, stats: np.ndarray, hyps: Sequence[str], refs: Sequence[Sequence[str]]
     ) -> float:
         data = [self._ref_data(r) for r in refs]
-        counts: Counter[tuple[str, ...]] = Counter()
-        words = 0
-        for d in data:
-            counts.update(d.counts)
-            words += d.words
-        weights = information_weights(counts, words)
+        weights = self._corpus_weights(data)
         total = np.zeros(2 * self.opts["max_ngram_order"] + 2)
         for h, d in zip(hyps, data, strict=True):
             total += np.asarray(self._hyp_stats(h, d, weights))
