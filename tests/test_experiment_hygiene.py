@@ -256,8 +256,10 @@ def test_checks_alpha_is_validated(tmp_path: Path) -> None:
     from nlgeval.errors import InputError
     from nlgeval.experiment.config import load_config
 
+    d = write_experiment(tmp_path / "ok", extra="[checks]\ndegraded = 5\nalpha = 0.01\n")
+    assert load_config(d).checks.alpha == 0.01
     d = write_experiment(tmp_path / "exp", extra="[checks]\ndegraded = 5\nalpha = 1.5\n")
-    with pytest.raises(InputError, match="alpha"):
+    with pytest.raises(InputError, match="alpha.*between 0 and 1"):
         load_config(d)
 
 
@@ -437,11 +439,14 @@ def test_frames_are_refused_unless_the_platform_is_listed(tmp_path: Path) -> Non
 @pytest.mark.parametrize("bad", ["*", "'self'", "https://a.org; script-src *",
                                  "http://worker.mturk.com", "https://a.org/path"])
 def test_frame_ancestors_must_be_https_origins(tmp_path: Path, bad: str) -> None:
+    import json
+
     from nlgeval.errors import InputError
     from nlgeval.experiment.config import load_config
 
-    d = write_experiment(tmp_path / "exp", extra=f"[crowd]\nframe_ancestors = ['{bad}']\n")
-    with pytest.raises(InputError, match="frame_ancestors"):
+    d = write_experiment(tmp_path / "exp",
+                         extra=f"[crowd]\nframe_ancestors = [{json.dumps(bad)}]\n")
+    with pytest.raises(InputError, match="frame_ancestors.*is not an https origin"):
         load_config(d)
 
 
