@@ -148,6 +148,7 @@ def test_large_report_is_small_collapsed_and_says_missing_clusters(tmp_path: Pat
     assert (tmp_path / "rep" / "report.html").stat().st_size < 2 * 2**20
     assert "<details open><summary><h2>Figures</h2>" in html
     assert html.count("<details>") >= 2  # the long sections start collapsed
+    assert "<details><summary><h2>Overview</h2>" in html  # 216 rows: collapsed
     assert "No significance clusters for:" in html
     assert re.search(r"crit0, item level: Williams' test does not apply", unescape(html))
     assert "tables/correlations_segment.csv" in html  # 1,296-row table left to its file
@@ -159,6 +160,7 @@ def test_small_tables_stay_on_the_page() -> None:
     tables = study_tables(study)
     html = page.render_html(study, tables, {}, {})
     assert "rather than on this page" not in html
+    assert "<details open><summary><h2>Overview</h2>" in html  # short: open
     assert html.count("<table>") == len(tables)
 
 

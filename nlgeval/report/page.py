@@ -93,12 +93,14 @@ def _intro_html(study: ValidationStudy) -> list[str]:
 #: thousands of cells that no reader scans, and they made the page tens of megabytes.
 MAX_PAGE_ROWS = 300
 MAX_MATRIX_METRICS = 20
+OPEN_ROWS = 40
 
-#: (section title, table stems or prefixes, open?) in page order; "Figures" holds the figures.
+#: (section title, table stems or prefixes, open?) in page order; "Figures" holds the figures;
+#: open None: open while its tables have at most :data:`OPEN_ROWS` rows.
 _SECTIONS = [
     ("Metric leaderboard (WMT style)", ["leaderboard_"], True),
+    ("Overview", ["correlations_overview"], None),  # open while it is short
     ("Figures", [], True),
-    ("Overview", ["correlations_overview"], False),
     ("Correlations", ["correlations_"], False),
     ("Comparison with published results", ["published_comparison"], False),
     ("Which metric to trust: significance of differences",
@@ -145,6 +147,8 @@ def _sections_html(study: ValidationStudy, tables: dict[str, PaperTable],
         else:
             present = _section_keys(tables, keys, taken)
             body = [_table_html(k, tables[k]) for k in present]
+            if is_open is None:
+                is_open = sum(len(tables[k].data) for k in present) <= OPEN_ROWS
             if title.startswith("Which metric"):
                 body[:0] = _cluster_notes(study)
         if body:
