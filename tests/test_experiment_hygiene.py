@@ -368,8 +368,9 @@ def test_every_scale_preset_is_translated_in_every_catalogue() -> None:
 
 
 @pytest.mark.parametrize(("language", "want", "english"), [
-    ("de", ["Qualität", "Sehr gut", "Mittelmäßig", "Wie bewerten Sie die Flüssigkeit des "
-            "Textes?", "Der Text ist so lesbar"], ["Very good", ">quality<", "The text is so"]),
+    ("de", ["Qualität", "Sehr gut", "Mittelmäßig", "Wie bewerten Sie den Text in Bezug auf "
+            "Flüssigkeit?", "Der Text ist so lesbar"],
+     ["Very good", ">quality<", "The text is so"]),
     ("ar", ["الجودة", "جيد جدًا", "مقبول", "كيف تقيّم الطلاقة في هذا النص؟"],
      ["Very good", ">quality<", "How would you rate"]),
 ])
@@ -403,7 +404,7 @@ def test_a_criterion_label_is_shown_and_the_name_stays_the_id(tmp_path: Path) ->
     c = create_app(d).test_client()
     tok = made.evaluators["token"].iloc[0]
     page = _start(c, tok)
-    assert "Verständlichkeit" in page and "Wie bewerten Sie die Verständlichkeit" in page
+    assert "Verständlichkeit" in page and "in Bezug auf Verständlichkeit?" in page
     r = c.post(form_action(page), data={"csrf": csrf_of(page)})  # nothing chosen
     assert "„Verständlichkeit“" in r.get_data(as_text=True)
     data = answer_form(page, np.random.default_rng(0))

@@ -255,7 +255,7 @@ def criterion_wording(language: str, c: CriterionConfig) -> CriterionWording:
     ...                     "vds", labels=("Bad", "Good"), values=(1.0, 2.0))
     >>> w = criterion_wording("de", c)
     >>> w.name, w.question, [label for _v, label, _d in w.options]
-    ('Qualität', 'Wie bewerten Sie die Qualität des Textes?', ['Schlecht', 'Gut'])
+    ('Qualität', 'Wie bewerten Sie den Text in Bezug auf Qualität?', ['Schlecht', 'Gut'])
     """
     cat = CATALOGUES.get(language, {})
 

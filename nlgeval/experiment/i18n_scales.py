@@ -31,7 +31,8 @@ SCALES_DE: dict[str, str] = {
     "B is slightly better": "B ist etwas besser",
     "B is better": "B ist besser",
     "B is much better": "B ist viel besser",
-    DEFAULT_QUESTION: "Wie bewerten Sie die %(name)s des Textes?",
+    # no article: the name's gender is unknown ("die Qualität", "der Lesefluss")
+    DEFAULT_QUESTION: "Wie bewerten Sie den Text in Bezug auf %(name)s?",
     "quality": "Qualität",
     "fluency": "Flüssigkeit",
     "adequacy": "Angemessenheit",
