@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
+from nlgeval.cli._ratings_source import load_ratings as _load
 from nlgeval.errors import InputError
 
 design_app = typer.Typer(help="Plan human evaluations (Latin-square designs).",
@@ -161,29 +162,6 @@ def latin_square(
     typer.echo(summary.to_text())
     if out is not None:
         typer.echo(f"\nwrote {len(design.trials)} trials to {out}")
-
-
-def _load(file: Path, criterion: str | None, scale: str | None,
-          data_dir: Path | None = None, keep_checks: bool = False):  # noqa: ANN202
-    """Ratings from a file, or from a corpus (a published corpus name such as ``webnlg2020``,
-    or a corpus directory) when ``file`` is not a ratings file."""
-    from nlgeval.human.ratings import parse_scale, read_ratings, validate_ratings
-
-    sc = parse_scale(scale)
-    if file.is_file() or file.suffix.lower() in (".csv", ".tsv", ".jsonl", ".parquet", ".txt"):
-        df = read_ratings(file, criterion=criterion, scale=sc, keep_checks=keep_checks)
-        return df, sc, (criterion or str(df["criterion"].iloc[0]))
-    from nlgeval.corpora import load_corpus
-
-    corpus = load_corpus(str(file) if not file.is_dir() else file, data_dir)
-    df = validate_ratings(corpus.ratings, criterion=criterion, scale=sc,
-                          file=f"corpus {corpus.name}", keep_checks=keep_checks
-                          ).drop(columns=["_row"])
-    crit = criterion or str(df["criterion"].iloc[0])
-    if sc is None:
-        c = corpus.info.criterion(crit)
-        sc = (float(c.min), float(c.max))
-    return df, sc, crit
 
 
 DataDirOpt = Annotated[Path | None, typer.Option(

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
-from nlgeval.cli.human import _load
+from nlgeval.cli._ratings_source import load_ratings
 from nlgeval.errors import InputError
 
 plan_app = typer.Typer(help="Plan a human evaluation: power of a system comparison.",
@@ -121,7 +121,7 @@ def plan_power(
     setup(quiet)
     sc = parse_scale(scale)
     if pilot is not None:
-        df, sc_pilot, crit = _load(pilot, criterion, scale)
+        df, sc_pilot, crit = load_ratings(pilot, criterion, scale)
         vc = components_from_pilot(df)
         sc = sc or sc_pilot
         source = f"pilot {pilot} ({crit}, {len(df)} ratings)"

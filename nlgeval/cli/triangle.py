@@ -241,7 +241,8 @@ def analyse_cmd(
 ) -> None:
     """Exact binomial test, pc, pd, d' with intervals and a plain-language conclusion."""
     from nlgeval.io import read_table
-    from nlgeval.triangle.analysis import analyse, analyse_responses, describe
+    from nlgeval.triangle.analysis import analyse, analyse_responses
+    from nlgeval.triangle.text import describe
 
     setup(quiet)
     if responses is not None:

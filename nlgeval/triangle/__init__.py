@@ -5,9 +5,9 @@ package plans (number of judges, critical values, power), designs (balanced ques
 analyses (exact binomial tests, pd, Thurstonian d') such tests.
 
 Modules: ``critical`` (critical values, pc/pd), ``dprime`` (Thurstonian d'), ``planning``
-(power, sample size, inverse), ``design`` (questionnaire), ``analysis``, ``tables``
-(González-Corbelle et al.'s
-Tables 1-3) and ``plot`` (the saw-tooth).
+(power, sample size, inverse), ``design`` (questionnaire), ``analysis`` (its words in
+``wording``, its text report in ``text``), ``tables`` (González-Corbelle et al.'s Tables 1-3)
+and ``plot`` (the saw-tooth).
 """
 
 from __future__ import annotations

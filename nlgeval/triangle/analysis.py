@@ -54,7 +54,6 @@ from nlgeval.triangle.critical import (
 )
 from nlgeval.triangle.dprime import dprime_from_pc
 from nlgeval.triangle.wording import conclusion_text
-from nlgeval.triangle.wording import describe as describe
 from nlgeval.triangle.wording import evidence_strength as evidence_strength
 
 CRITERION = "odd_one_out"
