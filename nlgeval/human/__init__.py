@@ -14,6 +14,9 @@ Modules (one job each):
 ``mixed``             linear mixed model, crossed random rater and item effects (MixedLM).
 ``pairwise``          pairwise (relative) judgements: sign tests, Bradley-Terry, rank clusters
                       (outcomes read in ``judgements``, fitting machinery in ``bt_fit``).
+``bws_design``        best-worst scaling tuples (balanced incomplete block designs,
+                      Kiritchenko & Mohammad 2016); ``bws`` scores them (counting, implied
+                      pairwise wins, the maxdiff logit of Marley & Louviere 2005).
 ``power``             power of a planned comparison by simulation (``nlgeval plan power``).
 ``qc``                quality control of raters (control items, the experiment's checks).
 ``analysis``          ``compare_systems``: one call for ``nlgeval compare``.
@@ -39,6 +42,14 @@ from nlgeval.human.agreement import (
     rater_zscores,
 )
 from nlgeval.human.analysis import SystemComparison, compare_systems
+from nlgeval.human.bws import (
+    MaxDiffResult,
+    bws_counts,
+    bws_maxdiff,
+    bws_pairs,
+    bws_ratings,
+)
+from nlgeval.human.bws_design import BWSDesign, bws_design
 from nlgeval.human.compare import (
     FriedmanResult,
     SignedRankResult,
@@ -66,7 +77,9 @@ from nlgeval.human.qc import RaterQC, apply_qc, rater_quality
 from nlgeval.human.ratings import read_ratings, validate_ratings
 
 __all__ = [
-    "AgreementReport", "BradleyTerryResult", "FleissResult", "FriedmanResult", "GLMTukeyResult",
+    "AgreementReport", "BWSDesign", "BradleyTerryResult", "FleissResult", "FriedmanResult",
+    "GLMTukeyResult", "MaxDiffResult", "bws_counts", "bws_design", "bws_maxdiff", "bws_pairs",
+    "bws_ratings",
     "ICCResult", "LatinSquareDesign", "MixedModelResult", "OrdinalModelResult", "PowerResult",
     "ProportionalOddsTest", "RaterQC", "SignedRankResult", "SystemComparison",
     "VarianceComponents", "agreement_report", "apply_qc", "bradley_terry", "compare_systems",
