@@ -203,7 +203,7 @@ def _sign_flip_null(
         Zg = Z if g.cols is None else Z[:, :, g.cols]
         Zt = Zg.transpose(1, 0, 2).reshape(S * c, -1)        # (S*c, n_g)
         sums = (Zt @ g.Mt).reshape(S, c * K)                 # permuted system sums
-        diff = (g.E @ sums).reshape(-1, c, K)                # (pairs_g, c, K)
+        diff = (sums[g.ii] - sums[g.jj]).reshape(-1, c, K)   # (pairs_g, c, K)
         T = Zg.sum(axis=-1).T                                # (S, c)
         A = np.abs(Zg).sum(axis=-1).T
         if g.idx is None:

@@ -41,13 +41,12 @@ from nlgeval.correlation._pairwise_kernels import (
     _matrices,
     _pair_signs,
     _prepare_masks,
-    _pvalues_from_null,
-    _sign_flip_null,
     _sign_flip_pvalues,
     _SignFlipDesign,
     _spa_from_p,
     _vector,
 )
+from nlgeval.correlation._spa_perm import chunk_draws, spa_draws, swap_counts
 from nlgeval.correlation.compare import (
     PermutationComparison,
     _standardise,
@@ -272,7 +271,11 @@ def soft_pairwise_accuracy_test(
     (``spa_permutations`` from ``spa_seed``) are the same in every draw, as MTME's fixed
     ``seed=4`` makes them. ``p = (1 + #{d* >= d}) / (1 + K)``, one-sided (MTME: ``#/K``).
     Vectorised over draws: one (draws x systems x segments) @ (segments x sign masks) product
-    per chunk and missingness pattern.
+    per chunk and missingness pattern, and one fused count of the four p-values each system
+    pair needs (A* and B*, both directions); those counts depend only on the two metrics and
+    the cells taking part, and are reused by a later call on the same metrics and cells (e.g.
+    another human criterion rated on the same outputs), which then recomputes only the human
+    p-values.
 
     Examples
     --------
@@ -295,25 +298,11 @@ def soft_pairwise_accuracy_test(
     ph = _sign_flip_pvalues(H0[None], design, prep)
     ra = float(_spa_from_p(ph, _sign_flip_pvalues(A0[None], design, prep), orientation)[0])
     rb = float(_spa_from_p(ph, _sign_flip_pvalues(B0[None], design, prep), orientation)[0])
-    # B* = A + B - A* cell by cell and every quantity below is linear in the scores, so the
-    # permuted deltas of B* are those of A + B minus those of A*: one product per draw.
-    # The float-error scale of A* and B* is bounded by that of |A| + |B|.
-    _, _, scale_ab = _sign_flip_null((np.abs(A0) + np.abs(B0))[None], design, prep)
-    null_sum, obs_sum, _ = _sign_flip_null((A0 + B0)[None], design, prep)
-    per_draw = max(design.ii.size * M.shape[0], S * n)
-    chunk = max(1, _CHUNK_ELEMENTS // max(1, per_draw))
+    chunk = chunk_draws(design, prep, S * n)
     it, K = _mask_chunks((S, n), permutations, scheme, seed, masks, chunk)
-    draws_a, draws_b = np.empty(K), np.empty(K)
-    done = 0
-    for m in it:
-        pa = np.where(m[:, :, keep], B0, A0)
-        null_a, obs_a, _ = _sign_flip_null(pa, design, prep)
-        scale = np.broadcast_to(scale_ab, obs_a.shape)
-        p_a = _pvalues_from_null(null_a, obs_a, scale, design.has_pair)
-        null_a = np.subtract(null_sum, null_a, out=null_a)   # now B*'s
-        p_b = _pvalues_from_null(null_a, obs_sum - obs_a, scale, design.has_pair)
-        draws_a[done:done + len(m)] = _spa_from_p(ph, p_a, orientation)
-        draws_b[done:done + len(m)] = _spa_from_p(ph, p_b, orientation)
-        done += len(m)
+    counts = swap_counts(A0, B0, design, prep, M, it, K,
+                         (scheme, seed, K, chunk) if masks is None else None)
+    draws_a, draws_b = (spa_draws(ph, counts, slot, M.shape[0], design.has_pair, orientation,
+                                  chunk) for slot in (0, 1))
     return comparison_from_draws(ra, rb, draws_a, draws_b, name="soft_pairwise_accuracy",
                                  scheme=scheme, seed=seed if masks is None else None)

@@ -1,0 +1,196 @@
+"""The PERM-BOTH draws of soft pairwise accuracy (Thompson et al. 2024), batched.
+
+A PERM-BOTH test of SPA (Deutsch, Dror & Roth 2021) needs, in every draw, the sign-flip
+p-value of every system pair under the swapped metric A* and under B* = A + B - A*. Per chunk
+of draws this module takes the permuted pair deltas of A* from one matrix product
+(``_pairwise_kernels._sign_flip_null``) and counts, in one fused numba pass over the sign
+flips, the four numbers each pair needs (A* and B*, both directions), with the same float
+comparisons as the straightforward array code. The counts depend only on the metric side (the
+two metrics, the cells taking part, the seeds), not on the human scores, so they are kept in a
+small memory-bounded cache: the criteria of one study that rate the same cells reuse them and
+recompute only the human p-values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Iterator
+
+import numpy as np
+from numba import njit
+
+from nlgeval.correlation._pairwise_kernels import (
+    _PERM_RTOL,
+    _Plan,
+    _sign_flip_null,
+    _SignFlipDesign,
+    _spa_from_p,
+)
+
+_CHUNK_ELEMENTS = 4_000_000
+#: Bytes of metric-side counts kept between calls (least recently used dropped first).
+_CACHE_BYTES = 64 * 2**20
+_cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+
+
+@njit(cache=True)
+def _count_row(na: np.ndarray, ns: np.ndarray, o: float, ob: float, t: float
+               ) -> tuple[int, int, int, int]:
+    """#{null >= obs - tol}, #{null <= obs + tol} for A* (``na``) and for B*, whose null is
+    ``ns - na`` and observed delta ``ob``."""
+    lo_a, hi_a = o - t, o + t
+    lo_b, hi_b = ob - t, ob + t
+    fa = 0
+    ra = 0
+    fb = 0
+    rb = 0
+    for k in range(na.size):
+        x = na[k]
+        y = ns[k] - x
+        fa += x >= lo_a
+        ra += x <= hi_a
+        fb += y >= lo_b
+        rb += y <= hi_b
+    return fa, ra, fb, rb
+
+
+@njit(cache=True)
+def _count_pairs(null_a: np.ndarray, obs_a: np.ndarray, null_sum: np.ndarray,
+                 obs_sum: np.ndarray, tol: np.ndarray, out: np.ndarray, start: int) -> None:
+    """Counts from the permuted pair deltas ``null_a`` (pairs, c, K) of A*."""
+    P, c, _ = null_a.shape
+    for p in range(P):
+        for d in range(c):
+            o = obs_a[p, d]
+            r = _count_row(null_a[p, d], null_sum[p], o, obs_sum[p] - o, tol[p])
+            for q in range(4):
+                out[q, start + d, p] = r[q]
+
+
+@njit(cache=True)
+def _count_groups(sums: np.ndarray, member: np.ndarray, ii: np.ndarray, jj: np.ndarray,
+                  obs_a: np.ndarray, null_sum: np.ndarray, obs_sum: np.ndarray,
+                  tol: np.ndarray, out: np.ndarray, start: int) -> None:
+    """Counts from the permuted system sums ``sums`` (groups, S, c, K) of A* per missingness
+    pattern: a pair's delta is the sum over the patterns it takes part in (``member``) of
+    ``sums[g, i] - sums[g, j]``, added in pattern order from 0.0 as the array code does."""
+    G, _, c, K = sums.shape
+    na = np.empty(K)
+    for p in range(ii.size):
+        i, j = ii[p], jj[p]
+        for d in range(c):
+            na[:] = 0.0
+            for g in range(G):
+                if member[g, p]:
+                    for k in range(K):
+                        na[k] += sums[g, i, d, k] - sums[g, j, d, k]
+            o = obs_a[p, d]
+            r = _count_row(na, null_sum[p], o, obs_sum[p] - o, tol[p])
+            for q in range(4):
+                out[q, start + d, p] = r[q]
+
+
+def _key(A0: np.ndarray, B0: np.ndarray, design: _SignFlipDesign, M: np.ndarray,
+         swaps: tuple) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for a in (A0, B0, design.ok, M):
+        h.update(str(a.shape).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(repr(swaps).encode())
+    return h.digest()
+
+
+def swap_counts(
+    A0: np.ndarray, B0: np.ndarray, design: _SignFlipDesign, plan: _Plan, M: np.ndarray,
+    mask_chunks: Iterator[np.ndarray], total: int, swaps: tuple | None,
+) -> np.ndarray:
+    """(4, draws, pairs) sign-flip counts of A* and B* per PERM-BOTH draw (see
+    :func:`_count_kernel`); ``A0``/``B0`` (S, n_kept) z-scored with 0 in incomplete cells.
+
+    ``swaps`` describes the swap masks (scheme, seed, draws) for the cache; None = do not cache
+    (explicit masks)."""
+    key = _key(A0, B0, design, M, swaps) if swaps is not None else None
+    if key is not None and key in _cache:
+        _cache.move_to_end(key)
+        return _cache[key]
+    keep = design.keep
+    # B* = A + B - A* cell by cell and the deltas are linear in the scores, so B*'s permuted
+    # deltas are those of A + B minus those of A*: one product per draw. The float-error
+    # scale of A* and B* is bounded by that of |A| + |B|.
+    _, _, scale_ab = _sign_flip_null((np.abs(A0) + np.abs(B0))[None], design, plan)
+    null_sum, obs_sum, _ = _sign_flip_null((A0 + B0)[None], design, plan)
+    tol = np.ascontiguousarray(_PERM_RTOL * scale_ab[:, 0])
+    null_sum = np.ascontiguousarray(null_sum[:, 0, :])
+    obs_sum = np.ascontiguousarray(obs_sum[:, 0])
+    member = np.zeros((len(plan.groups), design.ii.size), dtype=np.bool_)
+    for g, grp in enumerate(plan.groups):
+        member[g, slice(None) if grp.idx is None else grp.idx] = True
+    dtype = np.int16 if plan.K < 2**15 else np.int32
+    out = np.empty((4, total, design.ii.size), dtype=dtype)
+    done = 0
+    for m in mask_chunks:
+        pa = np.where(m[:, :, keep], B0, A0)
+        if plan.mode == "pairs":
+            null_a, obs_a, _ = _sign_flip_null(pa, design, plan)
+            _count_pairs(null_a, np.ascontiguousarray(obs_a), null_sum, obs_sum, tol, out, done)
+        else:
+            sums, obs_a = _group_sums(pa, design, plan)
+            _count_groups(sums, member, design.ii, design.jj, obs_a, null_sum, obs_sum, tol,
+                          out, done)
+        done += len(m)
+    if key is not None and out.nbytes <= _CACHE_BYTES // 4:
+        _cache[key] = out
+        while sum(v.nbytes for v in _cache.values()) > _CACHE_BYTES:
+            _cache.popitem(last=False)
+    return out
+
+
+def _group_sums(Z: np.ndarray, design: _SignFlipDesign, plan: _Plan
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Permuted system sums per missingness pattern, (groups, S, c, K), and the observed pair
+    deltas (pairs, c): the first half of ``_sign_flip_null`` in "patterns" mode, same products
+    and sums, without forming the (pairs, c, K) deltas."""
+    c, S = Z.shape[:2]
+    sums = np.empty((len(plan.groups), S, c, plan.K))
+    obs = np.zeros((design.ii.size, c))
+    for gi, g in enumerate(plan.groups):
+        Zg = Z if g.cols is None else Z[:, :, g.cols]
+        Zt = Zg.transpose(1, 0, 2).reshape(S * c, -1)
+        np.matmul(Zt, g.Mt, out=sums[gi].reshape(S * c, plan.K))
+        T = Zg.sum(axis=-1).T
+        if g.idx is None:
+            obs += T[g.ii] - T[g.jj]
+        else:
+            obs[g.idx] += T[g.ii] - T[g.jj]
+    return sums, obs
+
+
+def chunk_draws(design: _SignFlipDesign, plan: _Plan, n_cells: int) -> int:
+    """Draws per chunk: about ``_CHUNK_ELEMENTS`` permuted pair deltas, permuted system sums
+    or swapped cells."""
+    per_draw = max(design.ii.size * plan.K, len(plan.groups) * design.n_systems * plan.K,
+                   n_cells)
+    return max(1, _CHUNK_ELEMENTS // max(1, per_draw))
+
+
+def spa_draws(ph: tuple[np.ndarray, np.ndarray], counts: np.ndarray, slot: int, K: int,
+              has_pair: np.ndarray, orientation: str, chunk: int) -> np.ndarray:
+    """SPA of slot 0 (A*) or 1 (B*) in every draw, from the human p-values ``ph`` and the
+    counts; averaged ``chunk`` draws at a time (the row blocks of the chunked array code, so
+    that the float sums are the same)."""
+    out = np.empty(counts.shape[1])
+    for s in range(0, out.size, chunk):
+        pm = pvalues_from_counts(counts[:, s:s + chunk], slot, K, has_pair)
+        out[s:s + chunk] = _spa_from_p(ph, pm, orientation)
+    return out
+
+
+def pvalues_from_counts(counts: np.ndarray, slot: int, K: int, has_pair: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """(p_fwd, p_rev), each (draws, pairs), of slot 0 (A*) or 1 (B*); NaN for pairs without a
+    common segment (as ``_pairwise_kernels._pvalues_from_null``)."""
+    # (pairs, draws) blocks seen transposed, as the array code's ``.sum(axis=-1).T`` leaves
+    # them: _spa_from_p's sums over pairs then add in the same order
+    f, r = (np.ascontiguousarray(counts[q].T).T for q in (2 * slot, 2 * slot + 1))
+    return (np.where(has_pair, f / K, np.nan), np.where(has_pair, r / K, np.nan))
