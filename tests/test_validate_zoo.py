@@ -461,3 +461,17 @@ def test_verdict_rests_on_the_statistic_the_metrics_were_compared_on(tmp_path) -
     seg = next(v for v in st.verdict if v["criterion"] == "Coherence"
                and v["level"] == "segment")
     assert not seg["withheld"] and seg["top"]
+
+
+def test_verdict_says_when_rater_agreement_could_not_be_checked(tmp_path) -> None:
+    hp, wp, _ = zoo_study(tmp_path)
+    r = pd.read_csv(hp)
+    agg = r.groupby(["system", "item", "criterion"], as_index=False)["score"].mean()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        st = run_validation(ratings_corpus(agg), [], scores=read_scores(wp),
+                            human_systems=["HUMAN"], levels=["segment"],
+                            coefficients=["pearson"], resamples=0, permutations=0,
+                            table9=False)
+    # Disputed is rater noise, but with one score per output nothing shows it: say so
+    assert st.verdict and all("rater agreement unknown" in v["line"] for v in st.verdict)

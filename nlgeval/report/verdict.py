@@ -209,16 +209,30 @@ def study_verdict(
     out = []
     for crit in criteria:
         withheld = _agreement(rater_agreement, crit, alpha)
+        unchecked = {"agreement": _unchecked(rater_agreement, crit)}
         for v in leaderboard_verdict(leaderboards, pd.DataFrame(columns=["criterion"]),
                                      correlations, [crit], levels):
-            v = {**v, "n_top": len(v["top"]), "withheld": withheld, "human_ceiling": None}
+            v = {**v, "n_top": len(v["top"]), "withheld": withheld, "human_ceiling": None,
+                 **unchecked}
             out.append({**v, "line": verdict_text(v)})
         for lv in levels:
             ceiling = (ceilings or {}).get(crit, {}).get(lv, math.nan)
             e = _level_entry(crit, lv, clusters_df, correlations, alpha, ceiling, withheld)
             if e is not None:
+                e.update(unchecked)
                 out.append({**e, "line": verdict_text(e)})
     return out
+
+
+def _unchecked(rater_agreement: pd.DataFrame | None, criterion: str) -> str:
+    """'' when the raters' agreement was measured, else why it could not be."""
+    if rater_agreement is None or rater_agreement.empty:
+        return ""
+    row = rater_agreement[rater_agreement["criterion"] == criterion]
+    if row.empty or np.isfinite(float(row["pooled_r"].iloc[0])):
+        return ""
+    return ("rater agreement unknown (one score per output: no rater column, or one rater "
+            "each), so it could not be checked")
 
 
 def verdict_text(v: Mapping[str, Any]) -> str:
@@ -243,4 +257,6 @@ def verdict_text(v: Mapping[str, Any]) -> str:
     ceiling = v.get("human_ceiling")
     if ceiling is not None and np.isfinite(ceiling):
         text += f" (best r {v['value']:.2f}; one rater vs the others {ceiling:.2f})"
+    if v.get("agreement"):
+        text += f"; {v['agreement']}"
     return text
