@@ -159,7 +159,7 @@ class AgreementReport(Result):
             "n_ratings": self.n_ratings,
             "n_raters": self.n_raters,
             "n_units": self.n_units,
-            "fleiss_kappa": self.fleiss.kappa,
+            "fleiss_kappa": self.fleiss.statistic,
             "fleiss": self.fleiss.to_dict(),
             "krippendorff_alpha": dict(self.krippendorff),
             "cohen_kappa": self.cohen.to_dict("records"),
@@ -183,13 +183,13 @@ def _fleiss_part(df: pd.DataFrame, scale: tuple[float, float] | None, n_units: i
     """Fleiss' kappa for the report: NaN with the reason in ``undefined`` when undefined."""
     try:
         fk = fleiss_kappa(df, scale=scale)
-        if not np.isfinite(fk.kappa):
+        if not np.isfinite(fk.statistic):
             undefined["fleiss_kappa"] = ("expected agreement is 1: all ratings of the units used "
                                          "fall in one category")
     except InputError as exc:
-        fk = FleissResult(kappa=np.nan, n_units=0, n_units_dropped=n_units, ratings_per_unit=0)
+        fk = FleissResult(statistic=np.nan, n_units=0, n_units_dropped=n_units, ratings_per_unit=0)
         undefined["fleiss_kappa"] = exc.message
-    if fk.n_units_dropped and np.isfinite(fk.kappa):
+    if fk.n_units_dropped and np.isfinite(fk.statistic):
         notes.append(f"Fleiss' kappa uses the {fk.n_units} units with {fk.ratings_per_unit} "
                      f"ratings; {fk.n_units_dropped} units with other counts were left out")
     return fk
@@ -201,7 +201,7 @@ def _krippendorff_part(df: pd.DataFrame, scale: tuple[float, float] | None,
     ka = {}
     for lvl in ("nominal", "ordinal", "interval"):
         try:
-            ka[lvl] = krippendorff_alpha(df, lvl, scale=scale)
+            ka[lvl] = krippendorff_alpha(df, lvl, scale=scale).statistic
             if not np.isfinite(ka[lvl]):
                 undefined[f"krippendorff_alpha_{lvl}"] = "expected disagreement is 0"
         except InputError as exc:

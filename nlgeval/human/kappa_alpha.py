@@ -21,9 +21,10 @@ A *unit* is one rated output, ``(item, system)``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ import pandas as pd
 from nlgeval.errors import InputError
 from nlgeval.human.frames import check_ratings_frame as _check_frame
 from nlgeval.human.frames import units_matrix
-from nlgeval.results import Result
+from nlgeval.results import StatResult
 
 
 def categories_for(scores: pd.Series | np.ndarray,
@@ -129,8 +130,11 @@ def pairwise_cohen_kappa(
 
 
 @dataclass(frozen=True)
-class FleissResult(Result):
+class FleissResult(StatResult):
     """Fleiss' kappa over the units with the most common number of ratings (Fleiss 1971).
+
+    ``statistic`` is kappa (``kappa`` is kept as a read-only alias, and as the ``kappa`` key of
+    :meth:`to_dict`); ``pvalue`` is NaN: no test is made.
 
     Examples
     --------
@@ -138,14 +142,49 @@ class FleissResult(Result):
     >>> df = pd.DataFrame({"rater": ["r1", "r2", "r3"] * 2, "item": ["1"] * 3 + ["2"] * 3,
     ...                    "system": "a", "score": [1, 1, 1, 2, 2, 1]})
     >>> res = fleiss_kappa(df, scale=(1, 2))
-    >>> res.n_units, round(res.kappa, 3)
-    (2, 0.25)
+    >>> res.n_units, round(res.statistic, 3), res.kappa == res.statistic
+    (2, 0.25, True)
     """
 
-    kappa: float
+    statistic: float
     n_units: int
     n_units_dropped: int
     ratings_per_unit: int
+    pvalue: float = float("nan")
+
+    _aliases: ClassVar[Mapping[str, str]] = {"kappa": "statistic"}
+
+    @property
+    def kappa(self) -> float:
+        """Fleiss' kappa, the same number as ``statistic`` (the earlier name, kept for now)."""
+        return self.statistic
+
+
+@dataclass(frozen=True)
+class KrippendorffResult(StatResult):
+    """Krippendorff's alpha (Krippendorff 2011) at one level of measurement.
+
+    ``statistic`` is alpha; ``pvalue`` is NaN (no test is made). ``float(result)`` gives alpha,
+    so code written for the bare number of earlier versions keeps working through ``float``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
+    ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
+    >>> res = krippendorff_alpha(df, "interval")
+    >>> round(res.statistic, 3), res.level, res.n_units, round(float(res), 3)
+    (0.9, 'interval', 4, 0.9)
+    """
+
+    statistic: float
+    level: str
+    n_units: int
+    n_raters: int
+    pvalue: float = float("nan")
+
+    def __float__(self) -> float:
+        return float(self.statistic)
 
 
 def fleiss_kappa(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = None
@@ -180,7 +219,7 @@ def fleiss_kappa(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = N
     np.add.at(table, (unit_code, cat_idx), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = float(sm_fleiss(table, method="fleiss"))
-    return FleissResult(kappa=kappa, n_units=int(len(keep)),
+    return FleissResult(statistic=kappa, n_units=int(len(keep)),
                         n_units_dropped=int(len(sizes) - len(keep)), ratings_per_unit=m)
 
 
@@ -189,16 +228,19 @@ def krippendorff_alpha(
     level: str = "interval",
     *,
     scale: tuple[float, float] | None = None,
-) -> float:
+) -> KrippendorffResult:
     """Krippendorff's alpha on the raters x units matrix (missing ratings allowed), using the
     ``krippendorff`` package; ``level`` is nominal, ordinal, interval or ratio.
+
+    Returns a :class:`KrippendorffResult`: alpha is its ``statistic`` (also ``float(result)``);
+    ``n_units`` counts the units rated by at least 2 raters.
 
     Examples
     --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"rater": ["r1", "r2"] * 4, "item": list("11223344"),
     ...                    "system": "a", "score": [1, 1, 2, 2, 3, 2, 4, 4]})
-    >>> round(krippendorff_alpha(df, "interval"), 3)
+    >>> round(krippendorff_alpha(df, "interval").statistic, 3)
     0.9
     """
     import krippendorff
@@ -207,7 +249,7 @@ def krippendorff_alpha(
         raise InputError(f"level must be nominal, ordinal, interval or ratio, got {level!r}")
     df = _check_frame(ratings, ["rater", "item", "system", "score"])
     mat = units_matrix(df).to_numpy(dtype=float)
-    pairable = (np.sum(~np.isnan(mat), axis=0) >= 2).sum()
+    pairable = int((np.sum(~np.isnan(mat), axis=0) >= 2).sum())
     if pairable == 0:
         raise InputError("Krippendorff's alpha needs units rated by at least 2 raters")
     kwargs: dict[str, Any] = {}
@@ -215,7 +257,9 @@ def krippendorff_alpha(
         kwargs["value_domain"] = categories_for(df["score"], scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         try:
-            return float(krippendorff.alpha(reliability_data=mat, level_of_measurement=level,
-                                             **kwargs))
+            alpha = float(krippendorff.alpha(reliability_data=mat, level_of_measurement=level,
+                                              **kwargs))
         except ValueError as exc:  # e.g. a single value in the domain
             raise InputError(f"Krippendorff's alpha is undefined here: {exc}") from None
+    return KrippendorffResult(statistic=alpha, level=level, n_units=pairable,
+                              n_raters=int(mat.shape[0]))
