@@ -246,7 +246,8 @@ def verdict_text(v: Mapping[str, Any]) -> str:
     unit = f", {n} {UNITS.get(v['level'], 'units')}" if n is not None else ""
     head = f"{v['criterion']}, {v['level']} level ({v['statistic']}{unit})"
     if v.get("withheld"):
-        return f"{head}: no verdict -- {v['withheld']}"
+        return f"{head}: no verdict -- {v['withheld']}" + (
+            f"; {v['agreement']}" if v.get("agreement") else "")
     top = list(v["top"])
     shown = ", ".join(top[:12]) + (" ..." if len(top) > 12 else "")
     if len(top) == 1:
