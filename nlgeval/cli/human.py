@@ -294,10 +294,15 @@ def agreement(
         help="Write paper tables (CSV, Markdown, LaTeX) here.")] = None,
     qc: QcOpt = QCOpt.keep,
     data_dir: DataDirOpt = None,
+    spans: Annotated[bool, typer.Option(
+        "--spans", help="FILE holds error spans (rater,item,system,start,end,category,"
+        "severity; MQM or ESA): character-overlap F1 and severity agreement (Cohen's kappa, "
+        "Krippendorff's alpha) per rater pair.")] = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Inter-rater agreement (Cohen, Fleiss, Krippendorff, ICC) and per-rater summaries.
+    """Inter-rater agreement (Cohen, Fleiss, Krippendorff, ICC) and per-rater summaries; with
+    ``--spans``, agreement on error spans.
 
     Examples
     --------
@@ -320,6 +325,11 @@ def agreement(
     from nlgeval.tables import PaperTable
 
     setup(quiet)
+    if spans:
+        from nlgeval.cli.human_spans import span_agreement_cli
+
+        span_agreement_cli(file, out_dir=out_dir, as_json=as_json)
+        return
     df, sc, crit = _load(file, criterion, scale, data_dir, keep_checks=True)
     df, qc_report = apply_qc(df, qc.value, scale=sc)
     rep = agreement_report(df, scale=sc, criterion=crit, min_common=min_common)

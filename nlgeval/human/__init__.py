@@ -17,6 +17,8 @@ Modules (one job each):
 ``bws_design``        best-worst scaling tuples (balanced incomplete block designs,
                       Kiritchenko & Mohammad 2016); ``bws`` scores them (counting, implied
                       pairwise wins, the maxdiff logit of Marley & Louviere 2005).
+``spans``             error spans (MQM, Freitag et al. 2021; ESA, Kocmi et al. 2024): the span
+                      frame, MQM and ESA scores; ``span_agreement`` compares raters' spans.
 ``power``             power of a planned comparison by simulation (``nlgeval plan power``).
 ``qc``                quality control of raters (control items, the experiment's checks).
 ``analysis``          ``compare_systems``: one call for ``nlgeval compare``.
@@ -75,13 +77,16 @@ from nlgeval.human.pairwise import (
 from nlgeval.human.power import PowerResult, VarianceComponents, simulate_power
 from nlgeval.human.qc import RaterQC, apply_qc, rater_quality
 from nlgeval.human.ratings import read_ratings, validate_ratings
+from nlgeval.human.span_agreement import SpanAgreement, span_agreement
+from nlgeval.human.spans import check_spans, esa_ratings, mqm_span_ratings, read_spans
 
 __all__ = [
     "AgreementReport", "BWSDesign", "BradleyTerryResult", "FleissResult", "FriedmanResult",
     "GLMTukeyResult", "MaxDiffResult", "bws_counts", "bws_design", "bws_maxdiff", "bws_pairs",
     "bws_ratings",
     "ICCResult", "LatinSquareDesign", "MixedModelResult", "OrdinalModelResult", "PowerResult",
-    "ProportionalOddsTest", "RaterQC", "SignedRankResult", "SystemComparison",
+    "ProportionalOddsTest", "RaterQC", "SignedRankResult", "SpanAgreement", "SystemComparison",
+    "check_spans", "esa_ratings", "mqm_span_ratings", "read_spans", "span_agreement",
     "VarianceComponents", "agreement_report", "apply_qc", "bradley_terry", "compare_systems",
     "correct_pvalues", "fleiss_kappa", "friedman", "glm_tukey", "homogeneous_subsets", "icc",
     "krippendorff_alpha", "latin_square_design", "mixed_model", "ordinal_model",
