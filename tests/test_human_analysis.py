@@ -77,7 +77,7 @@ def test_bradley_terry_on_relative_export(tmp_path: Path) -> None:
     assert out["method"] == "bradley-terry"
     assert [set(r) >= {"system", "strength", "ci_low", "ci_high"} for r in out["ranking"]] \
         == [True] * 3
-    lib = compare_systems(df, criterion="q", scale=(-2, 2), n_boot=50)
+    lib = compare_systems(df, criterion="q", scale=(-2, 2), n_resamples=50)
     assert out == lib.to_dict()
 
 

@@ -97,7 +97,7 @@ def brute_force_mle(df: pd.DataFrame, ties: str = "half", prior: float = 0.0) ->
 @pytest.mark.parametrize("ties", ["half", "drop"])
 def test_bradley_terry_equals_brute_force_mle(ties: str) -> None:
     df = simulate(1, n=160)
-    res = bradley_terry(pairwise_outcomes(df), ties=ties, n_boot=0)  # type: ignore[arg-type]
+    res = bradley_terry(pairwise_outcomes(df), ties=ties, n_resamples=0)  # type: ignore[arg-type]
     ref = brute_force_mle(df, ties=ties)
     got = dict(zip(res.ranking["system"], res.ranking["strength"], strict=True))
     for s, v in ref.items():
@@ -108,7 +108,7 @@ def test_bradley_terry_equals_brute_force_mle(ties: str) -> None:
 def test_map_with_prior_equals_brute_force() -> None:
     # the MAP objective with the prior on centred strengths (the MAP is centred anyway)
     df = simulate(2, n=60)
-    res = bradley_terry(pairwise_outcomes(df), prior=0.5, n_boot=0)
+    res = bradley_terry(pairwise_outcomes(df), prior=0.5, n_resamples=0)
     ref = brute_force_mle(df, prior=0.5)
     got = dict(zip(res.ranking["system"], res.ranking["strength"], strict=True))
     for s, v in ref.items():
@@ -135,27 +135,27 @@ def test_no_finite_mle_is_explained_and_prior_fixes_it() -> None:
                        "score": [1.0, 2.0, 1.0, -1.0]})
     o = pairwise_outcomes(df)
     with pytest.raises(InputError, match="never lost: A"):
-        bradley_terry(o, n_boot=0)
-    res = bradley_terry(o, prior=0.1, n_boot=50, seed=1)
+        bradley_terry(o, n_resamples=0)
+    res = bradley_terry(o, prior=0.1, n_resamples=50, seed=1)
     assert res.ranking["system"].iloc[0] == "A"
     two_groups = pd.DataFrame({"system": ["A", "B", "C", "D"], "system_b": ["B", "A", "D", "C"],
                                "score": [1.0, -1.0, 1.0, -1.0]})
     with pytest.raises(InputError, match="2 groups never compared"):
-        bradley_terry(pairwise_outcomes(two_groups), n_boot=0)
+        bradley_terry(pairwise_outcomes(two_groups), n_resamples=0)
 
 
 def test_bootstrap_is_seeded_and_sensible() -> None:
     o = pairwise_outcomes(simulate(3, n=400))
-    a = bradley_terry(o, n_boot=300, seed=7)
-    b = bradley_terry(o, n_boot=300, seed=7)
-    c = bradley_terry(o, n_boot=300, seed=8)
+    a = bradley_terry(o, n_resamples=300, seed=7)
+    b = bradley_terry(o, n_resamples=300, seed=7)
+    c = bradley_terry(o, n_resamples=300, seed=8)
     pd.testing.assert_frame_equal(a.ranking, b.ranking)
     assert not np.allclose(a.ranking["ci_low"], c.ranking["ci_low"])
     r = a.ranking
     assert (r["ci_low"] < r["strength"]).all() and (r["strength"] < r["ci_high"]).all()
     assert a.n_boot_used == 300
     # clusters by items / raters also run and are seeded
-    d = bradley_terry(o, n_boot=200, seed=7, resample="items")
+    d = bradley_terry(o, n_resamples=200, seed=7, resample="items")
     assert d.resample == "items" and d.n_boot_used == 200
 
 

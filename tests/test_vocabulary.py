@@ -70,3 +70,37 @@ def test_krippendorff_alpha_returns_a_result_equal_to_the_package(level: str) ->
     assert res.to_dict()["statistic"] == res.statistic
     with pytest.raises(FrozenInstanceError):
         res.statistic = 0.0  # type: ignore[misc]
+
+
+def _outcomes() -> pd.DataFrame:
+    return pd.DataFrame({"system_a": ["A", "A", "B", "A", "B", "C", "A", "B"],
+                         "system_b": ["B", "C", "C", "B", "C", "A", "C", "A"],
+                         "outcome": [1, 1, 1, -1, 0, -1, 1, -1]})
+
+
+def test_bradley_terry_takes_n_resamples_and_the_old_n_boot_with_a_warning() -> None:
+    import warnings
+
+    from nlgeval.human.pairwise import bradley_terry
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # the new name gives no warning
+        new = bradley_terry(_outcomes(), n_resamples=40, seed=5, prior=0.1)
+    with pytest.warns(DeprecationWarning, match="'n_boot' is deprecated; use 'n_resamples'"):
+        old = bradley_terry(_outcomes(), n_boot=40, seed=5, prior=0.1)
+    assert new.n_boot == old.n_boot == 40
+    pd.testing.assert_frame_equal(new.ranking, old.ranking)
+
+
+def test_compare_systems_takes_n_resamples_and_the_old_n_boot_with_a_warning() -> None:
+    from nlgeval.human import compare_systems
+
+    df = pd.DataFrame({"system": list("aabbca"), "system_b": list("bccabc"),
+                       "item": list("112233"), "rater": "r",
+                       "score": [2.0, 1.0, -1.0, 2.0, 1.0, -2.0]})
+    new = compare_systems(df, method="bradley-terry", scale=(-2, 2), n_resamples=30,
+                          prior=0.1)
+    with pytest.warns(DeprecationWarning, match="compare_systems"):
+        old = compare_systems(df, method="bradley-terry", scale=(-2, 2), n_boot=30, prior=0.1)
+    assert new.body["n_boot"] == old.body["n_boot"] == 30
+    assert new.body["ranking"] == old.body["ranking"]

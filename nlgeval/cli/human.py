@@ -261,7 +261,7 @@ def compare(
         pairing=pairing.value, correction=None if correction is None else correction.value,
         alpha=alpha, scale=sc, drop_incomplete=drop_incomplete, zscore=zscore,
         factors=split_list(factors) or (), max_dense_bytes=max_dense_gib * (1 << 30),
-        seed=seed, n_boot=n_boot, resample=resample.value, ties=bt_ties.value,
+        seed=seed, n_resamples=n_boot, resample=resample.value, ties=bt_ties.value,
         prior=bt_prior, qc=qc.value, file=str(file))
     run = run_record(command="compare", file=str(file), criterion=crit, method=res.method,
                      zscore=zscore, qc=qc.value,

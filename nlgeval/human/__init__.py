@@ -62,6 +62,7 @@ from nlgeval.human.compare import (
 )
 from nlgeval.human.design import LatinSquareDesign, latin_square_design
 from nlgeval.human.glm import GLMTukeyResult, glm_tukey, homogeneous_subsets
+from nlgeval.human.kappa_alpha import KrippendorffResult
 from nlgeval.human.metric_agreement import (
     significant_difference_agreement,
     significant_difference_pairs,
@@ -83,7 +84,7 @@ from nlgeval.human.spans import check_spans, esa_ratings, mqm_span_ratings, read
 __all__ = [
     "AgreementReport", "BWSDesign", "BradleyTerryResult", "FleissResult", "FriedmanResult",
     "GLMTukeyResult", "MaxDiffResult", "bws_counts", "bws_design", "bws_maxdiff", "bws_pairs",
-    "bws_ratings",
+    "bws_ratings", "KrippendorffResult",
     "ICCResult", "LatinSquareDesign", "MixedModelResult", "OrdinalModelResult", "PowerResult",
     "ProportionalOddsTest", "RaterQC", "SignedRankResult", "SpanAgreement", "SystemComparison",
     "check_spans", "esa_ratings", "mqm_span_ratings", "read_spans", "span_agreement",

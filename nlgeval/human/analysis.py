@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.human import report
 from nlgeval.human.qc import RaterQC, apply_qc
@@ -107,15 +108,16 @@ def compare_systems(
     pairing: str = "item", correction: str | None = None, alpha: float = 0.05,
     scale: tuple[float, float] | None = None, drop_incomplete: bool = False,
     zscore: bool = False, factors: Sequence[str] = ("rater", "item"),
-    max_dense_bytes: float | None = None, seed: int = 1, n_boot: int = 1000,
+    max_dense_bytes: float | None = None, seed: int = 1, n_resamples: int = 1000,
     resample: str = "judgements", ties: str = "half", prior: float = 0.0,
-    qc: str = "keep", file: str | None = None,
+    qc: str = "keep", file: str | None = None, n_boot: int | None = None,
 ) -> SystemComparison:
     """Which systems do humans rate differently? Runs ``method`` on one criterion's ratings
     (see the module docstring); ``correction`` defaults to Bonferroni for ``wilcoxon`` (as
     Reiter & Belz 2009) and Holm (1979) otherwise; ``qc="drop"`` removes raters who fail
     quality control first (:func:`nlgeval.human.qc.rater_quality`); ``zscore`` analyses
-    per-rater z-scores; ``file`` only names the input in error messages.
+    per-rater z-scores; ``file`` only names the input in error messages. ``n_resamples``:
+    bootstrap replicates of Bradley-Terry (``n_boot``: its earlier name, deprecated).
 
     Examples
     --------
@@ -127,6 +129,7 @@ def compare_systems(
     >>> [(p["system_a"], p["system_b"]) for p in res.to_dict()["pairs"]]
     [('a', 'b'), ('a', 'c'), ('b', 'c')]
     """
+    n_boot = renamed_keyword("compare_systems", "n_boot", n_boot, "n_resamples", n_resamples)
     m = method or default_method(ratings)
     _check_method(ratings, m, file)
     corr = correction or ("bonferroni" if m == "wilcoxon" else "holm")
@@ -251,7 +254,7 @@ def _relative(df: pd.DataFrame, method: str, *, criterion: str, alpha: float,
         body = {"method": "sign", "correction": correction, "alpha": alpha, "pairs": pairs,
                 "warnings": warns}
         return body, {f"sign_{criterion}": sign_t}, [], []
-    bt = bradley_terry(outcomes, ties=ties, prior=prior, n_boot=n_boot,  # type: ignore[arg-type]
+    bt = bradley_terry(outcomes, ties=ties, prior=prior, n_resamples=n_boot,  # type: ignore[arg-type]
                        resample=resample, seed=seed, alpha=alpha)  # type: ignore[arg-type]
     bt_t = report.bradley_terry_table(bt, criterion=criterion)
     body = {**bt.to_dict(), "correction": correction, "pairs": pairs,

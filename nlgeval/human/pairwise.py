@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.human.bt_fit import (
     _bootstrap_strengths,
@@ -181,7 +182,7 @@ class BradleyTerryResult(Result):
     >>> import pandas as pd
     >>> o = pd.DataFrame({"system_a": ["A", "A", "B", "A"], "system_b": ["B", "B", "A", "B"],
     ...                   "outcome": [1, 1, -1, -1]})
-    >>> res = bradley_terry(o, n_boot=0)
+    >>> res = bradley_terry(o, n_resamples=0)
     >>> res.method, res.ranking["strength"].round(3).tolist()
     ('bradley-terry', [0.549, -0.549])
     """
@@ -231,16 +232,18 @@ def bradley_terry(
     *,
     ties: Literal["half", "drop"] = "half",
     prior: float = 0.0,
-    n_boot: int = 1000,
+    n_resamples: int = 1000,
     resample: Literal["judgements", "items", "raters"] = "judgements",
     seed: int = 1,
     alpha: float = 0.05,
+    n_boot: int | None = None,
 ) -> BradleyTerryResult:
     """Bradley-Terry ranking with bootstrap intervals and rank clusters (module docstring).
 
     ``outcomes``: from :func:`pairwise_outcomes`. Returns the ranking (``system, strength,
     ci_low, ci_high, rank, wins, losses, ties, n``), the model's win probabilities for every
-    pair, and the bootstrap p-values used for the clusters.
+    pair, and the bootstrap p-values used for the clusters. ``n_resamples`` bootstrap
+    replicates (``n_boot``: its earlier name, deprecated; the result keeps the field ``n_boot``).
 
     Examples
     --------
@@ -248,9 +251,10 @@ def bradley_terry(
     >>> o = pd.DataFrame({"system_a": ["A", "A", "B", "A", "B", "C"],
     ...                   "system_b": ["B", "C", "C", "B", "C", "A"],
     ...                   "outcome": [1, 1, 1, -1, 0, -1]})
-    >>> bradley_terry(o, n_boot=0).ranking["system"].tolist()
+    >>> bradley_terry(o, n_resamples=0).ranking["system"].tolist()
     ['A', 'B', 'C']
     """
+    n_boot = renamed_keyword("bradley_terry", "n_boot", n_boot, "n_resamples", n_resamples)
     _check_bt_options(alpha, prior, resample, n_boot)
     systems = _systems(outcomes)
     k = len(systems)

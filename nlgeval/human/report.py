@@ -271,7 +271,7 @@ def bradley_terry_table(res: BradleyTerryResult, *, criterion: str = "") -> Pape
     >>> from nlgeval.human.pairwise import bradley_terry
     >>> o = pd.DataFrame({"system_a": ["A", "A", "B", "A"], "system_b": ["B", "B", "A", "B"],
     ...                   "outcome": [1, 1, -1, -1]})
-    >>> bradley_terry_table(bradley_terry(o, n_boot=0)).data["System"].tolist()
+    >>> bradley_terry_table(bradley_terry(o, n_resamples=0)).data["System"].tolist()
     ['A', 'B']
     """
     r = res.ranking
