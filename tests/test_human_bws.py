@@ -138,6 +138,29 @@ def test_implied_pairs() -> None:
     assert (p["score"] == np.where(p["winner"] == p["system"], 1, -1)).all()
 
 
+def test_implied_pairs_leave_out_same_system_pairs() -> None:
+    """A tuple of outputs of different items: two are system A's. Best A (item 1), worst B:
+    A > A is no comparison of systems; A > C, A > B, A(item 2) > B, C > B remain."""
+    j = pd.DataFrame(_judgement("r1", 1, "AC", "A", "B", item="1")
+                     + _judgement("r1", 1, "AB", "", "B", item="2"))
+    p = bws_pairs(j)
+    won = sorted((w, a if w == b else b) for a, b, w in zip(p["system"], p["system_b"],
+                                                              p["winner"], strict=True))
+    assert won == [("A", "B"), ("A", "B"), ("A", "C"), ("C", "B")]
+    assert set(p["item"]) == {"1"} and set(p["source_item"]) == {""}
+
+
+def test_design_cli_matches_library(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["design", "bws", "--candidates", "a,b,c,d,e,f,g", "--seed", "3",
+                              "--appearances", "4", "--json", "--out", str(tmp_path / "t.csv")])
+    assert res.exit_code == 0, (res.output, res.exception)
+    data = json.loads(res.stdout)
+    lib = bws_design(list("abcdefg"), seed=3, appearances=4)
+    assert data["tuples"] == lib.tuples.to_dict("records")
+    assert data["bibd"] is True and data["method"] == "cyclic-bibd"
+    assert pd.read_csv(tmp_path / "t.csv").equals(lib.tuples)
+
+
 def _simulate(utilities: dict[str, float], design, raters: int, seed: int,  # type: ignore[no-untyped-def]
               item: str = "1") -> pd.DataFrame:
     """Best and worst drawn from the maxdiff model (Marley & Louviere 2005)."""

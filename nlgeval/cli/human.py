@@ -12,10 +12,12 @@ import typer
 
 from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
 from nlgeval.cli._ratings_source import load_ratings as _load
+from nlgeval.cli.human_bws import design_bws
 from nlgeval.errors import InputError
 
-design_app = typer.Typer(help="Plan human evaluations (Latin-square designs).",
-                         no_args_is_help=True)
+design_app = typer.Typer(help="Plan human evaluations (Latin-square designs, best-worst "
+                         "scaling tuples).", no_args_is_help=True)
+design_app.command("bws")(design_bws)
 
 
 class Method(StrEnum):
