@@ -90,3 +90,34 @@ def test_pearson_blocks_equal_the_explicit_resamples() -> None:
     want = [np.corrcoef(X[s][:, i].ravel(), Y[s][:, i].ravel())[0, 1] for s, i in zip(si, ii,
                                                                                       strict=True)]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("level", ["segment", "system"])
+def test_chunked_perm_both_equals_one_piece(monkeypatch: pytest.MonkeyPatch, level: str) -> None:
+    # PERM-BOTH draws its swap masks a chunk at a time; the p-values and deltas are the same
+    import nlgeval.correlation.compare as compare
+
+    X, Y = _data(10, 5_000)
+    rng = np.random.default_rng(8)
+    mets = {"a": X, "b": X + rng.normal(size=X.shape), "c": np.round(X, 1)}
+    seen = []
+    real = compare._all_pair_deltas
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        seen.append({k: v[2] for k, v in out.items()})
+        return out
+
+    monkeypatch.setattr(compare, "_all_pair_deltas", recorded)
+    runs = []
+    for cells in (10**12, X.size * 8, X.size * 16):  # one piece; 8 and 16 draws a chunk
+        monkeypatch.setattr(compare, "_MASK_CELLS", cells)
+        seen.clear()
+        frame = compare.comparison_matrix(mets, Y, level, "pearson", method="permutation",
+                                          permutations=41, seed=3)
+        deltas = {k: np.concatenate([s[k] for s in seen]) for k in seen[0]}
+        runs.append((frame, deltas))
+    for frame, deltas in runs[1:]:
+        assert frame.equals(runs[0][0])
+        for key, d in deltas.items():
+            np.testing.assert_array_equal(d, runs[0][1][key])

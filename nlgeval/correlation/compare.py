@@ -132,12 +132,29 @@ def _all_pair_deltas(
     for g0 in range(0, len(pairs), group):
         chunk = pairs[g0:g0 + group]
         triples = [_standardised_pair(metrics[a], metrics[b], Y) for a, b in chunk]
-        draws = _pearson_swap_draws_many(triples, level, masks)
-        for (a, b), (A, B, H), (da, db) in zip(chunk, triples, draws, strict=True):
+        parts: list[list[np.ndarray]] = [[] for _ in chunk]
+        for b0 in range(0, masks.shape[0], _PERM_BLOCK):
+            # fixed blocks (the last padded): OpenBLAS rounds a row of a product differently
+            # with another number of rows, so a draw must not depend on the chunking
+            blk = masks[b0:b0 + _PERM_BLOCK]
+            k = blk.shape[0]
+            if k < _PERM_BLOCK:
+                blk = np.concatenate([blk, np.repeat(blk[:1], _PERM_BLOCK - k, axis=0)])
+            draws = _pearson_swap_draws_many(triples, level, blk.astype(float))
+            for part, (da, db) in zip(parts, draws, strict=True):
+                part.append((np.asarray(da, float) - np.asarray(db, float))[:k])
+        for (a, b), (A, B, H), part in zip(chunk, triples, parts, strict=True):
             r_a = float(level_statistic(A, H, level, coefficient))
             r_b = float(level_statistic(B, H, level, coefficient))
-            out[(a, b)] = (r_a, r_b, np.asarray(da, float) - np.asarray(db, float))
+            out[(a, b)] = (r_a, r_b, np.concatenate(part) if part else np.empty(0))
     return out
+
+
+#: permutations per Pearson swap product (fixed; see :func:`_all_pair_deltas`), and the mask
+#: cells drawn at once by :func:`comparison_matrix` (rounded to whole blocks): the memory of a
+#: PERM-BOTH comparison is one chunk's, not (permutations x systems x items) float64 numbers
+_PERM_BLOCK = 8
+_MASK_CELLS = 4_000_000
 
 
 
@@ -232,10 +249,15 @@ def comparison_matrix(
     names = list(metrics)
     rows = []
     deltas_of = {}
-    if use != "williams":
+    if use != "williams" and coefficient == "pearson":
+        # the masks a chunk at a time (one stream: the same masks as one draw)
+        size = max(1, _MASK_CELLS // max(1, np.size(Y)) // _PERM_BLOCK) * _PERM_BLOCK
+        parts = [_all_pair_deltas(metrics, Y, level, coefficient, m) for m in
+                 iter_swap_masks(np.shape(Y), permutations, scheme, seed, chunk=size)]
+        deltas_of = {key: (r_a, r_b, np.concatenate([p[key][2] for p in parts]))
+                     for key, (r_a, r_b, _) in parts[0].items()} if parts else {}
+    elif use != "williams":
         masks = swap_masks(np.shape(Y), permutations, scheme, seed)
-        if coefficient == "pearson":  # converted once for every pair's matrix products
-            masks = masks.astype(float)
         deltas_of = _all_pair_deltas(metrics, Y, level, coefficient, masks)
     for i, a in enumerate(names):
         for j, b in enumerate(names):
