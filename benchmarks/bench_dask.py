@@ -75,7 +75,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("NLGEVAL_QUIET", "1")
     dists = paper_profiles()
-    kw = dict(sizes=SIZES, replications=args.replications, nboot=args.nboot, seed=1)
+    kw = dict(sizes=SIZES, replications=args.replications, n_resamples=args.nboot, seed=1)
     cells = len(dists) * 2 * len(SIZES)
     print(f"reduced study: {len(dists)} distributions x 2 methods x {len(SIZES)} sizes = "
           f"{cells} cells, {args.replications} replications, nboot {args.nboot}; "

@@ -44,7 +44,7 @@ def naive(counts: np.ndarray, sizes, reps: int, nboot: int, alpha: float, seed: 
             rejections = 0
             for _ in range(reps):
                 sub = rng.choice(ratings, size=s, replace=(method == "bootstrap"))
-                res = disc_anova([ratings, sub], nboot=nboot, seed=rng.integers(2**32))
+                res = disc_anova([ratings, sub], n_resamples=nboot, seed=rng.integers(2**32))
                 rejections += res.pvalue < alpha
             shares[(method, s)] = rejections / reps
     return shares
@@ -105,7 +105,7 @@ def main() -> None:
     t_wrs2 = (time.perf_counter() - t0) / (2 * len(SIZES) * args.wrs2_reps)
 
     t0 = time.perf_counter()
-    fast = run_study([dist], sizes=SIZES, replications=args.fast_reps, nboot=args.nboot,
+    fast = run_study([dist], sizes=SIZES, replications=args.fast_reps, n_resamples=args.nboot,
                      alpha=args.alpha, seed=1, workers=1, backend="serial")
     t_fast = (time.perf_counter() - t0) / (2 * len(SIZES) * args.fast_reps)
 

@@ -36,7 +36,7 @@ def test_discanova_json_matches_library(tmp_path: Path) -> None:
     assert {"statistic", "pvalue", "nboot"} <= set(out)
     import pandas as pd
 
-    ref = disc_anova(pd.read_csv(f), "rater", "score", nboot=500, seed=1)
+    ref = disc_anova(pd.read_csv(f), "rater", "score", n_resamples=500, seed=1)
     assert out["statistic"] == ref.statistic and out["pvalue"] == ref.pvalue
     assert out["nboot"] == 500
 
@@ -74,7 +74,7 @@ def test_chisquare_lives_in_the_library(tmp_path: Path) -> None:
 
     two = pd.DataFrame({"rater": ["a"] * 10 + ["b"] * 10,
                         "score": [1] * 8 + [2] * 2 + [1] * 3 + [2] * 7})
-    comps = chi2_companions(disc_anova(two, "rater", "score", nboot=50, seed=1), seed=1)
+    comps = chi2_companions(disc_anova(two, "rater", "score", n_resamples=50, seed=1), seed=1)
     assert [c.method for c in comps] == ["asymptotic", "montecarlo", "exact"]
     # score 1: 8 of a's 10, 3 of b's 10; margins 11 (score 1) and 10 (group a) of 20
     def x2(k: int) -> float:

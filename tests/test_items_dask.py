@@ -29,7 +29,7 @@ from nlgeval.items.study import run_study  # noqa: E402
 runner = CliRunner()
 DISTS = [distribution_from_counts("d", [3, 5, 4, 8]),
          distribution_from_counts("e", [6, 2, 2, 0, 10])]
-KW = dict(replications=120, nboot=60, alpha=0.1, seed=4, sizes=[2, 3, 5, 8, 12])
+KW = dict(replications=120, n_resamples=60, alpha=0.1, seed=4, sizes=[2, 3, 5, 8, 12])
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,7 @@ def test_statistic_hand_worked() -> None:
     # shares: value 1: 2/3 vs 0; value 2: 1/3 vs 3/4; value 3: 0 vs 1/4; var of two = d^2 / 2
     expected = Fraction(4, 9) / 2 + Fraction(5, 12) ** 2 / 2 + Fraction(1, 4) ** 2 / 2
     assert expected == Fraction(98, 288)
-    res = disc_anova([[1, 1, 2], [2, 2, 2, 3]], nboot=10, seed=0)
+    res = disc_anova([[1, 1, 2], [2, 2, 2, 3]], n_resamples=10, seed=0)
     assert res.statistic == pytest.approx(float(expected), abs=1e-15)
     assert res.categories == (1.0, 2.0, 3.0)
 
@@ -57,7 +57,7 @@ def test_statistic_matches_exact_transcription(seed: int) -> None:
     rng = np.random.default_rng(seed)
     groups = [list(rng.integers(1, 6, size=n)) for n in (7, 12, 5)]
     exact = wrs2_statistic(groups)
-    res = disc_anova(groups, nboot=10, seed=0)
+    res = disc_anova(groups, n_resamples=10, seed=0)
     assert res.statistic == pytest.approx(float(exact), rel=1e-13)
     counts = np.array([[g.count(v) for g in groups] for v in sorted({*sum(groups, [])})])
     q, div = scaled_statistic(counts, [len(g) for g in groups])
@@ -65,7 +65,7 @@ def test_statistic_matches_exact_transcription(seed: int) -> None:
 
 
 def test_null_is_unweighted_mean_of_shares() -> None:
-    res = disc_anova({"a": [1, 1, 1, 2], "b": [1, 2, 2, 2, 2, 2, 2, 2]}, nboot=10, seed=0)
+    res = disc_anova({"a": [1, 1, 1, 2], "b": [1, 2, 2, 2, 2, 2, 2, 2]}, n_resamples=10, seed=0)
     # shares a: (3/4, 1/4), b: (1/8, 7/8): unweighted mean (7/16, 9/16); pooled would be 4/12
     np.testing.assert_allclose(res.null_probabilities, [7 / 16, 9 / 16])
 
@@ -123,15 +123,15 @@ def exact_mid_p(groups: list[list[int]]) -> tuple[float, float]:
 def test_pvalue_matches_exact_enumeration(groups: list[list[int]]) -> None:
     p_exact, sd = exact_mid_p(groups)
     nboot = 40_000
-    res = disc_anova(groups, nboot=nboot, seed=11)
+    res = disc_anova(groups, n_resamples=nboot, seed=11)
     assert abs(res.pvalue - p_exact) <= 4 * sd / math.sqrt(nboot) + 1e-12, (res.pvalue, p_exact)
 
 
 def test_seeded_and_counts_interface() -> None:
-    a = disc_anova([[1, 2, 2, 3], [1, 1, 3, 3, 3]], nboot=300, seed=5)
-    b = disc_anova([[1, 2, 2, 3], [1, 1, 3, 3, 3]], nboot=300, seed=5)
+    a = disc_anova([[1, 2, 2, 3], [1, 1, 3, 3, 3]], n_resamples=300, seed=5)
+    b = disc_anova([[1, 2, 2, 3], [1, 1, 3, 3, 3]], n_resamples=300, seed=5)
     assert a.pvalue == b.pvalue
-    c = disc_anova_counts(np.array([[1, 2], [2, 0], [1, 3], [0, 0]]), nboot=300, seed=5)
+    c = disc_anova_counts(np.array([[1, 2], [2, 0], [1, 3], [0, 0]]), n_resamples=300, seed=5)
     assert c.statistic == pytest.approx(a.statistic)
     assert c.pvalue == a.pvalue
     assert set(a.to_dict()) >= {"statistic", "pvalue", "nboot"}
@@ -140,16 +140,16 @@ def test_seeded_and_counts_interface() -> None:
 def test_dataframe_input_drops_missing_and_orders_levels() -> None:
     df = pd.DataFrame({"g": ["b", "a", "a", "b", "a", "b", None],
                        "s": [1, 2, None, 1, 1, 2, 3]})
-    res = disc_anova(df, "g", "s", nboot=50, seed=1)
+    res = disc_anova(df, "g", "s", n_resamples=50, seed=1)
     assert res.groups == ("a", "b")
     assert res.group_sizes == (2, 3)
 
 
 def test_bad_input_errors() -> None:
     with pytest.raises(InputError, match="at least 2"):
-        disc_anova([[1], [1, 2]], nboot=10)
+        disc_anova([[1], [1, 2]], n_resamples=10)
     with pytest.raises(InputError, match="two groups"):
-        disc_anova([[1, 2, 3]], nboot=10)
+        disc_anova([[1, 2, 3]], n_resamples=10)
     df = pd.DataFrame({"g": ["a", "b", "a"], "s": ["1", "x", "2"], "_row": [2, 3, 4]})
     with pytest.raises(InputError) as err:
         disc_anova(df, "g", "s", file="f.csv")
@@ -233,7 +233,7 @@ def test_chi2_errors() -> None:
 
 def test_result_follows_the_result_protocol() -> None:
     """DiscAnovaResult is a StatResult: ``stat, p = result`` and the documented JSON keys."""
-    res = disc_anova({"A": [1, 2, 2, 3, 3, 3], "B": [3, 4, 4, 5, 5, 5]}, nboot=200, seed=3)
+    res = disc_anova({"A": [1, 2, 2, 3, 3, 3], "B": [3, 4, 4, 5, 5, 5]}, n_resamples=200, seed=3)
     stat, p = res
     assert (stat, p) == (res.statistic, res.pvalue)
     assert stat == pytest.approx(disc_statistic(np.array(

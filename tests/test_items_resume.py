@@ -21,7 +21,7 @@ from nlgeval.items.study import run_study
 runner = CliRunner()
 DISTS = [distribution_from_counts("d", [3, 5, 4, 8]),
          distribution_from_counts("e", [6, 2, 2, 0, 10])]
-KW = dict(replications=60, nboot=50, alpha=0.1, seed=3, sizes=[2, 3, 5, 8, 12])
+KW = dict(replications=60, n_resamples=50, alpha=0.1, seed=3, sizes=[2, 3, 5, 8, 12])
 N_CELLS = 2 * 2 * 5
 
 

@@ -187,7 +187,7 @@ def test_distributions_from_ratings() -> None:
 def test_study_is_reproducible_and_independent_of_workers() -> None:
     dists = [distribution_from_counts("d", [3, 5, 4, 8]),
              distribution_from_counts("e", [6, 2, 2, 0, 10])]
-    kw = dict(replications=120, nboot=60, alpha=0.1, seed=4, sizes=[2, 3, 5, 8, 12])
+    kw = dict(replications=120, n_resamples=60, alpha=0.1, seed=4, sizes=[2, 3, 5, 8, 12])
     serial = run_study(dists, workers=1, **kw)
     pooled = run_study(dists, workers=2, backend="process", **kw)
     pd.testing.assert_frame_equal(serial.curves, pooled.curves)
@@ -204,7 +204,7 @@ def test_study_is_reproducible_and_independent_of_workers() -> None:
 
 def test_study_exact_and_certified_stopping_agree_statistically() -> None:
     dist = [distribution_from_counts("d", [10, 20, 5, 15])]
-    kw = dict(replications=400, nboot=100, alpha=0.1, seed=8, sizes=[3, 10], workers=1)
+    kw = dict(replications=400, n_resamples=100, alpha=0.1, seed=8, sizes=[3, 10], workers=1)
     cert = run_study(dist, stopping="certified", **kw).curves
     exact = run_study(dist, stopping="exact", **kw).curves
     for a, b in zip(cert["reject_share"], exact["reject_share"], strict=True):
@@ -213,7 +213,7 @@ def test_study_exact_and_certified_stopping_agree_statistically() -> None:
 
 
 def test_study_outputs(tmp_path) -> None:
-    res = run_study([distribution_from_counts("d", [3, 5, 4, 8])], replications=50, nboot=40,
+    res = run_study([distribution_from_counts("d", [3, 5, 4, 8])], replications=50, n_resamples=40,
                     sizes=[2, 4, 6], workers=1, seed=1)
     paths = res.write(tmp_path)
     names = {p.name for p in paths}

@@ -64,21 +64,21 @@ def _mc_se(p: float) -> float:
 @pytest.mark.parametrize("name", sorted(WRS2))
 def test_statistic_equals_wrs2(name: str) -> None:
     counts, stat, *_ = WRS2[name]
-    res = disc_anova(_groups(counts), nboot=10, seed=0)
+    res = disc_anova(_groups(counts), n_resamples=10, seed=0)
     assert res.statistic == pytest.approx(stat, rel=4e-16, abs=0)
 
 
 @pytest.mark.parametrize("name", ["A", "B", "C", "D", "F"])
 def test_pvalue_within_monte_carlo_error_of_wrs2(name: str) -> None:
     counts, _, p_wrs2, float_ties, true_ties, _ = WRS2[name]
-    res = disc_anova(_groups(counts), nboot=OURS_NBOOT, seed=11)
+    res = disc_anova(_groups(counts), n_resamples=OURS_NBOOT, seed=11)
     tie_rule = 0.5 * abs(true_ties - float_ties)  # at most 5e-5 here
     assert abs(res.pvalue - p_wrs2) <= 4 * _mc_se(p_wrs2) + tie_rule
 
 
 def test_tie_rule_is_the_only_difference_when_ties_are_common() -> None:
     counts, _, p_wrs2, _, true_ties, greater = WRS2["E"]
-    res = disc_anova(_groups(counts), nboot=OURS_NBOOT, seed=12)
+    res = disc_anova(_groups(counts), n_resamples=OURS_NBOOT, seed=12)
     p_exact_ties = greater + 0.5 * true_ties  # WRS2's own draws, ties counted exactly
     assert abs(res.pvalue - p_exact_ties) <= 4 * _mc_se(0.5)
     assert res.n_ties / res.nboot == pytest.approx(true_ties, abs=4 * math.sqrt(0.25 / 5e4))

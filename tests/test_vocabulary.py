@@ -104,3 +104,35 @@ def test_compare_systems_takes_n_resamples_and_the_old_n_boot_with_a_warning() -
         old = compare_systems(df, method="bradley-terry", scale=(-2, 2), n_boot=30, prior=0.1)
     assert new.body["n_boot"] == old.body["n_boot"] == 30
     assert new.body["ranking"] == old.body["ranking"]
+
+
+def test_disc_anova_and_its_counts_form_take_n_resamples_and_the_old_nboot() -> None:
+    from nlgeval.items import disc_anova, disc_anova_counts
+
+    groups = {"A": [1, 2, 2, 3, 3, 3], "B": [3, 4, 4, 5, 5, 5]}
+    new = disc_anova(groups, n_resamples=300, seed=4)
+    with pytest.warns(DeprecationWarning, match="disc_anova\\(\\): the keyword 'nboot'"):
+        old = disc_anova(groups, nboot=300, seed=4)
+    assert (new.statistic, new.pvalue, new.nboot) == (old.statistic, old.pvalue, 300)
+    table = np.array([[1, 0], [2, 0], [3, 1], [0, 2], [0, 3]])
+    with pytest.warns(DeprecationWarning, match="disc_anova_counts"):
+        counted = disc_anova_counts(table, nboot=300, seed=4)
+    assert counted.pvalue == disc_anova_counts(table, n_resamples=300, seed=4).pvalue
+
+
+def test_run_study_and_plan_items_take_n_resamples_and_the_old_nboot() -> None:
+    from nlgeval.items import run_study
+    from nlgeval.items.plan import plan_items
+    from nlgeval.items.profiles import distribution_from_counts
+
+    kw = dict(sizes=[2, 5], replications=20, seed=2, backend="serial")
+    d = [distribution_from_counts("d", [3, 5, 4, 8])]
+    new = run_study(d, n_resamples=30, **kw)
+    with pytest.warns(DeprecationWarning, match="run_study"):
+        old = run_study(d, nboot=30, **kw)
+    assert new.curves.equals(old.curves)
+    pilot = pd.DataFrame({"rater": ["a"] * 12, "score": [1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5]})
+    with pytest.warns(DeprecationWarning, match="plan_items"):
+        p_old = plan_items(pilot, replications=20, nboot=30, seed=1, workers=1)
+    p_new = plan_items(pilot, replications=20, n_resamples=30, seed=1, workers=1)
+    assert p_old.per_evaluator.equals(p_new.per_evaluator)

@@ -43,7 +43,7 @@ def main() -> None:
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    res = run_study(paper_profiles(), replications=args.replications, nboot=args.nboot,
+    res = run_study(paper_profiles(), replications=args.replications, n_resamples=args.nboot,
                     alpha=args.alpha, seed=args.seed, workers=args.workers)
     wall = time.perf_counter() - t0
     out = Path(args.out)

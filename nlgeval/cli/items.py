@@ -56,7 +56,7 @@ def discanova_cmd(
 
     setup(quiet)
     df = _read_groups(file, group, score)
-    res = disc_anova(df, group, score, nboot=nboot, seed=seed, file=str(file))
+    res = disc_anova(df, group, score, n_resamples=nboot, seed=seed, file=str(file))
     out = res.to_dict()
     if compare:
         out["chi_square"] = [c.to_dict() for c in chi2_companions(res, seed=seed)]
@@ -200,7 +200,7 @@ def study_cmd(
         raise InputError(f"--thresholds must be numbers, got {thresholds!r}") from None
     ckpt = _checkpoint(out, resume)
     res = run_study(dists, methods=split_list(methods) or [], sizes=sizes,
-                    replications=replications, nboot=nboot, alpha=alpha, thresholds=thr,
+                    replications=replications, n_resamples=nboot, alpha=alpha, thresholds=thr,
                     seed=seed, stopping=stopping, workers=workers,
                     backend=_backend(backend, workers, scheduler, quiet, as_json),
                     chunk_size=chunk_size, checkpoint=ckpt, resume=resume)
@@ -251,7 +251,7 @@ def plan_cmd(
     df = load_pilot(ratings, score=score, by=by, criterion=criterion)
     ckpt = _checkpoint(out, resume)
     res = plan_items(df, score=score, by=by, method=method, threshold=threshold,
-                     replications=replications, nboot=nboot, alpha=alpha, seed=seed,
+                     replications=replications, n_resamples=nboot, alpha=alpha, seed=seed,
                      workers=workers, file=str(ratings),
                      backend=_backend(backend, workers, scheduler, quiet, as_json),
                      chunk_size=chunk_size, checkpoint=ckpt, resume=resume)

@@ -197,7 +197,7 @@ def chi2_companions(result: DiscAnovaResult, seed: int | None = None) -> list[Ch
         >>> from nlgeval.items.discanova import disc_anova
         >>> df = pd.DataFrame({"rater": ["a"] * 4 + ["b"] * 4,
         ...                    "score": [1, 1, 2, 2, 1, 2, 2, 2]})
-        >>> res = disc_anova(df, "rater", "score", nboot=50, seed=1)
+        >>> res = disc_anova(df, "rater", "score", n_resamples=50, seed=1)
         >>> [c.method for c in chi2_companions(res, seed=1)]
         ['asymptotic', 'montecarlo', 'exact']
     """

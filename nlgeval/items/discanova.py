@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
@@ -51,7 +52,8 @@ class DiscAnovaResult(StatResult):
 
     Examples
     --------
-    >>> res = disc_anova({"A": [1, 2, 2, 3, 3, 3], "B": [3, 4, 4, 5, 5, 5]}, nboot=500, seed=1)
+    >>> res = disc_anova({"A": [1, 2, 2, 3, 3, 3], "B": [3, 4, 4, 5, 5, 5]}, n_resamples=500,
+    ...                  seed=1)
     >>> stat, p = res                              # scipy-style unpacking
     >>> round(stat, 4), p, res.n_ties
     (0.3056, 0.04, 6)
@@ -175,28 +177,31 @@ def disc_anova(
     group: str | None = None,
     score: str | None = None,
     *,
-    nboot: int = 500,
+    n_resamples: int = 500,
     seed: int | np.random.SeedSequence | None = None,
     file: str | None = None,
+    nboot: int | None = None,
 ) -> DiscAnovaResult:
     """Discrete ANOVA of WRS2 (``discANOVA``): H0 = all groups have the same multinomial law.
 
     ``data`` is a tidy DataFrame (with ``group=`` and ``score=`` column names), a mapping
     ``{group name: values}`` or a sequence of value arrays. Returns a :class:`DiscAnovaResult`.
-    The bootstrap is vectorised over the ``nboot`` draws (numpy multinomial counts); see the module
-    docstring for the exact tie rule.
+    The bootstrap is vectorised over the ``n_resamples`` draws (numpy multinomial counts; WRS2's
+    ``nboot``, the earlier name of the keyword, still accepted with a DeprecationWarning); see the
+    module docstring for the exact tie rule.
 
     Examples
     --------
     >>> import pandas as pd
     >>> ratings = pd.DataFrame({"rater": ["r1"] * 6 + ["r2"] * 6,
     ...                         "score": [1, 2, 2, 3, 3, 3, 3, 4, 4, 5, 5, 5]})
-    >>> res = disc_anova(ratings, group="rater", score="score", nboot=500, seed=1)
+    >>> res = disc_anova(ratings, group="rater", score="score", n_resamples=500, seed=1)
     >>> round(res.statistic, 4), res.pvalue, res.groups
     (0.3056, 0.04, ('r1', 'r2'))
     """
+    nboot = renamed_keyword("disc_anova", "nboot", nboot, "n_resamples", n_resamples)
     if int(nboot) < 1:
-        raise InputError(f"nboot must be a positive integer, got {nboot}")
+        raise InputError(f"n_resamples must be a positive integer, got {nboot}")
     names, groups = _groups_from_input(data, group, score, file)
     if len(groups) < 2:
         raise InputError(f"discrete ANOVA needs at least two groups, found {len(groups)}",
@@ -231,16 +236,19 @@ def disc_anova(
 
 
 def disc_anova_counts(
-    counts: np.ndarray, *, nboot: int = 500, seed: int | np.random.SeedSequence | None = None
+    counts: np.ndarray, *, n_resamples: int = 500,
+    seed: int | np.random.SeedSequence | None = None, nboot: int | None = None,
 ) -> DiscAnovaResult:
     """:func:`disc_anova` from a (K, J) table of category counts (rows = categories).
 
     Categories with zero count in every group are dropped (WRS2 only sees observed values).
+    ``nboot``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
     >>> import numpy as np
-    >>> res = disc_anova_counts(np.array([[5, 1], [3, 3], [1, 6]]), nboot=500, seed=1)
+    >>> res = disc_anova_counts(np.array([[5, 1], [3, 3], [1, 6]]), n_resamples=500,
+    ...                         seed=1)
     >>> round(res.statistic, 4), res.pvalue, res.group_sizes
     (0.2238, 0.048, (9, 10))
     """
@@ -250,4 +258,5 @@ def disc_anova_counts(
     counts = counts[counts.sum(axis=1) > 0]
     groups = [np.repeat(np.arange(counts.shape[0], dtype=float), counts[:, j])
               for j in range(counts.shape[1])]
-    return disc_anova(groups, nboot=nboot, seed=seed)
+    n_resamples = renamed_keyword("disc_anova_counts", "nboot", nboot, "n_resamples", n_resamples)
+    return disc_anova(groups, n_resamples=n_resamples, seed=seed)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.io import read_table
 from nlgeval.items.backends import ExecutionBackend
@@ -32,7 +33,7 @@ class PlanResult(Result):
     >>> import pandas as pd
     >>> pilot = pd.DataFrame({"rater": ["a"] * 12 + ["b"] * 12,
     ...                       "score": [1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5] * 2})
-    >>> plan = plan_items(pilot, replications=50, nboot=100, seed=1, workers=1)
+    >>> plan = plan_items(pilot, replications=50, n_resamples=100, seed=1, workers=1)
     >>> plan.recommended_items, plan.method, plan.threshold
     (3, 'bootstrap', 0.1)
     >>> sorted(plan.to_dict())[:4]
@@ -107,7 +108,7 @@ def plan_items(
     method: str = "bootstrap",
     threshold: float = 0.10,
     replications: int = 1000,
-    nboot: int = 500,
+    n_resamples: int = 500,
     alpha: float = 0.1,
     seed: int = 1,
     workers: int | None = None,
@@ -117,13 +118,15 @@ def plan_items(
     chunk_size: int | None = None,
     checkpoint: str | Path | None = None,
     resume: bool = False,
+    nboot: int | None = None,
 ) -> PlanResult:
     """Run the study on each evaluator's pilot distribution and recommend a number of items.
 
     The recommendation is the largest per-evaluator minimum for ``method`` (``bootstrap``, the
     conservative choice the paper takes as reference, or ``rwor``) at ``threshold``.
     ``backend``, ``scheduler``, ``chunk_size``, ``checkpoint`` and ``resume`` are passed to
-    :func:`nlgeval.items.study.run_study` (where to run; they never change a number).
+    :func:`nlgeval.items.study.run_study` (where to run; they never change a number), as is
+    ``n_resamples`` (``nboot``: its earlier name, deprecated).
     The criterion (share of subsets told apart below ``threshold``) is Table 3 of
     González-Corbelle et al. (2023).
 
@@ -132,7 +135,7 @@ def plan_items(
     >>> import pandas as pd
     >>> pilot = pd.DataFrame({"rater": ["a"] * 12 + ["b"] * 12,
     ...                       "score": [1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5] * 2})
-    >>> plan = plan_items(pilot, replications=50, nboot=100, seed=1, workers=1)
+    >>> plan = plan_items(pilot, replications=50, n_resamples=100, seed=1, workers=1)
     >>> plan.per_evaluator
       evaluator  n_items     method  threshold  min_items
     0         a       12  bootstrap        0.1          2
@@ -142,6 +145,7 @@ def plan_items(
     >>> plan.recommendation[:43]
     'Ask each evaluator to rate at least 3 items'
     """
+    nboot = renamed_keyword("plan_items", "nboot", nboot, "n_resamples", n_resamples)
     if method not in ("bootstrap", "rwor"):
         raise InputError(f"method must be 'bootstrap' or 'rwor', got {method!r}")
     if not 0 < threshold < 1:
@@ -153,7 +157,7 @@ def plan_items(
                          "needs more ratings per evaluator", file=file, column=by)
     thresholds = sorted({0.10, 0.05, 0.01, float(threshold)}, reverse=True)
     study = run_study(dists, methods=("bootstrap", "rwor"), replications=replications,
-                      nboot=nboot, alpha=alpha, thresholds=thresholds, seed=seed,
+                      n_resamples=nboot, alpha=alpha, thresholds=thresholds, seed=seed,
                       workers=workers, backend=backend, scheduler=scheduler,
                       chunk_size=chunk_size, checkpoint=checkpoint, resume=resume)
     t = study.thresholds

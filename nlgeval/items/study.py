@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.items.cells import METHODS as METHODS
 from nlgeval.items.cells import CellResult, _Chunk, _run_chunk
@@ -102,7 +103,7 @@ class StudyResult(Result):
     --------
     >>> from nlgeval.items.profiles import distribution_from_counts
     >>> res = run_study([distribution_from_counts("d", [3, 5, 4, 8])], sizes=[2, 10],
-    ...                 replications=20, nboot=20, backend="serial")
+    ...                 replications=20, n_resamples=20, backend="serial")
     >>> sorted(res.to_dict())
     ['curves', 'distributions', 'parameters', 'run', 'seconds', 'thresholds']
     """
@@ -178,7 +179,7 @@ def run_study(
     methods: Sequence[str] = METHODS,
     sizes: Sequence[int] | None = None,
     replications: int = 1000,
-    nboot: int = 500,
+    n_resamples: int = 500,
     alpha: float = 0.1,
     thresholds: Sequence[float] = THRESHOLDS,
     seed: int = 1,
@@ -190,10 +191,12 @@ def run_study(
     chunk_size: int | None = None,
     checkpoint: str | Path | None = None,
     resume: bool = False,
+    nboot: int | None = None,
 ) -> StudyResult:
     """Run the resampling study; see the module docstring. ``sizes`` defaults to 2..N-1 per
     distribution; ``stopping`` is ``"certified"`` (default) or ``"exact"`` (only stops that
-    cannot change the decision).
+    cannot change the decision); ``n_resamples`` bootstrap draws per test (``nboot``: its
+    earlier name, deprecated).
 
     Execution (none of it changes a number): ``backend`` is ``"serial"``, ``"process"``,
     ``"dask"`` or a backend object (:mod:`nlgeval.parallel`); ``scheduler`` is the Dask
@@ -206,12 +209,13 @@ def run_study(
     --------
     >>> from nlgeval.items.profiles import distribution_from_counts
     >>> d = distribution_from_counts("d", [3, 5, 4, 8])
-    >>> kw = dict(sizes=[2, 5, 10], replications=40, nboot=40, seed=2)
+    >>> kw = dict(sizes=[2, 5, 10], replications=40, n_resamples=40, seed=2)
     >>> a = run_study([d], backend="serial", **kw)
     >>> b = run_study([d], backend="process", workers=2, chunk_size=2, **kw)
     >>> a.curves["rejections"].tolist() == b.curves["rejections"].tolist()
     True
     """
+    nboot = renamed_keyword("run_study", "nboot", nboot, "n_resamples", n_resamples)
     _check_arguments(distributions, methods, replications, nboot, alpha, stopping, chunk_size,
                      resume, checkpoint)
     eps_used = eps if stopping == "certified" else 0.0
