@@ -211,6 +211,42 @@ def test_maxdiff_matches_conditional_logit() -> None:
     assert ours.loglik == pytest.approx(fit.llf, abs=1e-6)
 
 
+def test_sequential_logit_matches_conditional_logit() -> None:
+    """Two strata per tuple: the best among all (exog e_i), then the worst among the rest
+    (exog -e_l), fitted by statsmodels ConditionalLogit."""
+    from statsmodels.discrete.conditional_models import ConditionalLogit
+
+    labels = list("abcdef")
+    j = _simulate(dict(zip(labels, np.linspace(1.0, -1.0, 6), strict=True)),
+                  bws_design(labels, seed=6), raters=6, seed=2)
+    ours = bws_maxdiff(j, model="sequential")
+    assert ours.method == "sequential-logit"
+    code = {s: i for i, s in enumerate(labels)}
+    x, y, g = [], [], []
+    for n, (_, t) in enumerate(j.groupby(["rater", "tuple_id"], sort=False)):
+        best = t.loc[t["best"] == 1, "system"].item()
+        worst = t.loc[t["worst"] == 1, "system"].item()
+        for s in t["system"]:
+            row = np.zeros(len(labels))
+            row[code[s]] = 1.0
+            x.append(row[1:])
+            y.append(int(s == best))
+            g.append(2 * n)
+            if s != best:
+                x.append(-row[1:])
+                y.append(int(s == worst))
+                g.append(2 * n + 1)
+    fit = ConditionalLogit(np.array(y), np.array(x), groups=np.array(g)).fit(
+        method="newton", maxiter=100, disp=0)
+    ref = np.r_[0.0, fit.params]
+    ref -= ref.mean()
+    got = ours.ranking.set_index("label").loc[labels, "utility"].to_numpy()
+    np.testing.assert_allclose(got, ref, atol=1e-6)
+    assert ours.loglik == pytest.approx(fit.llf, abs=1e-6)
+    with pytest.raises(InputError, match="model must be"):
+        bws_maxdiff(j, model="probit")
+
+
 def test_known_ranking_is_recovered_by_counts_maxdiff_and_bradley_terry() -> None:
     labels = [f"sys{i}" for i in range(8)]
     truth = dict(zip(labels, np.linspace(2.0, -2.0, 8), strict=True))
@@ -219,7 +255,8 @@ def test_known_ranking_is_recovered_by_counts_maxdiff_and_bradley_terry() -> Non
     counts = bws_counts(j, by=("system",)).sort_values("score", ascending=False)
     assert counts["system"].tolist() == order
     assert bws_maxdiff(j).ranking["label"].tolist() == order
-    bt = bradley_terry(pairwise_outcomes(bws_pairs(j)), n_boot=0)
+    assert bws_maxdiff(j, model="sequential").ranking["label"].tolist() == order
+    bt = bradley_terry(pairwise_outcomes(bws_pairs(j)), n_resamples=0)
     assert bt.ranking["system"].tolist() == order
     # counting and maxdiff utilities are monotonically related here (Marley et al. 2016)
     md = bws_maxdiff(j).ranking.set_index("label")["utility"]

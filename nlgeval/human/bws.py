@@ -14,7 +14,9 @@ come from :func:`nlgeval.human.bws_design.bws_design`.
 * **Maxdiff logit** (Marley & Louviere 2005; Louviere et al. 2015): P(best = i, worst = j |
   tuple) = exp(u_i - u_j) / sum over ordered pairs a != b of the tuple of exp(u_a - u_b);
   utilities ``u`` (mean 0) by maximum likelihood (or MAP with a Gaussian prior ``prior / 2 *
-  sum u^2``), BFGS with the analytic gradient.
+  sum u^2``), BFGS with the analytic gradient. Or the **sequential** best-worst logit
+  (Marley & Louviere 2005): best by a logit on ``u``, then worst among the rest by a logit on
+  ``-u``.
 """
 
 from __future__ import annotations
@@ -172,7 +174,8 @@ def bws_pairs(judgements: pd.DataFrame, *, criterion: str = "BWS") -> pd.DataFra
 
 @dataclass(frozen=True)
 class MaxDiffResult(Result):
-    """Maxdiff-logit utilities (Marley & Louviere 2005), mean 0, highest first.
+    """Maxdiff-logit (or sequential-logit) utilities (Marley & Louviere 2005), mean 0,
+    highest first.
 
     Examples
     --------
@@ -231,10 +234,34 @@ def _maxdiff_nll(u: np.ndarray, t: np.ndarray, b: np.ndarray, w: np.ndarray,
     return float(nll), grad + prior * u
 
 
-def bws_maxdiff(judgements: pd.DataFrame, *, by: str = "system",
-                prior: float = 0.0) -> MaxDiffResult:
+def _sequential_nll(u: np.ndarray, t: np.ndarray, b: np.ndarray, w: np.ndarray,
+                    prior: float) -> tuple[float, np.ndarray]:
+    """Negative log-likelihood (+ prior) of the sequential best-worst logit and its gradient:
+    best by a logit on ``u`` over the tuple, then worst by a logit on ``-u`` over the rest."""
+    m = len(u)
+    valid = t >= 0
+    ut = np.where(valid, u[np.maximum(t, 0)], -np.inf)
+    rest = valid & (t != b[:, None])
+    vt = np.where(rest, -u[np.maximum(t, 0)], -np.inf)
+    lse1 = np.logaddexp.reduce(ut, axis=1)
+    lse2 = np.logaddexp.reduce(vt, axis=1)
+    p = np.exp(ut - lse1[:, None])
+    q = np.exp(vt - lse2[:, None])
+    nll = -(u[b] - lse1 - u[w] - lse2).sum() + 0.5 * prior * (u ** 2).sum()
+    grad = np.zeros(m)
+    np.add.at(grad, np.maximum(t, 0), np.where(valid, p - q, 0.0))
+    grad -= np.bincount(b, minlength=m) - np.bincount(w, minlength=m)
+    return float(nll), grad + prior * u
+
+
+def bws_maxdiff(judgements: pd.DataFrame, *, by: str = "system", prior: float = 0.0,
+                model: str = "maxdiff") -> MaxDiffResult:
     """Fit the maxdiff logit (module docstring) to the labels in column ``by`` (``system``
     for a system ranking); returns ``ranking`` (``label, utility, n, best, worst, count``).
+
+    ``model="sequential"`` fits the sequential best-worst logit instead (Marley & Louviere
+    2005): the best by a multinomial logit on ``u`` over the tuple, then the worst by a
+    multinomial logit on ``-u`` over the remaining outputs.
 
     Without a prior the maximum-likelihood utilities can be infinite (e.g. a label picked
     best in every tuple it is in): then InputError; pass ``prior > 0``.
@@ -252,22 +279,25 @@ def bws_maxdiff(judgements: pd.DataFrame, *, by: str = "system",
 
     if prior < 0:
         raise InputError(f"prior must be >= 0, got {prior}")
+    nll = {"maxdiff": _maxdiff_nll, "sequential": _sequential_nll}.get(model)
+    if nll is None:
+        raise InputError(f"model must be 'maxdiff' or 'sequential', got {model!r}")
     df = check_bws(judgements)
     if by not in df.columns:
         raise InputError(f"no column {by!r} in the judgements", column=by)
     t, b, w, labels = _tuples(df, df[by].astype(str))
     counts = bws_counts(df.assign(label=df[by].astype(str)), by=("label",))
-    res = minimize(_maxdiff_nll, np.zeros(len(labels)), args=(t, b, w, prior), jac=True,
+    res = minimize(nll, np.zeros(len(labels)), args=(t, b, w, prior), jac=True,
                    method="BFGS", options={"gtol": 1e-9, "maxiter": 1000})
     u = res.x - res.x.mean()
     converged = bool(res.success or np.abs(res.jac).max() < 1e-5)
     if not converged or np.ptp(u) > 30:
-        raise InputError("the maxdiff maximum-likelihood utilities are infinite or the fit "
+        raise InputError(f"the {model} maximum-likelihood utilities are infinite or the fit "
                          "did not converge (e.g. an output always picked best, or never "
                          "picked best); pass a prior, e.g. 0.1")
     ranking = counts.rename(columns={"score": "count"}).assign(utility=u)
     ranking = ranking.sort_values("utility", ascending=False, kind="stable")
     ranking = ranking[["label", "utility", "n", "best", "worst", "count"]].reset_index(drop=True)
-    return MaxDiffResult(ranking=ranking, loglik=-float(_maxdiff_nll(u, t, b, w, 0.0)[0]),
-                         n_tuples=len(t), prior=float(prior),
-                         converged=converged)
+    return MaxDiffResult(ranking=ranking, loglik=-float(nll(u, t, b, w, 0.0)[0]),
+                         n_tuples=len(t), prior=float(prior), converged=converged,
+                         method=f"{model}-logit")
