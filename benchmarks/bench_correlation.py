@@ -119,7 +119,7 @@ def main() -> int:
     fast = {}
     for label, X, Y in pairs:
         for level in LEVELS:
-            res = bootstrap_correlation(X, Y, level, "pearson", resamples=B, resample="both",
+            res = bootstrap_correlation(X, Y, level, "pearson", n_resamples=B, resample="both",
                                         seed=args.seed)
             fast[(label, level)] = res.confidence_interval()
     t_fast = time.perf_counter() - t0
@@ -150,9 +150,9 @@ def main() -> int:
 def kendall_segment(pairs: list, B: int, seed: int) -> int:
     """Segment-level Kendall tau-b bootstrap: weighted pair counts vs a kendalltau loop."""
     _, X0, Y0 = pairs[0]  # load the compiled kernel outside the timing
-    bootstrap_correlation(X0, Y0, "segment", "kendall", resamples=2, seed=seed)
+    bootstrap_correlation(X0, Y0, "segment", "kendall", n_resamples=2, seed=seed)
     t0 = time.perf_counter()
-    fast = [bootstrap_correlation(X, Y, "segment", "kendall", resamples=B, resample="both",
+    fast = [bootstrap_correlation(X, Y, "segment", "kendall", n_resamples=B, resample="both",
                                   seed=seed).confidence_interval() for _, X, Y in pairs]
     t_fast = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -229,7 +229,7 @@ def test_bootstrap_against_exact_enumeration_of_all_resamples() -> None:
     ours = bootstrap_distribution(X, Y, "segment", "pearson", sys_idx, tuples)
     np.testing.assert_allclose(ours, exact, atol=1e-12, equal_nan=True)
     exact_ci = percentile_interval(exact, 0.9)
-    mc = bootstrap_correlation(X, Y, "segment", "pearson", resamples=40_000, resample="items",
+    mc = bootstrap_correlation(X, Y, "segment", "pearson", n_resamples=40_000, resample="items",
                                seed=1, confidence_level=0.9)
     assert mc.confidence_interval().low == pytest.approx(exact_ci.low, abs=0.01)
     assert mc.confidence_interval().high == pytest.approx(exact_ci.high, abs=0.01)
@@ -240,7 +240,7 @@ def test_bootstrap_warns_when_many_resamples_are_undefined() -> None:
     X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]])
     Y = np.array([[1.0, 2.0], [2.0, 2.0], [3.0, 4.0]])
     with pytest.warns(DegenerateInputWarning, match="undefined on"):
-        res = bootstrap_correlation(X, Y, "system", resamples=200, resample="systems", seed=0)
+        res = bootstrap_correlation(X, Y, "system", n_resamples=200, resample="systems", seed=0)
     assert res.n_undefined > 0 and np.isfinite(res.confidence_interval().low)
 
 

@@ -37,7 +37,7 @@ def test_mean_of_per_system_scipy_coefficients(coef):
 
 def test_bootstrap_is_the_item_level_of_the_transpose():
     X, Y = _data()
-    a = bootstrap_correlation(X, Y, "system-grouped", "pearson", resamples=200, seed=3)
+    a = bootstrap_correlation(X, Y, "system-grouped", "pearson", n_resamples=200, seed=3)
     # the same draws, with the roles of systems and items swapped, on the transposed matrices
     from nlgeval.correlation import bootstrap_distribution, resample_indices
 

@@ -49,7 +49,7 @@ def test_one_blas_thread_gives_the_same_sums_whatever_the_process_had() -> None:
     runs = []
     for threads in (1, 2):
         with threadpoolctl.threadpool_limits(threads, "blas"), single_blas_thread():
-            runs.append(bootstrap_correlation(X, Y, "system", "pearson", resamples=300,
+            runs.append(bootstrap_correlation(X, Y, "system", "pearson", n_resamples=300,
                                               seed=3).distribution)
     np.testing.assert_array_equal(runs[0], runs[1])
 

@@ -177,7 +177,7 @@ def test_generic_bootstrap_equals_the_dedicated_one() -> None:
         for level in ("system", "segment", "item"):
             a = bootstrap_statistic(get_statistic(coef), X, H, level,
                                     StatisticOptions(resamples=50, seed=3))
-            b = bootstrap_correlation(X, H, level, coef, resamples=50, seed=3)
+            b = bootstrap_correlation(X, H, level, coef, n_resamples=50, seed=3)
             assert np.array_equal(a.distribution, b.distribution, equal_nan=True)
             assert (a.statistic, a.ci_low, a.ci_high) == (b.statistic, b.ci_low, b.ci_high)
 

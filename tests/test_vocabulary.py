@@ -136,3 +136,16 @@ def test_run_study_and_plan_items_take_n_resamples_and_the_old_nboot() -> None:
         p_old = plan_items(pilot, replications=20, nboot=30, seed=1, workers=1)
     p_new = plan_items(pilot, replications=20, n_resamples=30, seed=1, workers=1)
     assert p_old.per_evaluator.equals(p_new.per_evaluator)
+
+
+def test_bootstrap_correlation_takes_n_resamples_and_the_old_resamples() -> None:
+    from nlgeval.correlation import bootstrap_correlation
+
+    rng = np.random.default_rng(0)
+    H = rng.normal(size=(6, 20))
+    M = H + rng.normal(size=(6, 20))
+    new = bootstrap_correlation(M, H, "segment", "pearson", n_resamples=100, seed=1)
+    with pytest.warns(DeprecationWarning, match="'resamples' is deprecated; use 'n_resamples'"):
+        old = bootstrap_correlation(M, H, "segment", "pearson", resamples=100, seed=1)
+    assert new.resamples == old.resamples == 100
+    np.testing.assert_array_equal(new.distribution, old.distribution)

@@ -51,6 +51,7 @@ from nlgeval.correlation.coefficients import (
     check_coefficient,
 )
 from nlgeval.correlation.levels import check_level, level_statistic
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.results import ConfidenceInterval, StatResult
 
@@ -239,7 +240,7 @@ class BootstrapResult(StatResult):
     --------
     >>> import numpy as np
     >>> X = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 5.0], [0.0, 1.0, 1.5]])
-    >>> res = bootstrap_correlation(X, X + 1.0, "segment", resamples=20, seed=1)
+    >>> res = bootstrap_correlation(X, X + 1.0, "segment", n_resamples=20, seed=1)
     >>> res.statistic, res.confidence_interval()
     (1.0, ConfidenceInterval(low=1.0, high=1.0))
     """
@@ -286,27 +287,32 @@ def bootstrap_correlation(
     level: str = "system",
     coefficient: str = "pearson",
     *,
-    resamples: int = 1000,
+    n_resamples: int = 1000,
     resample: str = "both",
     seed: int = 0,
     confidence_level: float = 0.95,
     label: str = "",
+    resamples: int | None = None,
 ) -> BootstrapResult:
     """Percentile bootstrap CI of the ``level`` correlation between ``X`` and ``Y``.
 
     ``X``, ``Y``: (systems x items) matrices, NaN = missing. Resamples on which the coefficient
     is undefined (e.g. all drawn systems identical) are left out of the percentiles and counted
-    in ``n_undefined``; a warning is issued when more than 1 % are undefined.
+    in ``n_undefined``; a warning is issued when more than 1 % are undefined. ``n_resamples``
+    bootstrap resamples (``resamples``: its earlier name, deprecated; the result keeps the field
+    ``resamples``).
 
     Examples
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> H = rng.normal(size=(6, 20)); M = H + rng.normal(size=(6, 20))
-    >>> res = bootstrap_correlation(M, H, "segment", "kendall", resamples=200, seed=1)
+    >>> res = bootstrap_correlation(M, H, "segment", "kendall", n_resamples=200, seed=1)
     >>> res.confidence_interval().low < res.statistic < res.confidence_interval().high
     True
     """
+    resamples = renamed_keyword("bootstrap_correlation", "resamples", resamples, "n_resamples",
+                                n_resamples)
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
     resample = check_resample(resample)

@@ -142,7 +142,7 @@ def _correlation_row(
                                seed=settings.seed)
         ci: tuple[float, float] = (math.nan, math.nan)
         if settings.resamples > 0:
-            ci = bootstrap_correlation(X, Y, level, coef, resamples=settings.resamples,
+            ci = bootstrap_correlation(X, Y, level, coef, n_resamples=settings.resamples,
                                        resample=settings.resample, seed=settings.seed,
                                        confidence_level=settings.confidence_level,
                                        label=label).confidence_interval()
