@@ -26,6 +26,7 @@ from nlgeval.human import (
     bws_counts,
     bws_design,
     bws_maxdiff,
+    bws_output_tuples,
     bws_pairs,
     bws_ratings,
     pairwise_outcomes,
@@ -87,6 +88,17 @@ def test_design_is_seeded_and_checked() -> None:
         bws_design(3, seed=1)
     with pytest.raises(InputError, match="distinct"):
         bws_design(["a", "a", "b", "c"], seed=1)
+
+
+def test_output_tuples_per_item() -> None:
+    items = [str(i) for i in range(5)]
+    t = bws_output_tuples(items, [f"S{i}" for i in range(6)], seed=3)
+    assert set(t.groupby(["item", "system"]).size()) == {8}  # every output in 8 tuples
+    assert (t.groupby("tuple_id")["item"].nunique() == 1).all()  # one input per tuple
+    assert (t.groupby("tuple_id")["system"].nunique() == 4).all()
+    assert t.equals(bws_output_tuples(items, [f"S{i}" for i in range(6)], seed=3))
+    one = t[t["item"] == "0"]["system"].tolist()
+    assert one != t[t["item"] == "1"]["system"].tolist()  # items get different designs
 
 
 def _judgement(rater: str, tid: int, systems: str, best: str, worst: str,

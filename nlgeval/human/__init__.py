@@ -51,7 +51,7 @@ from nlgeval.human.bws import (
     bws_pairs,
     bws_ratings,
 )
-from nlgeval.human.bws_design import BWSDesign, bws_design
+from nlgeval.human.bws_design import BWSDesign, bws_design, bws_output_tuples
 from nlgeval.human.compare import (
     FriedmanResult,
     SignedRankResult,
@@ -83,8 +83,8 @@ from nlgeval.human.spans import check_spans, esa_ratings, mqm_span_ratings, read
 
 __all__ = [
     "AgreementReport", "BWSDesign", "BradleyTerryResult", "FleissResult", "FriedmanResult",
-    "GLMTukeyResult", "MaxDiffResult", "bws_counts", "bws_design", "bws_maxdiff", "bws_pairs",
-    "bws_ratings", "KrippendorffResult",
+    "GLMTukeyResult", "MaxDiffResult", "bws_counts", "bws_design", "bws_maxdiff",
+    "bws_output_tuples", "bws_pairs", "bws_ratings", "KrippendorffResult",
     "ICCResult", "LatinSquareDesign", "MixedModelResult", "OrdinalModelResult", "PowerResult",
     "ProportionalOddsTest", "RaterQC", "SignedRankResult", "SpanAgreement", "SystemComparison",
     "check_spans", "esa_ratings", "mqm_span_ratings", "read_spans", "span_agreement",

@@ -240,3 +240,40 @@ def bws_design(
                      appearances=int(appearances), pair_min=int(c.min()),
                      pair_max=int(c.max()), bibd=bibd, method=method, seed=int(seed),
                      notes=notes)
+
+
+def bws_output_tuples(
+    items: Sequence[str],
+    systems: Sequence[str],
+    *,
+    seed: int,
+    tuple_size: int = 4,
+    appearances: int = 8,
+) -> pd.DataFrame:
+    """Best-worst tuples of the outputs of each item: one :func:`bws_design` over the systems
+    per item (each with its own child of ``numpy.random.SeedSequence(seed)``), so every output
+    ``(item, system)`` is in ``appearances`` tuples and a tuple compares systems on one input
+    (Kiritchenko & Mohammad 2017 build tuples the same way from one list of terms).
+
+    Returns ``tuple_id`` (``<item>-<n>``), ``position``, ``item``, ``system``.
+
+    Examples
+    --------
+    >>> t = bws_output_tuples(["1", "2"], list("ABCDE"), seed=1, appearances=4)
+    >>> len(t), t.groupby(["item", "system"]).size().unique().tolist()
+    (40, [4])
+    """
+    items = [str(i) for i in items]
+    if len(set(items)) != len(items):
+        raise InputError("item ids must be distinct")
+    children = np.random.SeedSequence(seed).spawn(len(items))
+    parts = []
+    for item, child in zip(items, children, strict=True):
+        child_seed = int(child.generate_state(1)[0])
+        d = bws_design(list(systems), seed=child_seed, tuple_size=tuple_size,
+                       appearances=appearances)
+        parts.append(pd.DataFrame({
+            "tuple_id": item + "-" + d.tuples["tuple_id"].astype(str),
+            "position": d.tuples["position"], "item": item,
+            "system": d.tuples["candidate"]}))
+    return pd.concat(parts, ignore_index=True)
