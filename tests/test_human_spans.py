@@ -235,6 +235,17 @@ def test_span_agreement_against_sets_sklearn_and_alpha_definition() -> None:
     assert len(res.pairs) == len(list(combinations(["r1", "r2", "r3"], 2)))
 
 
+def test_undefined_severity_kappa_is_explained() -> None:
+    s = _spans([("A", "1", "S", 0, 4, "", "major"), ("B", "1", "S", 2, 6, "", "major")])
+    res = span_agreement(s)
+    assert np.isnan(res.severity_kappa) and np.isnan(res.pairs["severity_kappa"].iloc[0])
+    assert any("chance agreement is 1" in n for n in res.notes)
+    res = span_agreement(_spans([("A", "1", "S", 0, 2, "", "major"),
+                                 ("B", "1", "S", 2, 6, "", "major")]))
+    assert res.f1_micro == 0.0 and any("no character was marked by both" in n
+                                       for n in res.notes)
+
+
 def test_span_agreement_needs_two_raters() -> None:
     with pytest.raises(InputError, match="at least 2 raters"):
         span_agreement(_spans([("A", "1", "S", 0, 4, "", "major")]))

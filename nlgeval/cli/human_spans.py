@@ -42,9 +42,12 @@ def span_agreement_cli(file: Path, *, out_dir: Path | None, as_json: bool) -> No
                                                       file=str(file))})
         return
     typer.echo(table.to_markdown())
-    typer.echo(f"\nF1 micro {res.f1_micro:.3f}, macro {res.f1_macro:.3f} ({res.n_units} outputs "
-               f"judged by >= 2 raters, {res.n_pairs} rater pairs); severity: Cohen's kappa "
-               f"{res.severity_kappa:.3f} (characters both marked), Krippendorff's alpha "
-               f"{res.severity_alpha:.3f} (nominal, characters marked by anyone)")
+    def num(x: float) -> str:
+        return "undefined" if x != x else f"{x:.3f}"
+
+    typer.echo(f"\nF1 micro {num(res.f1_micro)}, macro {num(res.f1_macro)} ({res.n_units} "
+               f"outputs judged by >= 2 raters, {res.n_pairs} rater pairs); severity: Cohen's "
+               f"kappa {num(res.severity_kappa)} (characters both marked), Krippendorff's "
+               f"alpha {num(res.severity_alpha)} (nominal, characters marked by anyone)")
     for n in res.notes:
         typer.echo(n, err=True)

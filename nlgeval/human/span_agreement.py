@@ -163,6 +163,13 @@ def span_agreement(spans: pd.DataFrame) -> SpanAgreement:
     pooled_k = _kappa(np.concatenate([r["_x"] for r in rows]),
                       np.concatenate([r["_y"] for r in rows]))
     notes = []
+    both = sum(r["n_chars_both"] for r in rows)
+    if both and np.isnan(pooled_k):
+        notes.append("severity kappa undefined: every character both raters marked has one "
+                     "and the same severity (chance agreement is 1)")
+    elif not both:
+        notes.append("severity kappa undefined: no character was marked by both raters of a "
+                     "pair")
     alpha = np.nan
     if alpha_rows:
         frame = pd.DataFrame(alpha_rows, columns=["rater", "item", "score"]).assign(system="")
