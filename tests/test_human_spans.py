@@ -135,6 +135,8 @@ def test_esa_scores_and_spans_exported_together() -> None:
         esa_ratings(sc, sp.iloc[:3])
     with pytest.raises(InputError, match="from 0 to 100"):
         esa_ratings(sc.assign(score=[40, 101]), sp)
+    with pytest.raises(InputError, match="row 2 repeats"):
+        esa_ratings(sc.assign(item=["1", "1"]), sp)
 
 
 # ---------------------------------------------------------------- span agreement

@@ -192,6 +192,12 @@ def esa_ratings(scores: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
         raise InputError(f"ESA score in row {pos + 1} must be a number from 0 to 100, got "
                          f"{scores['score'].iloc[pos]!r}", row=pos + 1, column="score")
     keys = ["rater", "item", "system"]
+    dup = sc.duplicated(keys).to_numpy()
+    if dup.any():
+        pos = int(np.flatnonzero(dup)[0])
+        raise InputError(f"ESA score in row {pos + 1} repeats the score of rater "
+                         f"{sc['rater'].iloc[pos]!r} for item {sc['item'].iloc[pos]!r}, system "
+                         f"{sc['system'].iloc[pos]!r}", row=pos + 1, column="score")
     counts = sp.assign(major=sp["severity"].isin(["major", "critical"]).astype(int),
                        minor=(sp["severity"] == "minor").astype(int)
                        ).groupby(keys, sort=False)[["major", "minor"]].sum()
