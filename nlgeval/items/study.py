@@ -312,8 +312,8 @@ def _run_cells(
             results.update({k: v for k, v in ckpt.done.items() if k in wanted})
         resumed = len(results)
         todo = [k for k in keys if k not in results]
-        if hasattr(be, "__enter__") and todo:
-            stack.enter_context(be)  # type: ignore[arg-type]
+        if isinstance(be, contextlib.AbstractContextManager) and todo:
+            stack.enter_context(be)
         size = chunk_size or _auto_chunk_size(len(todo), be, template.replications)
         chunks = [
             replace(template, keys=tuple(part),
@@ -321,8 +321,8 @@ def _run_cells(
                             for d in sorted({k[0] for k in part})})
             for part in (todo[i:i + size] for i in range(0, len(todo), size))
         ]
-        label = "items study" + ("" if getattr(be, "name", "") in ("", "serial")
-                                 else f" ({be.name})")  # type: ignore[attr-defined]
+        be_name = getattr(be, "name", "")
+        label = "items study" + ("" if be_name in ("", "serial") else f" ({be_name})")
         with progress_bar(len(keys), label) as bar:
             bar.advance(resumed)
             for cells in be.imap_unordered(_run_chunk, chunks):

@@ -168,7 +168,7 @@ def group_statistics(
     if word_order > 0:
         mats += _count_matrices(*_word_tokens(texts, split_words), word_order)
     n_order = len(mats)
-    stats = np.empty((len(hyps), n_ref, n_order, 3), dtype=np.int64)
+    stats: np.ndarray = np.empty((len(hyps), n_ref, n_order, 3), dtype=np.int64)
     for o, m in enumerate(mats):
         r_mat, h_mat = m[:n_ref], m[n_ref:]
         ref_tot = r_mat.sum(axis=1)

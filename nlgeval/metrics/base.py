@@ -89,8 +89,9 @@ class Metric(ABC):
     higher_is_better: ClassVar[bool] = True
     description: ClassVar[str] = ""
     options: ClassVar[Mapping[str, Option]] = {}
-    #: number of segments above which statistics are computed in a process pool
-    parallel_threshold: ClassVar[int] = 1500
+    #: number of segments above which statistics are computed in a process pool (a class
+    #: default; an instance may change it with its options, as TER's compiled engine does)
+    parallel_threshold: int = 1500
     #: whether the statistics are integer counts (restored as ints from the float64 cache)
     integer_stats: ClassVar[bool] = False
 
@@ -269,7 +270,7 @@ class Metric(ABC):
                         results[g][j] = row
             if cache is not None:
                 cache.store(self, missing, fresh)
-        stacked = [np.vstack(res) for res in results]  # type: ignore[arg-type]
+        stacked = [np.vstack(res) for res in results]  # type: ignore[arg-type]  # no None left
         k = stacked[0].shape[1]
         out = np.empty((n, k), dtype=np.float64)
         offsets = np.cumsum([0] + [len(a) for a in stacked])

@@ -134,8 +134,8 @@ class CHRFMetric(SacreMetric):
         vals: list[int] = []
         for o, vocab in enumerate(vocabs):
             col_order[list(vocab.values())] = o
-            for r, ref in enumerate(ref_ngrams):
-                grams = ref[o]
+            for r, ref_grams in enumerate(ref_ngrams):
+                grams = ref_grams[o]
                 if grams:
                     rows.extend([r] * len(grams))
                     cols.extend(map(vocab.__getitem__, grams))
@@ -153,12 +153,12 @@ class CHRFMetric(SacreMetric):
             best_stats: list[int] = []
             best_f = -1.0
             for ref_ngrams in ref_info["ref_ngrams"]:
-                stats = []
+                seg_stats: list[int] = []
                 for h, r in zip(all_hyp, ref_ngrams, strict=True):
-                    stats.extend(lib._get_match_statistics(h, r))
-                f = lib._compute_f_score(stats)
+                    seg_stats.extend(lib._get_match_statistics(h, r))
+                f = lib._compute_f_score(seg_stats)
                 if f > best_f:
-                    best_f, best_stats = f, stats
+                    best_f, best_stats = f, seg_stats
             return best_stats
         vocabs, mat, col_order, ref_tot, eye = ref_info["matrix"]
         grams = self._hyp_ngrams(self._preprocess(hyp))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from nlgeval.errors import InputError
@@ -70,21 +70,21 @@ def register_metric(cls: type[Metric], name: str | None = None) -> type[Metric]:
     return cls
 
 
-def _plugins() -> dict[str, object]:
+def _plugins() -> dict[str, EntryPoint]:
     """Entry points of the ``nlgeval.metrics`` group (not loaded yet), by name."""
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def _load_plugin(name: str, ep: object) -> type[Metric]:
+def _load_plugin(name: str, ep: EntryPoint) -> type[Metric]:
     try:
-        cls = ep.load()  # type: ignore[attr-defined]
+        cls = ep.load()
     except Exception as exc:  # a broken plugin must not look like a missing metric
         raise InputError(
-            f"metric plugin '{name}' ({ep.value}) could not be loaded: {exc}"  # type: ignore[attr-defined]
+            f"metric plugin '{name}' ({ep.value}) could not be loaded: {exc}"
         ) from exc
     if not (isinstance(cls, type) and issubclass(cls, Metric)):
         raise InputError(
-            f"metric plugin '{name}' ({ep.value}) is not a subclass of "  # type: ignore[attr-defined]
+            f"metric plugin '{name}' ({ep.value}) is not a subclass of "
             "nlgeval.metrics.Metric"
         )
     return cls
@@ -212,7 +212,7 @@ def describe_metrics() -> list[dict[str, object]]:
         >>> bleu["name"], bleu["options"]["tokenize"]["default"]
         ('bleu', '13a')
     """
-    out = []
+    out: list[dict[str, object]] = []
     for n in available_metrics():
         try:
             cls = metric_class(n)

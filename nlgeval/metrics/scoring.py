@@ -373,8 +373,8 @@ def _score_on_backend(
     size = chunk_size or max(500, -(-len(hyps) // (4 * max(1, be.workers))))
     parts, tasks = _make_tasks([m.spec for m, _ in todo], hyps, refs, items, size, cache_dir)
     with contextlib.ExitStack() as stack:
-        if hasattr(be, "__enter__") and tasks:
-            stack.enter_context(be)  # type: ignore[arg-type]
+        if isinstance(be, contextlib.AbstractContextManager) and tasks:
+            stack.enter_context(be)
         results = map_tasks(_score_chunk, tasks, be, weights=[len(t.hyps) for t in tasks],
                             advance=advance)
         execution = execution_record(be, chunk_size=size, chunks=len(tasks))
