@@ -107,7 +107,10 @@ class _SignFlipDesign:
         okk = ok[:, keep]
         groups = []
         has = np.zeros(ii.size, bool)
-        if okk.shape[1]:
+        if okk.shape[1] and okk.all():  # complete data: one pattern, every pair
+            groups.append((np.arange(okk.shape[1]), np.arange(ii.size)))
+            has[:] = True
+        elif okk.shape[1]:
             # segments with the same set of complete systems share one matrix product
             pats, inv = np.unique(okk.T, axis=0, return_inverse=True)
             inv = np.asarray(inv).ravel()
@@ -150,7 +153,7 @@ def _prepare_masks(design: _SignFlipDesign, M: np.ndarray, mode: str | None = No
     """Per missingness pattern: its columns, its pairs, M[:, cols].T and the pair contrasts."""
     n_kept, K = M.shape[1], M.shape[0]
     S, P = design.n_systems, design.ii.size
-    Mt = np.ascontiguousarray(M.T)
+    Mt = M.T  # a view: the products take it transposed, no copy
     if mode is None:
         cost_patterns = S * n_kept + sum(idx.size * S for _, idx in design.groups)
         mode = "patterns" if cost_patterns <= P * n_kept else "pairs"
@@ -165,7 +168,7 @@ def _prepare_masks(design: _SignFlipDesign, M: np.ndarray, mode: str | None = No
         E = np.zeros((idx.size, S))
         E[np.arange(idx.size), ii] = 1.0
         E[np.arange(idx.size), jj] = -1.0
-        Mg = Mt if all_cols else np.ascontiguousarray(Mt[cols])
+        Mg = Mt if all_cols else Mt[cols]
         out.append(_PreparedGroup(None if all_cols else cols, None if all_pairs else idx,
                                   Mg, E, ii, jj))
     return _Plan("patterns", out, Mt, np.zeros((0, 0)), K)

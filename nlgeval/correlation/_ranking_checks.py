@@ -13,6 +13,28 @@ import pandas as pd
 from nlgeval.errors import InputError
 
 PValues = Mapping[tuple[str, str], float] | pd.DataFrame
+Range = tuple[float, float]
+
+#: Rescaling ranges of MTME ``tasks.TaskResults.range``: accuracies (pairwise accuracy, soft
+#: pairwise accuracy, acc23 / acc_eq) live in [0, 1]; correlations (Pearson, Kendall, tau_23)
+#: in [-1, 1].
+STATISTIC_RANGES: dict[str, Range] = {"accuracy": (0.0, 1.0), "correlation": (-1.0, 1.0)}
+
+
+def _as_range(value: Range | str) -> Range:
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key not in STATISTIC_RANGES:
+            raise InputError(f"unknown statistic range {value!r} (use one of: "
+                             f"{', '.join(STATISTIC_RANGES)}, or a (low, high) pair)")
+        return STATISTIC_RANGES[key]
+    try:
+        b, e = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise InputError(f"statistic range must be a (low, high) pair, got {value!r}") from None
+    if not (np.isfinite(b) and np.isfinite(e) and b < e):
+        raise InputError(f"statistic range must have finite low < high, got {value!r}")
+    return b, e
 
 
 def _pvalue_lookup(pvalues: PValues) -> dict[tuple[str, str], float]:
@@ -78,3 +100,24 @@ def _check_weights(weights: Mapping[str, float] | Sequence[float] | None, names:
     if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         raise InputError(f"weights must be finite, non-negative and not all zero, got {list(w)}")
     return w
+
+
+def _walk_ranks(sig: np.ndarray) -> list[int]:
+    """The WMT rank walk (MTME ``data.AssignRanks``) over a boolean (n, n) matrix whose rows and
+    columns are sorted best first, ``sig[j, i]``: metric j beats metric i significantly.
+
+    The rank increases at ``i`` when some ``j`` in ``[start, i)`` beats it, i.e. when the last
+    ``j < i`` that beats it is ``>= start``; that index is found for every ``i`` at once."""
+    n = sig.shape[0]
+    if n == 0:
+        return []
+    up = np.triu(sig, 1)
+    last = np.where(up.any(axis=0), n - 1 - up[::-1].argmax(axis=0), -1).tolist()
+    ranks = []
+    rank, start = 1, 0
+    for i, j in enumerate(last):
+        if j >= start:
+            rank += 1
+            start = i
+        ranks.append(rank)
+    return ranks

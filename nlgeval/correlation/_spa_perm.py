@@ -23,10 +23,13 @@ from numba import njit
 from nlgeval.correlation._pairwise_kernels import (
     _PERM_RTOL,
     _Plan,
+    _prepare_masks,
     _sign_flip_null,
     _SignFlipDesign,
     _spa_from_p,
 )
+from nlgeval.correlation.permutations import _standardise, iter_swap_masks
+from nlgeval.correlation.soft_pairwise import sign_flip_masks
 
 _CHUNK_ELEMENTS = 4_000_000
 #: Bytes of metric-side counts kept between calls (least recently used dropped first).
@@ -114,7 +117,34 @@ def swap_counts(
     if key is not None and key in _cache:
         _cache.move_to_end(key)
         return _cache[key]
+    tol, null_sum, obs_sum, member, out = _pair_setup(A0, B0, design, plan, total)
     keep = design.keep
+    done = 0
+    for m in mask_chunks:
+        pa = np.where(m[:, :, keep], B0, A0)
+        if plan.mode == "pairs":
+            null_a, obs_a, _ = _sign_flip_null(pa, design, plan)
+            _count_pairs(null_a, np.ascontiguousarray(obs_a), null_sum, obs_sum, tol, out, done)
+        else:
+            sums, obs_a = _group_sums(pa, design, plan)
+            _count_groups(sums, member, design.ii, design.jj, obs_a, null_sum, obs_sum, tol,
+                          out, done)
+        done += len(m)
+    if key is not None:
+        _remember(key, out)
+    return out
+
+
+def _remember(key: bytes, out: np.ndarray) -> None:
+    if out.nbytes <= _CACHE_BYTES // 4:
+        _cache[key] = out
+        while sum(v.nbytes for v in _cache.values()) > _CACHE_BYTES:
+            _cache.popitem(last=False)
+
+
+def _pair_setup(A0: np.ndarray, B0: np.ndarray, design: _SignFlipDesign, plan: _Plan,
+                total: int) -> tuple[np.ndarray, ...]:
+    """Tolerances, null and observed deltas of A + B, pattern membership, count array."""
     # B* = A + B - A* cell by cell and the deltas are linear in the scores, so B*'s permuted
     # deltas are those of A + B minus those of A*: one product per draw. The float-error
     # scale of A* and B* is bounded by that of |A| + |B|.
@@ -128,22 +158,7 @@ def swap_counts(
         member[g, slice(None) if grp.idx is None else grp.idx] = True
     dtype = np.int16 if plan.K < 2**15 else np.int32
     out = np.empty((4, total, design.ii.size), dtype=dtype)
-    done = 0
-    for m in mask_chunks:
-        pa = np.where(m[:, :, keep], B0, A0)
-        if plan.mode == "pairs":
-            null_a, obs_a, _ = _sign_flip_null(pa, design, plan)
-            _count_pairs(null_a, np.ascontiguousarray(obs_a), null_sum, obs_sum, tol, out, done)
-        else:
-            sums, obs_a = _group_sums(pa, design, plan)
-            _count_groups(sums, member, design.ii, design.jj, obs_a, null_sum, obs_sum, tol,
-                          out, done)
-        done += len(m)
-    if key is not None and out.nbytes <= _CACHE_BYTES // 4:
-        _cache[key] = out
-        while sum(v.nbytes for v in _cache.values()) > _CACHE_BYTES:
-            _cache.popitem(last=False)
-    return out
+    return tol, null_sum, obs_sum, member, out
 
 
 def _group_sums(Z: np.ndarray, design: _SignFlipDesign, plan: _Plan
@@ -194,3 +209,65 @@ def pvalues_from_counts(counts: np.ndarray, slot: int, K: int, has_pair: np.ndar
     # them: _spa_from_p's sums over pairs then add in the same order
     f, r = (np.ascontiguousarray(counts[q].T).T for q in (2 * slot, 2 * slot + 1))
     return (np.where(has_pair, f / K, np.nan), np.where(has_pair, r / K, np.nan))
+
+
+# ----------------------------------------------------------------------------- all metric pairs
+def zscored_kept(X: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """A metric z-scored over the cells ``ok`` (0 elsewhere), kept segments only: the ``A0`` of
+    a PERM-BOTH test whose cells taking part are ``ok``."""
+    Z = np.where(ok, _standardise(np.where(ok, X, np.nan)), np.nan)
+    return np.where(ok, Z, 0.0)[:, keep]
+
+
+def prime_pairs(
+    metrics: list[np.ndarray], Y: np.ndarray, *, permutations: int, seed: int | None,
+    spa_permutations: int, spa_seed: int | None, scheme: str = "both",
+) -> int:
+    """Compute the PERM-BOTH sign-flip counts of every pair of ``metrics`` at once and keep
+    them for :func:`swap_counts`; returns the number of pairs computed (0: nothing to share).
+
+    Shared only when every pair has the same cells taking part (every metric present wherever
+    the human score is) and the counts of all pairs fit the cache; otherwise each pair is left
+    to its own test. Per chunk of draws, each metric's permuted system sums over the swapped
+    cells, ``V_X = (m * X) @ M.T``, and over the others, ``U_X = X @ M.T - V_X``, are one
+    product per metric instead of one per pair; A* of the pair (a, b) then sums to
+    ``U_a + V_b``.
+    """
+    ok = np.isfinite(Y)
+    if len(metrics) < 2 or any((ok & ~np.isfinite(X)).any() for X in metrics):
+        return 0
+    design = _SignFlipDesign.build(ok)
+    keep = design.keep
+    M = sign_flip_masks(int(keep.sum()), spa_permutations, spa_seed)
+    plan = _prepare_masks(design, M)
+    if plan.mode != "patterns":
+        return 0
+    swaps = (scheme, seed, permutations)
+    Z = [zscored_kept(X, ok, keep) for X in metrics]
+    todo = [(a, b, _key(Z[a], Z[b], design, M, swaps)) for a in range(len(Z))
+            for b in range(a + 1, len(Z))]
+    todo = [t for t in todo if t[2] not in _cache]
+    G, S, K = len(plan.groups), design.n_systems, plan.K
+    per_pair = 4 * permutations * design.ii.size * (2 if K < 2**15 else 4)
+    if not todo or per_pair * len(todo) > _CACHE_BYTES:
+        return 0
+    setups = {(a, b): _pair_setup(Z[a], Z[b], design, plan, permutations)
+              for a, b, _ in todo}
+    used = sorted({a for a, _, _ in todo} | {b for _, b, _ in todo})
+    full = {x: _group_sums(Z[x][None], design, plan) for x in used}
+    chunk = max(1, _CHUNK_ELEMENTS // (2 * len(used) * G * S * K))
+    done = 0
+    for m in iter_swap_masks(ok.shape, permutations, scheme, seed, chunk=chunk):
+        mk = m[:, :, keep]
+        V, U = {}, {}
+        for x in used:
+            V[x] = _group_sums(np.where(mk, Z[x], 0.0), design, plan)
+            U[x] = (full[x][0] - V[x][0], full[x][1] - V[x][1])
+        for a, b, _ in todo:
+            tol, null_sum, obs_sum, member, out = setups[(a, b)]
+            _count_groups(U[a][0] + V[b][0], member, design.ii, design.jj,
+                          U[a][1] + V[b][1], null_sum, obs_sum, tol, out, done)
+        done += len(m)
+    for a, b, key in todo:
+        _remember(key, setups[(a, b)][4])
+    return len(todo)

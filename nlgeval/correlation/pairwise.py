@@ -76,6 +76,8 @@ __all__ = [
 ]
 
 _CHUNK_ELEMENTS = 4_000_000
+#: Up to this many systems pairwise accuracy loops over the pairs in Python (no array calls).
+_LOOP_SYSTEMS = 64
 
 
 # ----------------------------------------------------------------------------- pairwise accuracy
@@ -125,17 +127,35 @@ def pairwise_accuracy_from_scores(metric: Any, human: Any) -> PairwiseAccuracyRe
         raise InputError(f"metric and human system scores differ in length: {m.size} vs "
                          f"{h.size}")
     ok = np.isfinite(m) & np.isfinite(h)
-    m, h = np.where(ok, m, np.nan), np.where(ok, h, np.nan)
-    agree, n = _agreement(m, h)
-    ii, jj = np.triu_indices(h.size, 1)
-    sm, sh = _pair_signs(m, ii, jj), _pair_signs(h, ii, jj)
-    n_sys = int(ok.sum())
-    note = ""
-    if n == 0:
-        note = "fewer than 2 systems with both a metric and a human score"
-    return PairwiseAccuracyResult(float(agree / n) if n else math.nan, int(n), int(agree),
-                                  n_sys, int(np.sum(sh == 0)), int(np.sum(sm == 0)),
-                                  note=note)
+    if not ok.all():
+        m, h = m[ok], h[ok]
+    if m.size <= _LOOP_SYSTEMS:   # a loop over pairs beats array calls on few systems
+        agree, n, tied_h, tied_m = _agreement_loop(m.tolist(), h.tolist())
+    else:
+        ii, jj = np.triu_indices(m.size, 1)
+        sm, sh = _pair_signs(m, ii, jj), _pair_signs(h, ii, jj)
+        agree, n = int(np.count_nonzero(sm == sh)), int(ii.size)
+        tied_h, tied_m = int(np.count_nonzero(sh == 0)), int(np.count_nonzero(sm == 0))
+    note = "" if n else "fewer than 2 systems with both a metric and a human score"
+    return PairwiseAccuracyResult(agree / n if n else math.nan, n, agree, int(m.size), tied_h,
+                                  tied_m, note=note)
+
+
+def _agreement_loop(m: list[float], h: list[float]) -> tuple[int, int, int, int]:
+    """Agreeing pairs, pairs, pairs tied under humans / the metric (``_pair_signs``' rule)."""
+    agree = n = tied_h = tied_m = 0
+    S = len(m)
+    for i in range(S):
+        mi, hi = m[i], h[i]
+        for j in range(i + 1, S):
+            dm, dh = mi - m[j], hi - h[j]
+            sm = 0 if abs(dm) <= TIE_RTOL * max(abs(mi), abs(m[j])) else (1 if dm > 0 else -1)
+            sh = 0 if abs(dh) <= TIE_RTOL * max(abs(hi), abs(h[j])) else (1 if dh > 0 else -1)
+            n += 1
+            agree += sm == sh
+            tied_h += sh == 0
+            tied_m += sm == 0
+    return agree, n, tied_h, tied_m
 
 
 def pairwise_accuracy(X: Any, Y: Any) -> PairwiseAccuracyResult:
@@ -301,7 +321,7 @@ def soft_pairwise_accuracy_test(
     chunk = chunk_draws(design, prep, S * n)
     it, K = _mask_chunks((S, n), permutations, scheme, seed, masks, chunk)
     counts = swap_counts(A0, B0, design, prep, M, it, K,
-                         (scheme, seed, K, chunk) if masks is None else None)
+                         (scheme, seed, K) if masks is None else None)
     draws_a, draws_b = (spa_draws(ph, counts, slot, M.shape[0], design.has_pair, orientation,
                                   chunk) for slot in (0, 1))
     return comparison_from_draws(ra, rb, draws_a, draws_b, name="soft_pairwise_accuracy",

@@ -6,6 +6,8 @@
   the rank increases at metric ``i`` if any metric since the start of the current cluster beats
   it with one-sided ``p <= alpha``, and the cluster then starts at ``i``. So rank 1 holds the
   best metric and every metric not significantly beaten by a metric of rank 1 that precedes it.
+* :func:`rank_clusters` -- the same rule on arrays (statistics and a p-value matrix), without
+  the DataFrame.
 * :func:`overall_score` -- the WMT23 (Freitag et al. 2023, "Results of WMT23 Metrics Shared
   Task") and WMT24 (Freitag et al. 2024, "Are LLMs Breaking MT Metrics? Results of the WMT24
   Metrics Shared Task") overall score: each task's statistic rescaled to [0, 1] by
@@ -31,20 +33,18 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.correlation._ranking_checks import (
+    STATISTIC_RANGES,  # noqa: F401  (re-exported: the rescaling ranges)
     PValues,
+    Range,
+    _as_range,
     _check_draws,
     _check_weights,
     _pvalue_lookup,
+    _walk_ranks,
 )
 from nlgeval.errors import InputError
 from nlgeval.results import Result
 
-Range = tuple[float, float]
-
-#: Rescaling ranges of MTME ``tasks.TaskResults.range``: accuracies (pairwise accuracy, soft
-#: pairwise accuracy, acc23 / acc_eq) live in [0, 1]; correlations (Pearson, Kendall, tau_23)
-#: in [-1, 1].
-STATISTIC_RANGES: dict[str, Range] = {"accuracy": (0.0, 1.0), "correlation": (-1.0, 1.0)}
 
 def assign_ranks(
     statistics: Mapping[str, float], pvalues: PValues, alpha: float = 0.05
@@ -76,13 +76,11 @@ def assign_ranks(
     pv = _pvalue_lookup(pvalues)
     stats = {str(m): float(v) for m, v in statistics.items()}
     ranked = sorted((m for m in stats if np.isfinite(stats[m])), key=lambda m: (-stats[m], m))
-    rows = []
-    rank, start = 1, 0
-    for i, m in enumerate(ranked):
-        if any(pv.get((ranked[j], m), math.nan) <= alpha for j in range(start, i)):
-            rank += 1
-            start = i
-        rows.append((m, stats[m], rank))
+    p = np.array([[pv.get((a, b), math.nan) for b in ranked] for a in ranked], dtype=float)
+    with np.errstate(invalid="ignore"):
+        ranks = _walk_ranks(p.reshape(len(ranked), len(ranked)) <= alpha)
+    rows: list[tuple[str, float, Any]] = [(m, stats[m], r) for m, r in zip(ranked, ranks,
+                                                                           strict=True)]
     for m in sorted(m for m in stats if not np.isfinite(stats[m])):
         rows.append((m, stats[m], pd.NA))
     df = pd.DataFrame(rows, columns=["metric", "statistic", "rank"])
@@ -90,20 +88,34 @@ def assign_ranks(
     return df
 
 
-def _as_range(value: Range | str) -> Range:
-    if isinstance(value, str):
-        key = value.strip().lower()
-        if key not in STATISTIC_RANGES:
-            raise InputError(f"unknown statistic range {value!r} (use one of: "
-                             f"{', '.join(STATISTIC_RANGES)}, or a (low, high) pair)")
-        return STATISTIC_RANGES[key]
-    try:
-        b, e = (float(v) for v in value)
-    except (TypeError, ValueError):
-        raise InputError(f"statistic range must be a (low, high) pair, got {value!r}") from None
-    if not (np.isfinite(b) and np.isfinite(e) and b < e):
-        raise InputError(f"statistic range must have finite low < high, got {value!r}")
-    return b, e
+def rank_clusters(values: Any, pvalues: Any, alpha: float = 0.05) -> np.ndarray:
+    """:func:`assign_ranks` on arrays (Freitag et al. 2021; MTME ``data.AssignRanks``): the
+    rank of every metric, in input order, from its statistic ``values[i]`` (finite, higher =
+    better) and ``pvalues[i, j]``, the one-sided p-value of "metric i beats metric j" (NaN:
+    not significant). Metrics are walked best first, ties in input order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p = np.array([[np.nan, 0.30, 0.01], [0.70, np.nan, 0.02], [0.99, 0.98, np.nan]])
+    >>> rank_clusters([0.90, 0.85, 0.60], p)
+    array([1, 1, 2])
+    """
+    v = np.asarray(values, dtype=float)
+    P = np.asarray(pvalues, dtype=float)
+    if v.ndim != 1 or P.shape != (v.size, v.size):
+        raise InputError(f"rank_clusters needs n statistics and an (n, n) p-value matrix, got "
+                         f"shapes {v.shape} and {P.shape}")
+    if not np.isfinite(v).all():
+        raise InputError("rank_clusters needs finite statistics (leave undefined ones out)")
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    order = np.argsort(-v, kind="stable")
+    with np.errstate(invalid="ignore"):
+        sig = P[order][:, order] <= alpha
+    ranks = np.empty(v.size, dtype=np.int64)
+    ranks[order] = _walk_ranks(sig)
+    return ranks
 
 
 @dataclass(frozen=True)

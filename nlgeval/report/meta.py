@@ -83,6 +83,9 @@ def compare_metrics(
     """
     names = list(oriented)
     sign = 1.0 if STATISTICS[statistic].higher_is_better else -1.0  # d > 0: A is better
+    prepare = getattr(STATISTICS[statistic], "prepare_comparisons", None)
+    if prepare is not None:  # shared work of all pairs done once (soft pairwise accuracy)
+        prepare(oriented, Y, level, settings)
     rows, draws = [], {}
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -301,5 +304,7 @@ def verdict(
 
 
 def verdict_line(v: Mapping[str, Any]) -> str:
+    if v.get("line"):  # the verdict's own sentence (withheld verdicts say why)
+        return str(v["line"])
     return (f"{v['criterion']}: top cluster {', '.join(v['top'])} "
             f"({v['statistic']}, {v['level']} level)")

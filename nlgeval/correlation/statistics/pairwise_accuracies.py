@@ -3,6 +3,7 @@ al. 2024) in the registry, with their PERM-BOTH tests (:mod:`nlgeval.correlation
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -112,6 +113,18 @@ class SoftPairwiseAccuracy(Statistic):
                                           spa_permutations=options.spa_permutations,
                                           spa_seed=options.seed)
         return res.statistic_a, res.statistic_b, res.draws_a, res.draws_b
+
+    def prepare_comparisons(self, metrics: Mapping[str, np.ndarray], Y: np.ndarray, level: str,
+                            options: StatisticOptions) -> None:
+        """Compute the PERM-BOTH draws of every pair of ``metrics`` at once (one product per
+        metric rather than per pair); :meth:`swapped` then reads them (same numbers)."""
+        from nlgeval.correlation._spa_perm import prime_pairs
+
+        if level == "system" and options.permutations > 0:
+            prime_pairs([np.asarray(X, dtype=float) for X in metrics.values()],
+                        np.asarray(Y, dtype=float), permutations=options.permutations,
+                        seed=options.seed, spa_permutations=options.spa_permutations,
+                        spa_seed=options.seed)
 
 
 STATISTICS: tuple[Statistic, ...] = (PairwiseAccuracy(), SoftPairwiseAccuracy())

@@ -1,0 +1,105 @@
+"""The fast paths of the WMT point statistics (issue 29): pairwise accuracy's pair loop, the
+array rank clusters, and the complete-data sign-flip design, each against the general code or
+an independent restatement of the rule (MTME ``data.AssignRanks``, Freitag et al. 2021)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nlgeval.correlation import pairwise as pw
+from nlgeval.correlation._pairwise_kernels import _SignFlipDesign
+from nlgeval.correlation.pairwise import pairwise_accuracy_from_scores, soft_pairwise_accuracy
+from nlgeval.correlation.ranking import assign_ranks, rank_clusters
+from nlgeval.errors import InputError
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pair_loop_equals_array_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(seed)
+    S = int(rng.integers(2, 30))
+    h = rng.integers(0, 4, S).astype(float)             # many exact ties
+    m = np.round(rng.normal(size=S), 1)
+    m[rng.random(S) < 0.2] = np.nan
+    h[rng.random(S) < 0.1] = np.nan
+    m[0] = 0.1 + 0.2                                    # tie within TIE_RTOL of 0.3
+    h[0] = h[1] if np.isfinite(h[1]) else h[0]
+    if S > 2:
+        m[2] = 0.3
+    loop = pairwise_accuracy_from_scores(m, h)
+    monkeypatch.setattr(pw, "_LOOP_SYSTEMS", -1)
+    arr = pairwise_accuracy_from_scores(m, h)
+    assert loop == arr
+    assert (loop.n_agree, loop.n_tied_human, loop.n_tied_metric) == (
+        arr.n_agree, arr.n_tied_human, arr.n_tied_metric)
+
+
+def test_pair_loop_counts_by_hand() -> None:
+    # pairs (0,1): m -, h -  agree; (0,2): m tie, h +  no; (1,2): m +, h + agree
+    res = pairwise_accuracy_from_scores([1.0, 2.0, 1.0], [1.0, 3.0, 0.0])
+    assert (res.n_agree, res.n_pairs, res.n_tied_metric, res.n_tied_human) == (2, 3, 1, 0)
+
+
+def _mtme_rule(sig: np.ndarray, alpha: float) -> list[int]:
+    """MTME ``data.AssignRanks`` restated: sorted best first, sig[j, i] = p(j beats i)."""
+    ranks, rank, start = [], 1, 0
+    for i in range(sig.shape[0]):
+        if any(sig[j, i] <= alpha for j in range(start, i)):
+            rank += 1
+            start = i
+        ranks.append(rank)
+    return ranks
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rank_clusters_follow_the_wmt_rule(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 25))
+    values = rng.choice([0.5, 0.6, 0.7, 0.8], n) + rng.integers(0, 2, n) * 0.01  # ties
+    p = rng.uniform(0, 0.2, (n, n))
+    p[rng.random((n, n)) < 0.1] = np.nan
+    order = np.argsort(-values, kind="stable")
+    expected = np.empty(n, int)
+    expected[order] = _mtme_rule(p[np.ix_(order, order)], 0.05)
+    assert rank_clusters(values, p, 0.05).tolist() == expected.tolist()
+    names = [f"m{i:02d}" for i in range(n)]          # name order = input order: same ties
+    pv = {(names[i], names[j]): p[i, j] for i, j in itertools.permutations(range(n), 2)}
+    frame = assign_ranks(dict(zip(names, values, strict=True)), pv, 0.05)
+    got = dict(zip(frame["metric"], frame["rank"], strict=True))
+    assert [got[m] for m in names] == expected.tolist()
+
+
+def test_rank_clusters_bad_input() -> None:
+    with pytest.raises(InputError, match="finite"):
+        rank_clusters([0.5, np.nan], np.zeros((2, 2)))
+    with pytest.raises(InputError, match=r"\(n, n\)"):
+        rank_clusters([0.5, 0.4], np.zeros((3, 3)))
+    assert assign_ranks({"a": np.nan}, {})["rank"].isna().all()
+    assert isinstance(assign_ranks({}, {}), pd.DataFrame)
+
+
+def test_complete_design_fast_path_equals_pattern_search() -> None:
+    ok = np.ones((5, 7), bool)
+    fast = _SignFlipDesign.build(ok)
+    ok2 = ok.copy()
+    ok2[0, 0] = False                                   # general path, then compare its
+    slow = _SignFlipDesign.build(ok2)                   # complete-pattern group
+    assert len(fast.groups) == 1 and fast.has_pair.all()
+    cols, idx = fast.groups[0]
+    assert cols.tolist() == list(range(7)) and idx.tolist() == list(range(10))
+    full = [g for g in slow.groups if g[1].size == 10]
+    assert full and full[0][0].tolist() == list(range(1, 7))
+
+
+def test_spa_point_value_unchanged_by_stacking() -> None:
+    # one product for human and metric: the p-value matrices equal separate runs on each
+    rng = np.random.default_rng(3)
+    Y = rng.normal(size=(5, 40))
+    X = Y + rng.normal(size=(5, 40))
+    res = soft_pairwise_accuracy(X, Y, permutations=300, seed=4)
+    alone = soft_pairwise_accuracy(Y, Y, permutations=300, seed=4)
+    np.testing.assert_array_equal(res.pvalues_human, alone.pvalues_human)
+    np.testing.assert_array_equal(alone.pvalues_metric, alone.pvalues_human)
