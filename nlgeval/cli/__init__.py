@@ -79,6 +79,11 @@ def main(argv: list[str] | None = None) -> None:
     except NlgevalError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
+    except MemoryError as exc:  # the last resort: one line, as for bad input
+        from nlgeval.cli._common import out_of_memory_line
+
+        typer.echo(f"error: {out_of_memory_line(exc)}", err=True)
+        sys.exit(2)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)

@@ -112,3 +112,21 @@ def write_frame(df: pd.DataFrame, out: Path, formats: Sequence[str] = TABLE_FORM
         df.to_json(out, orient="records", lines=True, force_ascii=False)
     else:
         df.to_csv(out, index=False, sep="\t" if suffix in (".tsv", ".tab") else ",")
+
+
+def out_of_memory_line(exc: BaseException) -> str:
+    """The one line a command prints instead of a ``MemoryError`` traceback (exit status 2).
+
+    A study that the estimate before the work (:mod:`nlgeval.parallel.memory`) let through can
+    still run out of memory when other programs take what was free; the line says what helps.
+
+    Examples:
+        >>> out_of_memory_line(MemoryError("Unable to allocate 12.0 GiB"))[:48]
+        'out of memory (Unable to allocate 12.0 GiB): the'
+    """
+    what = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return (f"out of memory{f' ({what})' if what else ''}: the data and statistics asked for "
+            "need more memory than is free; validate a sample of the items or fewer metrics, "
+            "close other programs, or run on Dask workers with more memory (--backend dask "
+            "--scheduler ADDRESS); NLGEVAL_MEMORY_LIMIT makes nlgeval refuse such a study "
+            "before it starts")

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from nlgeval.errors import InputError
+from nlgeval.errors import InputError, NlgevalError
 
 
 def parse_scheduler(spec: str | None) -> tuple[str, int | str | None]:
@@ -228,6 +228,13 @@ class DaskBackend:
                 pending.discard(fut)
                 fut.release()
                 yield result
+        except distributed.KilledWorker as exc:
+            # the scheduler gave up after the task's workers died one after the other: on
+            # large data nearly always the nanny killing a worker over its memory limit
+            raise NlgevalError(
+                f"Dask workers died while running a task ({exc}); most often a worker ran out "
+                "of memory: give the workers more memory, or validate a sample of the items"
+            ) from None
         finally:
             if pending:
                 self._client.cancel(list(pending))
