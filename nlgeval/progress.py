@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
 T = TypeVar("T")
 
@@ -57,14 +57,14 @@ class _NullBar:
 
 
 class _Bar:
-    def __init__(self, progress: Progress, task_id: int) -> None:
+    def __init__(self, progress: Progress, task_id: TaskID) -> None:
         self._p, self._t = progress, task_id
 
     def advance(self, n: float = 1) -> None:
         self._p.advance(self._t, n)
 
-    def update(self, **kwargs: object) -> None:
-        self._p.update(self._t, **kwargs)  # type: ignore[arg-type]
+    def update(self, **kwargs: Any) -> None:
+        self._p.update(self._t, **kwargs)
 
 
 @contextmanager
@@ -111,8 +111,8 @@ def track(iterable: Iterable[T], description: str, total: float | None = None) -
     >>> [x * x for x in track(range(4), "squaring")]
     [0, 1, 4, 9]
     """
-    if total is None and hasattr(iterable, "__len__"):
-        total = len(iterable)  # type: ignore[arg-type]
+    if total is None and isinstance(iterable, Sized):
+        total = len(iterable)
     with progress_bar(total, description) as bar:
         for x in iterable:
             yield x

@@ -12,7 +12,7 @@ import dataclasses
 import json
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -174,6 +174,10 @@ class StatResult(Result):
     >>> Test(0.5, 0.01, 0.2, 0.7).confidence_interval()
     ConfidenceInterval(low=0.2, high=0.7)
     """
+
+    if TYPE_CHECKING:  # declared by every subclass (not fields here: they would come first)
+        statistic: Any
+        pvalue: Any
 
     def __iter__(self) -> Iterator[Any]:
         """Unpack as ``statistic, pvalue = result`` (as scipy.stats results do)."""

@@ -49,7 +49,7 @@ class RegisteredCorpus:
 
     @property
     def loader(self) -> Callable[..., Corpus]:
-        return importlib.import_module(self.module).load  # type: ignore[no-any-return]
+        return importlib.import_module(self.module).load
 
 
 REGISTRY: dict[str, RegisteredCorpus] = {

@@ -134,8 +134,8 @@ def _read_score_file(path: Path, level: str, n_units: int, known: Collection[str
     num = pd.to_numeric(raw.where(~missing, None), errors="coerce").astype(float)
     bad = (num.isna() & ~missing) | np.isinf(num)
     values = num.to_numpy(copy=True)
-    for i in np.flatnonzero(bad.to_numpy()):  # raises, or accepts what Python's float() does
-        values[i] = _parse_value(str(raw.iloc[i]), path, int(i) + 1)
+    for j in np.flatnonzero(bad.to_numpy()):  # raises, or accepts what Python's float() does
+        values[j] = _parse_value(str(raw.iloc[j]), path, int(j) + 1)
     df = pd.DataFrame({"system": system.to_numpy(), "score": values,
                        "_row": np.arange(1, len(toks) + 1)})
     df["pos"] = df.groupby("system", sort=False).cumcount()
@@ -191,7 +191,7 @@ def _refs_used(ref: str, ref_names: Collection[str]) -> set[str]:
 
 def _default_reference(testset: str, lp: str, names: Sequence[str]) -> tuple[str, str]:
     std = STANDARD_REFERENCES.get((testset, lp))
-    if std in names:
+    if std is not None and std in names:
         return std, f"MTME's standard reference for {testset} {lp}"
     if len(names) == 1:
         return names[0], "the only reference"

@@ -203,7 +203,7 @@ def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path
         )
 
 
-def row_of(df: pd.DataFrame, position: int) -> int:
+def row_of(df: pd.DataFrame, position: int | np.integer) -> int:
     """The file row of the ``position``-th row of ``df`` (``_row`` if present, else as CSV).
 
     Examples:
@@ -214,7 +214,7 @@ def row_of(df: pd.DataFrame, position: int) -> int:
     """
     if ROW in df.columns:
         return int(df[ROW].iloc[position])
-    return position + 2
+    return int(position) + 2
 
 
 def to_numeric(

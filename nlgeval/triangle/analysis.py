@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from pandas import DataFrame
 from scipy import stats
 
 from nlgeval.errors import InputError
@@ -150,7 +151,7 @@ class TriangleResult(StatResult):
     """Difference test: difference shown. Similarity test: similarity shown."""
     evidence: str | None
     conclusion: str
-    by_order: pd.DataFrame | None = field(default=None, compare=False)
+    by_order: DataFrame | None = field(default=None, compare=False)  # `pd` is a field here
 
     @property
     def pc_ci(self) -> ConfidenceInterval:
@@ -174,7 +175,7 @@ class TriangleResult(StatResult):
 def _checked(
     correct: int, n: int, test: str, alpha: float, beta: float, pd: float | None,
     confidence_level: float,
-) -> tuple[int, int, str, float, float, float | None, float]:
+) -> tuple[int, int, TestType, float, float, float | None, float]:
     """The arguments of :func:`analyse`, validated (an :class:`InputError` names the bad one)."""
     n = check_n(n, "n (number of answers)")
     correct = check_correct(correct, n)
@@ -223,7 +224,7 @@ def analyse(
     lo, hi = clopper_pearson(correct, n, confidence_level)
     pc_lower = clopper_pearson(correct, n, 1 - alpha, "lower")[0]
     pc_upper = clopper_pearson(correct, n, 1 - beta, "upper")[1]
-    dp = dprime_from_pc(np.array([pc, lo, hi]))
+    dp = np.asarray(dprime_from_pc(np.array([pc, lo, hi])))
 
     if test == "difference":
         pvalue, risk = p_diff, alpha
