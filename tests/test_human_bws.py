@@ -127,13 +127,15 @@ def test_counting_closed_form() -> None:
 def test_bad_judgements_name_the_row() -> None:
     j = pd.DataFrame(_judgement("r1", 1, "abcd", "a", "d"))
     j.loc[2, "best"] = 1
-    with pytest.raises(InputError, match="row 1"):
+    with pytest.raises(InputError, match="exactly one best") as e:
         bws_counts(j)
+    assert e.value.row == 1
     j = pd.DataFrame(_judgement("r1", 1, "abcd", "a", "d"))
     j["worst"] = j["worst"].astype(object)
     j.loc[3, "worst"] = "x"
-    with pytest.raises(InputError, match="row 4: worst must be 0 or 1"):
+    with pytest.raises(InputError, match="worst must be 0 or 1, got 'x'") as e:
         bws_counts(j)
+    assert (e.value.row, e.value.column) == (4, "worst")
     with pytest.raises(InputError, match="missing best"):
         bws_counts(j.drop(columns="best"))
 
@@ -300,6 +302,30 @@ def _study(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
     scores = tmp_path / "scores.csv"
     metric.to_csv(scores, index=False)
     return ratings, pairs, scores, sorted(systems, key=lambda s: -truth[s])
+
+
+def test_bws_score_cli_writes_the_library_frames(tmp_path: Path) -> None:
+    systems = ["S0", "S1", "S2", "S3", "S4"]
+    truth = dict(zip(systems, np.linspace(1.0, -1.0, 5), strict=True))
+    j = pd.concat([_simulate(truth, bws_design(systems, seed=i, appearances=4), raters=2,
+                             seed=i, item=str(i)) for i in range(6)], ignore_index=True)
+    path = tmp_path / "judgements.csv"
+    j.to_csv(path, index=False)
+    res = runner.invoke(app, ["bws", "score", str(path), "--criterion", "Overall", "--out",
+                              str(tmp_path / "r.csv"), "--pairs", str(tmp_path / "p.csv"),
+                              "--prior", "0.1", "--json"])
+    assert res.exit_code == 0, (res.output, res.exception)
+    lib = bws_ratings(j, criterion="Overall")
+    got = pd.read_csv(tmp_path / "r.csv", dtype={"item": str})
+    pd.testing.assert_frame_equal(got, lib, check_dtype=False)
+    assert len(pd.read_csv(tmp_path / "p.csv")) == len(bws_pairs(j))
+    data = json.loads(res.stdout)
+    util = {r["system"]: r["utility"] for r in data["ranking"]}
+    md = bws_maxdiff(j, prior=0.1).ranking.set_index("label")["utility"]
+    assert util == pytest.approx(md.to_dict())
+    path.write_text("rater,tuple_id,item,system,best,worst\nr1,1,1,a,1,0\nr1,1,1,b,1,0\n")
+    res = runner.invoke(app, ["bws", "score", str(path)])
+    assert isinstance(res.exception, InputError) and res.exception.row == 2
 
 
 def test_cli_round_trip(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ from nlgeval.human.bws import (
     bws_maxdiff,
     bws_pairs,
     bws_ratings,
+    read_bws,
 )
 from nlgeval.human.bws_design import BWSDesign, bws_design, bws_output_tuples
 from nlgeval.human.compare import (
@@ -84,7 +85,7 @@ from nlgeval.human.spans import check_spans, esa_ratings, mqm_span_ratings, read
 __all__ = [
     "AgreementReport", "BWSDesign", "BradleyTerryResult", "FleissResult", "FriedmanResult",
     "GLMTukeyResult", "MaxDiffResult", "bws_counts", "bws_design", "bws_maxdiff",
-    "bws_output_tuples", "bws_pairs", "bws_ratings", "KrippendorffResult",
+    "bws_output_tuples", "bws_pairs", "bws_ratings", "read_bws", "KrippendorffResult",
     "ICCResult", "LatinSquareDesign", "MixedModelResult", "OrdinalModelResult", "PowerResult",
     "ProportionalOddsTest", "RaterQC", "SignedRankResult", "SpanAgreement", "SystemComparison",
     "check_spans", "esa_ratings", "mqm_span_ratings", "read_spans", "span_agreement",

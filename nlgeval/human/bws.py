@@ -22,19 +22,22 @@ come from :func:`nlgeval.human.bws_design.bws_design`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.io import ROW
 from nlgeval.results import Result
 
 COLUMNS = ("rater", "tuple_id", "item", "system", "best", "worst")
 
 
-def check_bws(judgements: pd.DataFrame) -> pd.DataFrame:
+def check_bws(judgements: pd.DataFrame, *, file: str | None = None) -> pd.DataFrame:
     """The judgements with string identifiers and 0/1 ``best``/``worst``, checked: one best
-    and one worst per (rater, tuple), on different outputs, in tuples of at least 2.
+    and one worst per (rater, tuple), on different outputs, in tuples of at least 2. Errors
+    name the row (the file row when read by :func:`read_bws`, else counted from 1).
 
     Examples
     --------
@@ -49,34 +52,50 @@ def check_bws(judgements: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in COLUMNS if c not in judgements.columns]
     if missing:
         raise InputError("best-worst judgements need columns " + ", ".join(COLUMNS)
-                         + "; missing " + ", ".join(missing))
+                         + "; missing " + ", ".join(missing), file=file)
     df = judgements.reset_index(drop=True).copy()
+    rows = df[ROW].to_numpy() if ROW in df.columns else np.arange(1, len(df) + 1)
+
+    def fail(mask: pd.Series, msg: str, column: str) -> None:
+        if mask.any():
+            pos = int(np.flatnonzero(mask.to_numpy())[0])
+            raise InputError(msg.format(v=judgements[column].iloc[pos],
+                                        r=df["rater"].iloc[pos], t=df["tuple_id"].iloc[pos]),
+                             file=file, row=int(rows[pos]), column=column)
+
     for c in ("rater", "tuple_id", "item", "system"):
         df[c] = df[c].astype(str).str.strip()
     for c in ("best", "worst"):
         v = pd.to_numeric(df[c], errors="coerce")
-        bad = ~v.isin([0, 1])
-        if bad.any():
-            pos = int(np.flatnonzero(bad.to_numpy())[0])
-            raise InputError(f"row {pos + 1}: {c} must be 0 or 1, got {df[c].iloc[pos]!r}",
-                             row=pos + 1, column=c)
+        fail(~v.isin([0, 1]), f"{c} must be 0 or 1, got {{v!r}}", c)
         df[c] = v.astype(int)
-    both = (df["best"] == 1) & (df["worst"] == 1)
-    if both.any():
-        pos = int(np.flatnonzero(both.to_numpy())[0])
-        raise InputError(f"row {pos + 1}: an output picked as both best and worst",
-                         row=pos + 1, column="worst")
+    fail((df["best"] == 1) & (df["worst"] == 1), "an output picked as both best and worst",
+         "worst")
     g = df.groupby(["rater", "tuple_id"], sort=False)
     sums = g[["best", "worst"]].transform("sum")
     size = g["system"].transform("size")
-    bad = (sums["best"] != 1) | (sums["worst"] != 1) | (size < 2)
-    if bad.any():
-        pos = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(
-            f"row {pos + 1}: rater {df['rater'].iloc[pos]!r}, tuple {df['tuple_id'].iloc[pos]!r}"
-            " needs at least 2 outputs with exactly one best and one worst", row=pos + 1,
-            column="best")
-    return df
+    fail((sums["best"] != 1) | (sums["worst"] != 1) | (size < 2),
+         "rater {r!r}, tuple {t!r} needs at least 2 outputs with exactly one best and one worst",
+         "best")
+    return df.drop(columns=[ROW], errors="ignore")
+
+
+def read_bws(path: str | Path) -> pd.DataFrame:
+    """Read best-worst judgements (CSV, TSV, JSONL or Parquet; columns ``COLUMNS``) and check
+    them (:func:`check_bws`); errors name the file row.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "bws.csv"
+    >>> _ = path.write_text("rater,tuple_id,item,system,best,worst\\n"
+    ...                     "r1,1,1,a,1,0\\nr1,1,1,b,0,1\\n")
+    >>> bws_counts(read_bws(path))["score"].tolist()
+    [1.0, -1.0]
+    """
+    from nlgeval.io import read_table
+
+    return check_bws(read_table(path, COLUMNS), file=str(path))
 
 
 def bws_counts(judgements: pd.DataFrame, by: tuple[str, ...] = ("item", "system")
