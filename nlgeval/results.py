@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import operator
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -153,6 +154,10 @@ class Result:
         return pd.DataFrame([row])
 
 
+# the fields every StatResult subclass declares (not declared on the base: they would come first)
+_STATISTIC_PVALUE = operator.attrgetter("statistic", "pvalue")
+
+
 @dataclasses.dataclass(frozen=True)
 class StatResult(Result):
     """Base of results of a statistical test or estimate, shaped like scipy.stats results.
@@ -175,20 +180,15 @@ class StatResult(Result):
     ConfidenceInterval(low=0.2, high=0.7)
     """
 
-    if TYPE_CHECKING:  # declared by every subclass (not fields here: they would come first)
-        statistic: Any
-        pvalue: Any
-
     def __iter__(self) -> Iterator[Any]:
         """Unpack as ``statistic, pvalue = result`` (as scipy.stats results do)."""
-        yield self.statistic
-        yield self.pvalue
+        yield from _STATISTIC_PVALUE(self)
 
     def __len__(self) -> int:
         return 2
 
     def __getitem__(self, index: int) -> Any:
-        return (self.statistic, self.pvalue)[index]
+        return _STATISTIC_PVALUE(self)[index]
 
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """The interval stored in ``ci_low``/``ci_high`` (NaN bounds when there is none).
