@@ -41,6 +41,8 @@ def test_check_spans_names_row_and_column() -> None:
     out = check_spans(ok)
     assert out["severity"].tolist() == ["major", "no-error"]
     assert out["start"].tolist() == [0, -1]
+    again = check_spans(out.drop(columns="row"))  # a checked frame passes unchanged
+    assert again[["start", "end", "severity"]].equals(out[["start", "end", "severity"]])
     bad = ok.copy()
     bad.loc[1, "severity"] = "Severe"
     bad.loc[1, "start"], bad.loc[1, "end"] = 1, 3
@@ -275,6 +277,32 @@ def test_cli_agreement_spans(tmp_path: Path) -> None:
     assert isinstance(res.exception, InputError)
     assert (res.exception.row, res.exception.column) == (2, "end")
     assert str(res.exception.file).endswith("spans.csv")
+
+
+def test_spans_score_cli(tmp_path: Path) -> None:
+    s = _spans([("r", "1", "A", 0, 3, "Accuracy/Mistranslation", "Major"),
+                ("r", "1", "A", 5, 6, "Fluency/Punctuation", "Minor"),
+                ("r", "2", "A", None, None, "", ""), ("r", "1", "B", 0, 2, "Style", "Minor"),
+                ("r", "2", "B", None, None, "", "")])
+    path = tmp_path / "spans.csv"
+    s.to_csv(path, index=False)
+    out = tmp_path / "ratings.csv"
+    res = runner.invoke(app, ["spans", "score", str(path), "--out", str(out), "--weight",
+                              "major=10", "--json"])
+    assert res.exit_code == 0, (res.output, res.exception)
+    got = pd.read_csv(out, dtype={"item": str})
+    lib = mqm_span_ratings(s, weights={"major": 10})
+    pd.testing.assert_frame_equal(got, lib, check_dtype=False)
+    means = {(m["criterion"], m["system"]): m["mean"] for m in json.loads(res.stdout)["means"]}
+    assert means[("MQM", "A")] == pytest.approx(-10.1 / 2) and means[("MQM", "B")] == -0.5
+    esa = tmp_path / "esa.csv"
+    pd.DataFrame({"rater": "r", "item": ["1", "2", "1", "2"], "system": list("AABB"),
+                  "score": [30, 90, 70, 95]}).to_csv(esa, index=False)
+    res = runner.invoke(app, ["spans", "score", str(path), "--esa-scores", str(esa)])
+    assert res.exit_code == 0, (res.output, res.exception)
+    assert "ESA-spans" in res.stdout
+    res = runner.invoke(app, ["spans", "score", str(path), "--weight", "major"])
+    assert isinstance(res.exception, InputError) and "NAME=NUMBER" in str(res.exception)
 
 
 def test_mqm_scores_feed_compare(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import typer
 from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
 from nlgeval.cli._ratings_source import load_ratings as _load
 from nlgeval.cli.human_bws import bws_app, design_bws
+from nlgeval.cli.human_spans import spans_app
 from nlgeval.errors import InputError
 
 design_app = typer.Typer(help="Plan human evaluations (Latin-square designs, best-worst "
@@ -358,8 +359,8 @@ def agreement(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``design latin-square``/``bws``, ``compare``, ``agreement``, ``bws score`` and
-    ``plan power`` to the top-level app.
+    """Add ``design latin-square``/``bws``, ``compare``, ``agreement``, ``bws score``,
+    ``spans score`` and ``plan power`` to the top-level app.
 
     Examples
     --------
@@ -371,6 +372,7 @@ def register(app: typer.Typer) -> None:
     """
     app.add_typer(design_app, name="design")
     app.add_typer(bws_app, name="bws")
+    app.add_typer(spans_app, name="spans")
     from nlgeval.cli.human_plan import plan_app
 
     app.add_typer(plan_app, name="plan")

@@ -80,13 +80,16 @@ def check_spans(spans: pd.DataFrame, *, file: str | None = None) -> pd.DataFrame
         df[c] = s
     for c in ("category", "severity"):
         df[c] = df[c].fillna("").astype(str).str.strip()
+    raw = {c: df[c].where(df[c].notna(), "").astype(str).str.strip() for c in ("start", "end")}
+    num = {c: pd.to_numeric(raw[c].where(raw[c] != "", None), errors="coerce") for c in raw}
+    checked = (num["start"] == -1) & (num["end"] == -1)  # already checked: -1 = no offsets
     pos = {}
     for c in ("start", "end"):
-        raw = df[c].where(df[c].notna(), "").astype(str).str.strip()
-        num = pd.to_numeric(raw.where(raw != "", None), errors="coerce")
-        fail((raw != "").to_numpy() & ~(num.notna() & (num == num.round()) & (num >= 0))
-             .to_numpy(), f"{c} must be a character offset (an integer >= 0), got {{v!r}}", c)
-        pos[c] = num
+        n = num[c].where(~checked)
+        fail((raw[c] != "").to_numpy() & ~checked.to_numpy()
+             & ~(n.notna() & (n == n.round()) & (n >= 0)).to_numpy(),
+             f"{c} must be a character offset (an integer >= 0), got {{v!r}}", c)
+        pos[c] = n
     empty = pos["start"].isna() & pos["end"].isna()
     fail((pos["start"].isna() != pos["end"].isna()).to_numpy(),
          "a span needs both start and end (both empty for an output without errors)", "end")
