@@ -29,6 +29,7 @@ def test_pair_loop_equals_array_path(seed: int, monkeypatch: pytest.MonkeyPatch)
     h[0] = h[1] if np.isfinite(h[1]) else h[0]
     if S > 2:
         m[2] = 0.3
+    monkeypatch.setattr(pw, "_LOOP_SYSTEMS", 10**6)
     loop = pairwise_accuracy_from_scores(m, h)
     monkeypatch.setattr(pw, "_LOOP_SYSTEMS", -1)
     arr = pairwise_accuracy_from_scores(m, h)

@@ -149,11 +149,13 @@ class _Plan:
     K: int
 
 
-def _prepare_masks(design: _SignFlipDesign, M: np.ndarray, mode: str | None = None) -> _Plan:
-    """Per missingness pattern: its columns, its pairs, M[:, cols].T and the pair contrasts."""
+def _prepare_masks(design: _SignFlipDesign, M: np.ndarray, mode: str | None = None,
+                   Mt: np.ndarray | None = None) -> _Plan:
+    """Per missingness pattern: its columns, its pairs, M[:, cols].T and the pair contrasts
+    (``Mt``: ``M.T`` made contiguous, when the caller has it already)."""
     n_kept, K = M.shape[1], M.shape[0]
     S, P = design.n_systems, design.ii.size
-    Mt = M.T  # a view: the products take it transposed, no copy
+    Mt = np.ascontiguousarray(M.T) if Mt is None else Mt
     if mode is None:
         cost_patterns = S * n_kept + sum(idx.size * S for _, idx in design.groups)
         mode = "patterns" if cost_patterns <= P * n_kept else "pairs"
@@ -168,7 +170,7 @@ def _prepare_masks(design: _SignFlipDesign, M: np.ndarray, mode: str | None = No
         E = np.zeros((idx.size, S))
         E[np.arange(idx.size), ii] = 1.0
         E[np.arange(idx.size), jj] = -1.0
-        Mg = Mt if all_cols else Mt[cols]
+        Mg = Mt if all_cols else np.ascontiguousarray(Mt[cols])
         out.append(_PreparedGroup(None if all_cols else cols, None if all_pairs else idx,
                                   Mg, E, ii, jj))
     return _Plan("patterns", out, Mt, np.zeros((0, 0)), K)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,6 @@ from nlgeval.correlation._pairwise_kernels import (
     _agreement,
     _check_orientation,
     _matrices,
-    _pair_signs,
     _prepare_masks,
     _sign_flip_pvalues,
     _SignFlipDesign,
@@ -77,7 +77,7 @@ __all__ = [
 
 _CHUNK_ELEMENTS = 4_000_000
 #: Up to this many systems pairwise accuracy loops over the pairs in Python (no array calls).
-_LOOP_SYSTEMS = 64
+_LOOP_SYSTEMS = 8
 
 
 # ----------------------------------------------------------------------------- pairwise accuracy
@@ -132,13 +132,29 @@ def pairwise_accuracy_from_scores(metric: Any, human: Any) -> PairwiseAccuracyRe
     if m.size <= _LOOP_SYSTEMS:   # a loop over pairs beats array calls on few systems
         agree, n, tied_h, tied_m = _agreement_loop(m.tolist(), h.tolist())
     else:
-        ii, jj = np.triu_indices(m.size, 1)
-        sm, sh = _pair_signs(m, ii, jj), _pair_signs(h, ii, jj)
-        agree, n = int(np.count_nonzero(sm == sh)), int(ii.size)
-        tied_h, tied_m = int(np.count_nonzero(sh == 0)), int(np.count_nonzero(sm == 0))
+        agree, n, tied_h, tied_m = _agreement_arrays(m, h)
     note = "" if n else "fewer than 2 systems with both a metric and a human score"
     return PairwiseAccuracyResult(agree / n if n else math.nan, n, agree, int(m.size), tied_h,
                                   tied_m, note=note)
+
+
+@lru_cache(maxsize=16)
+def _triu(S: int) -> tuple[np.ndarray, np.ndarray]:
+    ii, jj = np.triu_indices(S, 1)
+    ii.flags.writeable = jj.flags.writeable = False
+    return ii, jj
+
+
+def _agreement_arrays(m: np.ndarray, h: np.ndarray) -> tuple[int, int, int, int]:
+    """As :func:`_agreement_loop` for finite score vectors, metric and humans in one stack."""
+    ii, jj = _triu(m.size)
+    X = np.stack([m, h])
+    a, b = X[:, ii], X[:, jj]
+    d = a - b
+    sg = np.sign(d)
+    sg[np.abs(d) <= TIE_RTOL * np.maximum(np.abs(a), np.abs(b))] = 0.0
+    tied = np.count_nonzero(sg == 0.0, axis=1)
+    return (int(np.count_nonzero(sg[0] == sg[1])), int(ii.size), int(tied[1]), int(tied[0]))
 
 
 def _agreement_loop(m: list[float], h: list[float]) -> tuple[int, int, int, int]:

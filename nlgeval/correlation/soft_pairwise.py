@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,18 @@ def sign_flip_masks(n_segments: int, permutations: int = 1000, seed: int | None 
     M *= 2.0
     M -= 1.0
     return M
+
+
+@lru_cache(maxsize=4)
+def _shared_masks(n_segments: int, permutations: int, seed: int | None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sign_flip_masks` and its contiguous transpose, read-only, drawn once per
+    (segments, permutations, seed): every metric of a study uses the same masks."""
+    M = sign_flip_masks(n_segments, permutations, seed)
+    Mt = np.ascontiguousarray(M.T)
+    M.flags.writeable = False
+    Mt.flags.writeable = False
+    return M, Mt
 
 
 @dataclass(frozen=True)
@@ -144,15 +157,21 @@ def soft_pairwise_accuracy(
     ok = np.isfinite(X) & np.isfinite(Y)
     design = _SignFlipDesign.build(ok)
     n_kept = int(design.keep.sum())
+    Mt = None
     if masks is None:
-        M = sign_flip_masks(n_kept, permutations, seed)
+        if permutations < 1:
+            raise InputError(f"permutations must be >= 1, got {permutations}")
+        if isinstance(seed, int | np.integer):   # None / generators: fresh masks each call
+            M, Mt = _shared_masks(n_kept, permutations, int(seed))
+        else:
+            M = sign_flip_masks(n_kept, permutations, seed)
     else:
         M = _check_masks(masks, n_kept)
         seed = None
     K = M.shape[0]
     Xk = np.where(ok, X, 0.0)[:, design.keep][None]
     Yk = np.where(ok, Y, 0.0)[:, design.keep][None]
-    prepared = _prepare_masks(design, M)
+    prepared = _prepare_masks(design, M, Mt=Mt)
     fwd, rev = _sign_flip_pvalues(np.concatenate([Yk, Xk]), design, prepared)  # one product
     ph, pm = (fwd[:1], rev[:1]), (fwd[1:], rev[1:])
     spa = float(_spa_from_p(ph, pm, orientation)[0])
