@@ -14,9 +14,9 @@ effects, Baayen et al. 2008); for pairwise judgements ``sign`` (sign tests) and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pandas as pd
 
@@ -27,6 +27,9 @@ from nlgeval.human.qc import RaterQC, apply_qc
 from nlgeval.human.ratings import is_relative
 from nlgeval.results import Result, jsonable
 from nlgeval.tables import PaperTable
+
+if TYPE_CHECKING:
+    from nlgeval.human.compare import Correction, Pairing
 
 ABSOLUTE_METHODS = ("wilcoxon", "glm-tukey", "friedman", "ordinal", "mixed")
 RELATIVE_METHODS = ("bradley-terry", "sign")
@@ -144,7 +147,7 @@ def compare_systems(
             raise InputError("--zscore applies to ratings of single outputs, not to pairwise "
                              "preferences", file=file)
         df = _zscored(df, run, messages)
-    common = {"criterion": criterion, "alpha": alpha, "correction": corr}
+    common: dict[str, Any] = {"criterion": criterion, "alpha": alpha, "correction": corr}
     if m in RELATIVE_METHODS:
         body, tables, lines, msgs = _relative(df, m, scale=scale, seed=seed, n_boot=n_boot,
                                               resample=resample, ties=ties, prior=prior,
@@ -173,8 +176,8 @@ def _zscored(df: pd.DataFrame, run: dict[str, Any], messages: list[str]) -> pd.D
 _Out = tuple[dict[str, Any], dict[str, PaperTable], list[str], list[str]]
 
 
-def _wilcoxon(df: pd.DataFrame, *, criterion: str, alpha: float, correction: str,
-              pairing: str, run: dict[str, Any], **_: Any) -> _Out:
+def _wilcoxon(df: pd.DataFrame, *, criterion: str, alpha: float, correction: Correction,
+              pairing: Pairing, run: dict[str, Any], **_: Any) -> _Out:
     from nlgeval.human.compare import friedman, pairwise_wilcoxon
 
     pairs = pairwise_wilcoxon(df, pairing=pairing, correction=correction, alpha=alpha)
@@ -236,8 +239,9 @@ def _friedman(df: pd.DataFrame, *, criterion: str, drop_incomplete: bool, **_: A
             [], [f"warning: {w}" for w in warns])
 
 
-_ABSOLUTE = {"wilcoxon": _wilcoxon, "glm-tukey": _glm, "mixed": _mixed, "ordinal": _ordinal,
-             "friedman": _friedman}
+_ABSOLUTE: dict[str, Callable[..., _Out]] = {
+    "wilcoxon": _wilcoxon, "glm-tukey": _glm, "mixed": _mixed, "ordinal": _ordinal,
+    "friedman": _friedman}
 
 
 def _relative(df: pd.DataFrame, method: str, *, criterion: str, alpha: float,
@@ -254,6 +258,7 @@ def _relative(df: pd.DataFrame, method: str, *, criterion: str, alpha: float,
         body = {"method": "sign", "correction": correction, "alpha": alpha, "pairs": pairs,
                 "warnings": warns}
         return body, {f"sign_{criterion}": sign_t}, [], []
+    # ties and resample are the caller's strings; bradley_terry rejects unknown ones
     bt = bradley_terry(outcomes, ties=ties, prior=prior, n_resamples=n_boot,  # type: ignore[arg-type]
                        resample=resample, seed=seed, alpha=alpha)  # type: ignore[arg-type]
     bt_t = report.bradley_terry_table(bt, criterion=criterion)

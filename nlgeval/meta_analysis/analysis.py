@@ -272,7 +272,7 @@ def _moderators(used: pd.DataFrame, settings: MetaSettings, notes: list[str]) ->
             notes.append(f"{metric} / {construct}: moderator {mod} needs 2+ levels and more "
                          f"studies than levels ({levels.nunique()} levels, {len(sub)} studies)")
             continue
-        kw = {"method": settings.tau2, "hartung_knapp": settings.hartung_knapp,
+        kw: dict[str, Any] = {"method": settings.tau2, "hartung_knapp": settings.hartung_knapp,
               "confidence_level": settings.confidence_level}
         reg = meta_regression(sub["yi"], sub["vi"], levels, **kw)
         sg = subgroup_analysis(sub["yi"], sub["vi"], levels, **kw)

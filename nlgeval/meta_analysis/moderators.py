@@ -84,7 +84,8 @@ class MetaRegression(StatResult):
     levels: pd.DataFrame
 
 
-def subgroup_analysis(y: Sequence[float], v: Sequence[float], groups: Sequence[str], *,
+def subgroup_analysis(y: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray,
+                      groups: Sequence[str], *,
                       method: str = "reml", hartung_knapp: bool = False,
                       confidence_level: float = 0.95) -> SubgroupAnalysis:
     """Random-effects model per subgroup and ``Q_between`` (Borenstein et al. 2009, ch. 19).
@@ -124,7 +125,8 @@ def subgroup_analysis(y: Sequence[float], v: Sequence[float], groups: Sequence[s
                             df=df, method=check_method(method), subgroups=table)
 
 
-def meta_regression(y: Sequence[float], v: Sequence[float], groups: Sequence[str], *,
+def meta_regression(y: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray,
+                    groups: Sequence[str], *,
                     method: str = "reml", hartung_knapp: bool = False,
                     confidence_level: float = 0.95) -> MetaRegression:
     """Mixed-effects model with one categorical moderator (see the module docstring).
@@ -168,7 +170,7 @@ def meta_regression(y: Sequence[float], v: Sequence[float], groups: Sequence[str
                           levels=table)
 
 
-def _arrays(y: Sequence[float], v: Sequence[float], groups: Sequence[str]
+def _arrays(y: Sequence[float] | np.ndarray, v: Sequence[float] | np.ndarray, groups: Sequence[str]
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y_, v_ = np.asarray(y, dtype=float), np.asarray(v, dtype=float)
     g = np.asarray([str(x) for x in groups], dtype=object)
