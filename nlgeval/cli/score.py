@@ -6,7 +6,7 @@ A thin layer over :func:`nlgeval.metrics.scoring.score_corpus`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +19,9 @@ from nlgeval.cli._common import (
     split_list,
     write_frame,
 )
+
+if TYPE_CHECKING:
+    from nlgeval.metrics.scoring import ScoreResult
 
 DEFAULT_METRICS = "bleu,chrf,chrf++,ter,rougeL"
 
@@ -123,22 +126,22 @@ def score(
         typer.echo(f"segment scores: {out}", err=True)
 
 
-def _print_table(res: object, corpus_name: str) -> None:
+def _print_table(res: ScoreResult, corpus_name: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    cs = res.corpus_scores  # type: ignore[attr-defined]
+    cs = res.corpus_scores
     wide = cs.pivot_table(index="system", columns="metric", values="score", sort=False)
     table = Table(title=f"corpus-level scores: {corpus_name}")
     table.add_column("system")
     for col in wide.columns:
-        arrow = "↑" if res.higher_is_better.get(col, True) else "↓"  # type: ignore[attr-defined]
+        arrow = "↑" if res.higher_is_better.get(col, True) else "↓"
         table.add_column(f"{col} {arrow}", justify="right")
     for sysname, row in wide.iterrows():
         table.add_row(str(sysname), *[f"{v:.2f}" for v in row.tolist()])
     console = Console()
     console.print(table)
-    for label, sig in res.signatures.items():  # type: ignore[attr-defined]
+    for label, sig in res.signatures.items():
         console.print(f"[dim]{label}: {sig}[/dim]", highlight=False, soft_wrap=True)
 
 
@@ -154,7 +157,7 @@ def metrics_cmd(as_json: JsonOpt = False) -> None:
         if "error" in m:
             typer.echo(f"{m['name']}: {m['error']}")
             continue
-        opts = ", ".join(f"{k}={v['default']}" for k, v in m["options"].items())  # type: ignore[union-attr]
+        opts = ", ".join(f"{k}={v['default']}" for k, v in m["options"].items())
         direction = "higher is better" if m["higher_is_better"] else "lower is better"
         typer.echo(f"{m['name']}  ({direction}) {m['description']}")
         if opts:

@@ -91,7 +91,7 @@ def plan_cmd(
             alphas=_floats(alphas, "--alphas") or PAPER_ALPHAS,
             betas=_floats(betas, "--betas") or PAPER_BETAS,
             pds=[pd] if pd is not None else (_floats(pds, "--pds") or PAPER_PDS),
-            test=test,  # type: ignore[arg-type]
+            test=test,  # type: ignore[arg-type]  # option string, checked by the library
         )
         if as_json:
             emit_json({"judges": judges, "test": test, "designs": df,
@@ -105,13 +105,13 @@ def plan_cmd(
     if pd is None:
         raise InputError("--pd is required (the proportion of judges perceiving a difference, "
                          "e.g. 0.3), or give --judges for the inverse plan")
-    ss = sample_size(alpha, beta, pd, test)  # type: ignore[arg-type]
+    ss = sample_size(alpha, beta, pd, test)  # type: ignore[arg-type]  # option string, checked by the library
     out = ss.to_dict()
     if plot is not None:
         from nlgeval.triangle.plot import plot_power_curve
 
         out["plot"] = [str(p) for p in plot_power_curve(
-            plot, alpha=alpha, beta=beta, pd=pd, test=test)]  # type: ignore[arg-type]
+            plot, alpha=alpha, beta=beta, pd=pd, test=test)]  # type: ignore[arg-type]  # option string, checked by the library
     if as_json:
         emit_json(out)
         return
@@ -150,8 +150,8 @@ def critical_cmd(
     from nlgeval.triangle.planning import critical_value
 
     setup(quiet)
-    res = critical_value(n, alpha=alpha, beta=beta, pd=pd, test=test,  # type: ignore[arg-type]
-                         method=method, pd_true=pd_true)  # type: ignore[arg-type]
+    res = critical_value(n, alpha=alpha, beta=beta, pd=pd, test=test,  # type: ignore[arg-type]  # option string, checked by the library
+                         method=method, pd_true=pd_true)  # type: ignore[arg-type]  # option string, checked by the library
     if as_json:
         emit_json(res)
     elif res.test == "difference":
@@ -199,7 +199,7 @@ def design_cmd(
     pool_df = None if pool is None else read_pool(pool)
     df = triangle_design(
         judges, seed=seed, source_a=source_a, source_b=source_b, items=item_arg, pool=pool_df,
-        evaluations_per_judge=evaluations_per_judge, test=test,  # type: ignore[arg-type]
+        evaluations_per_judge=evaluations_per_judge, test=test,  # type: ignore[arg-type]  # option string, checked by the library
     )
     summary = design_summary(df)
     if out is not None:
@@ -249,12 +249,12 @@ def analyse_cmd(
         if correct is not None or n is not None:
             raise InputError("give either --responses or --correct with --n, not both")
         df = read_table(responses)
-        result = analyse_responses(df, test=test, alpha=alpha, beta=beta, pd=pd,  # type: ignore[arg-type]
+        result = analyse_responses(df, test=test, alpha=alpha, beta=beta, pd=pd,  # type: ignore[arg-type]  # option string, checked by the library
                                    confidence_level=conf_level, file=responses)
     else:
         if correct is None or n is None:
             raise InputError("give --correct and --n (or --responses FILE)")
-        result = analyse(correct, n, test=test, alpha=alpha, beta=beta, pd=pd,  # type: ignore[arg-type]
+        result = analyse(correct, n, test=test, alpha=alpha, beta=beta, pd=pd,  # type: ignore[arg-type]  # option string, checked by the library
                          confidence_level=conf_level)
     if as_json:
         emit_json(result)
@@ -302,7 +302,7 @@ def tables_cmd(
         alphas=tuple(_floats(alphas, "--alphas") or []),
         betas=tuple(_floats(betas, "--betas") or []),
         pds=tuple(_floats(pds, "--pds") or []),
-        method=method,  # type: ignore[arg-type]
+        method=method,
         which=which,
     )
     if as_json:

@@ -41,7 +41,7 @@ def _strongly_connected(wins: np.ndarray) -> np.ndarray:
     r = reach.astype(np.float64)
     for _ in range(steps):
         r = np.minimum(r @ r, 1.0)
-    return (r > 0).all(axis=(-1, -2))
+    return np.asarray((r > 0).all(axis=(-1, -2)))
 
 
 def fit_bradley_terry(wins: np.ndarray, *, prior: float = 0.0, tol: float = 1e-10,

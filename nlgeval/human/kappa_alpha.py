@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -255,9 +255,10 @@ def krippendorff_alpha(
     kwargs: dict[str, Any] = {}
     if level in ("nominal", "ordinal"):
         kwargs["value_domain"] = categories_for(df["score"], scale)
+    lom = cast(Literal["nominal", "ordinal", "interval", "ratio"], level)  # checked above
     with np.errstate(divide="ignore", invalid="ignore"):
         try:
-            alpha = float(krippendorff.alpha(reliability_data=mat, level_of_measurement=level,
+            alpha = float(krippendorff.alpha(reliability_data=mat, level_of_measurement=lom,
                                               **kwargs))
         except ValueError as exc:  # e.g. a single value in the domain
             raise InputError(f"Krippendorff's alpha is undefined here: {exc}") from None

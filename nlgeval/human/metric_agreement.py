@@ -85,7 +85,7 @@ def significant_difference_pairs(
     h["system"], h["item"] = h["system"].astype(str), h["item"].astype(str)
     h = h.groupby(["system", "item"], as_index=False, sort=False)["score"].mean()
     systems = list(dict.fromkeys(h["system"]))
-    hw = pairwise_wilcoxon(h, pairing="item", correction=correction,  # type: ignore[arg-type]
+    hw = pairwise_wilcoxon(h, pairing="item", correction=correction,  # type: ignore[arg-type]  # checked there
                            alpha=alpha, systems=systems)
     keys = h[["system", "item"]]
     hib = dict(higher_is_better or {})
@@ -108,7 +108,7 @@ def significant_difference_pairs(
         if cache is not None and key in cache:
             mw = cache[key]
         else:
-            mw = pairwise_wilcoxon(m, pairing="item", correction=correction,  # type: ignore[arg-type]
+            mw = pairwise_wilcoxon(m, pairing="item", correction=correction,  # type: ignore[arg-type]  # checked there
                                    alpha=alpha, systems=systems)
             if cache is not None:
                 cache[key] = mw

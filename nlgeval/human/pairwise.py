@@ -129,9 +129,9 @@ def sign_tests(
                      + (" ..." if len(names) > 6 else ""))
     excl = ((out["effect_size_low"] > 0) | (out["effect_size_high"] < 0)) & ~out["significant"]
     if excl.any():
-        names = ", ".join(f"{a}-{b}" for a, b in zip(out["system_a"][excl],
-                                                    out["system_b"][excl], strict=True))
-        warns.append(f"the win-share interval excludes an even split for {names} but the "
+        excluded = ", ".join(f"{a}-{b}" for a, b in zip(out["system_a"][excl],
+                                                       out["system_b"][excl], strict=True))
+        warns.append(f"the win-share interval excludes an even split for {excluded} but the "
                      f"{correction}-corrected p-value is not significant: the interval is per "
                      "comparison, significance is corrected over all pairs")
     out.attrs["warnings"] = warns

@@ -26,7 +26,7 @@ Control items come from the export with attention checks (``qc_check`` = ``repea
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -247,7 +247,7 @@ def _reasons(row: pd.Series, alpha: float, tol: float) -> str:
     return "; ".join(out)
 
 
-def apply_qc(ratings: pd.DataFrame, qc: str = "keep", **options: object
+def apply_qc(ratings: pd.DataFrame, qc: str = "keep", **options: Any
              ) -> tuple[pd.DataFrame, RaterQC | None]:
     """Ratings for the analysis: attention-check rows removed and, with ``qc="drop"``, the
     raters failing :func:`rater_quality` too. Returns ``(ratings, report or None)``.
@@ -263,7 +263,7 @@ def apply_qc(ratings: pd.DataFrame, qc: str = "keep", **options: object
     """
     if qc not in QC_MODES:
         raise InputError(f"qc must be one of {', '.join(QC_MODES)}, got {qc!r}")
-    report = rater_quality(ratings, **options) if qc == "drop" else None  # type: ignore[arg-type]
+    report = rater_quality(ratings, **options) if qc == "drop" else None
     out = ratings
     if "qc_check" in out.columns:
         out = out[out["qc_check"].fillna("").astype(str).str.strip() == ""]

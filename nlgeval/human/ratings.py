@@ -108,7 +108,7 @@ def validate_ratings(
     if df.empty:
         raise InputError("no ratings (after removing practice trials)", file=file)
     df["score"] = _checked_scores(df, parse_scale(scale), file)
-    key = ("rater", "item", "system", "criterion")
+    key: tuple[str, ...] = ("rater", "item", "system", "criterion")
     if "system_b" in df.columns:  # relative judgements: the pair is the key
         df["system_b"] = df["system_b"].fillna("").astype(str).str.strip()
         key = ("rater", "item", "system", "system_b", "criterion")

@@ -204,7 +204,7 @@ def metric_labels(metrics: Sequence[Metric], spellings: Sequence[str] | None = N
     return out
 
 
-def describe_metrics() -> list[dict[str, object]]:
+def describe_metrics() -> list[dict[str, Any]]:
     """Name, direction, description and options of every available metric.
 
     Examples:
@@ -212,7 +212,7 @@ def describe_metrics() -> list[dict[str, object]]:
         >>> bleu["name"], bleu["options"]["tokenize"]["default"]
         ('bleu', '13a')
     """
-    out: list[dict[str, object]] = []
+    out: list[dict[str, Any]] = []
     for n in available_metrics():
         try:
             cls = metric_class(n)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -333,7 +334,7 @@ def order_counts(questionnaire: pd.DataFrame) -> dict[str, int]:
     return {o: int(counts.get(o, 0)) for o in ORDERS}
 
 
-def design_summary(questionnaire: pd.DataFrame) -> dict[str, object]:
+def design_summary(questionnaire: pd.DataFrame) -> dict[str, Any]:
     """Counts a researcher checks before running the test (orders, items, judges).
 
     Examples:
