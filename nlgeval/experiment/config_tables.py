@@ -12,6 +12,7 @@ Examples
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,13 +67,13 @@ class Reader:
             raise self.fail(k, "must not be empty")
         return v
 
-    def num(self, k: str, default: float) -> float:
+    def num(self, k: builtins.str, default: float) -> float:
         v = self.t.get(k, default)
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise self.fail(k, f"must be a number, got {v!r}")
         return float(v)
 
-    def int(self, k: str, default: int | None, *, minimum: int = 0) -> int | None:
+    def int(self, k: builtins.str, default: int | None, *, minimum: int = 0) -> int | None:
         v = self.t.get(k, default)
         if v is None:
             return None
@@ -82,19 +83,19 @@ class Reader:
             raise self.fail(k, f"must be at least {minimum}, got {v}")
         return v
 
-    def bool(self, k: str, default: bool) -> bool:
+    def bool(self, k: builtins.str, default: bool) -> bool:
         v = self.t.get(k, default)
         if not isinstance(v, bool):
             raise self.fail(k, f"must be true or false, got {v!r}")
         return v
 
-    def strs(self, k: str) -> tuple[str, ...]:
+    def strs(self, k: builtins.str) -> tuple[builtins.str, ...]:
         v = self.t.get(k, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
             raise self.fail(k, f"must be a list of strings, got {v!r}")
         return tuple(x.strip() for x in v)
 
-    def nums(self, k: str) -> tuple[float, ...]:
+    def nums(self, k: builtins.str) -> tuple[float, ...]:
         v = self.t.get(k, [])
         if not isinstance(v, list) or not all(
             isinstance(x, int | float) and not isinstance(x, bool) for x in v
@@ -102,7 +103,7 @@ class Reader:
             raise self.fail(k, f"must be a list of numbers, got {v!r}")
         return tuple(float(x) for x in v)
 
-    def unknown(self, allowed: set[str]) -> None:
+    def unknown(self, allowed: set[builtins.str]) -> None:
         import difflib
 
         for k in self.t:
@@ -221,7 +222,7 @@ def _vas(r: Reader, t: Mapping[str, Any], name: str, question: str, definition: 
         )
     return CriterionConfig(name, question, definition, "vas", min=lo, max=hi, step=step,
                            left_label=left, right_label=right,
-                           polarity=polarity)  # type: ignore[arg-type]
+                           polarity=polarity)  # type: ignore[arg-type]  # checked above
 
 
 def parse_question(t: Any, i: int, file: Path) -> Question:
@@ -245,7 +246,7 @@ def parse_question(t: Any, i: int, file: Path) -> Question:
     options = r.strs("options")
     if qtype == "choice" and len(options) < 2:
         raise r.fail("options", "a 'choice' question needs at least 2 options")
-    return Question(name, r.str("question", required=True), qtype, options,  # type: ignore[arg-type]
+    return Question(name, r.str("question", required=True), qtype, options,  # type: ignore[arg-type]  # one of QUESTION_TYPES
                     r.bool("required", False))
 
 
