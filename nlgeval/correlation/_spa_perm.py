@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from nlgeval.correlation._pairwise_kernels import (
     _PERM_RTOL,
@@ -35,6 +35,7 @@ _CHUNK_ELEMENTS = 4_000_000
 #: Bytes of metric-side counts kept between calls (least recently used dropped first).
 _CACHE_BYTES = 64 * 2**20
 _cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+_NO_V = np.zeros((1, 1, 1, 1))
 
 
 @njit(cache=True)
@@ -71,23 +72,30 @@ def _count_pairs(null_a: np.ndarray, obs_a: np.ndarray, null_sum: np.ndarray,
                 out[q, start + d, p] = r[q]
 
 
-@njit(cache=True)
-def _count_groups(sums: np.ndarray, member: np.ndarray, ii: np.ndarray, jj: np.ndarray,
-                  obs_a: np.ndarray, null_sum: np.ndarray, obs_sum: np.ndarray,
+@njit(cache=True, parallel=True)
+def _count_groups(U: np.ndarray, V: np.ndarray, has_v: bool, member: np.ndarray, ii: np.ndarray,
+                  jj: np.ndarray, obs_a: np.ndarray, null_sum: np.ndarray, obs_sum: np.ndarray,
                   tol: np.ndarray, out: np.ndarray, start: int) -> None:
-    """Counts from the permuted system sums ``sums`` (groups, S, c, K) of A* per missingness
-    pattern: a pair's delta is the sum over the patterns it takes part in (``member``) of
-    ``sums[g, i] - sums[g, j]``, added in pattern order from 0.0 as the array code does."""
-    G, _, c, K = sums.shape
-    na = np.empty(K)
-    for p in range(ii.size):
+    """Counts from the permuted system sums ``U + V`` (groups, S, c, K) of A* per missingness
+    pattern (``V`` left out when ``has_v`` is False): a pair's delta is the sum over
+    the patterns it takes part in (``member``) of ``sums[g, i] - sums[g, j]``, added in pattern
+    order from 0.0 as the array code does. Pairs run in parallel (integer counts: the result
+    does not depend on the threads)."""
+    G, _, c, K = U.shape
+    for p in prange(ii.size):
         i, j = ii[p], jj[p]
+        na = np.empty(K)
         for d in range(c):
             na[:] = 0.0
             for g in range(G):
                 if member[g, p]:
-                    for k in range(K):
-                        na[k] += sums[g, i, d, k] - sums[g, j, d, k]
+                    if has_v:
+                        for k in range(K):
+                            na[k] += ((U[g, i, d, k] + V[g, i, d, k])
+                                      - (U[g, j, d, k] + V[g, j, d, k]))
+                    else:
+                        for k in range(K):
+                            na[k] += U[g, i, d, k] - U[g, j, d, k]
             o = obs_a[p, d]
             r = _count_row(na, null_sum[p], o, obs_sum[p] - o, tol[p])
             for q in range(4):
@@ -127,8 +135,8 @@ def swap_counts(
             _count_pairs(null_a, np.ascontiguousarray(obs_a), null_sum, obs_sum, tol, out, done)
         else:
             sums, obs_a = _group_sums(pa, design, plan)
-            _count_groups(sums, member, design.ii, design.jj, obs_a, null_sum, obs_sum, tol,
-                          out, done)
+            _count_groups(sums, _NO_V, False, member, design.ii, design.jj, obs_a, null_sum,
+                          obs_sum, tol, out, done)
         done += len(m)
     if key is not None:
         _remember(key, out)
@@ -265,7 +273,7 @@ def prime_pairs(
             U[x] = (full[x][0] - V[x][0], full[x][1] - V[x][1])
         for a, b, _ in todo:
             tol, null_sum, obs_sum, member, out = setups[(a, b)]
-            _count_groups(U[a][0] + V[b][0], member, design.ii, design.jj,
+            _count_groups(U[a][0], V[b][0], True, member, design.ii, design.jj,
                           U[a][1] + V[b][1], null_sum, obs_sum, tol, out, done)
         done += len(m)
     for a, b, key in todo:
