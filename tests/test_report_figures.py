@@ -90,6 +90,9 @@ def test_scatter_titles_do_not_overlap_panels(long_names: bool) -> None:
     fig_box = fig.bbox
     for box in boxes:  # tick labels and axis labels inside the figure
         assert fig_box.x0 - 1 <= box.x0 and box.x1 <= fig_box.x1 + 1
+    for ax, frame in zip(panels, frames, strict=True):  # x labels no wider than their panel
+        label = ax.xaxis.label.get_window_extent(renderer)
+        assert frame.x0 - 2 <= label.x0 and label.x1 <= frame.x1 + 2, ax.get_xlabel()
     for i, t in enumerate(titles):
         assert fig_box.x0 <= t.x0 and t.x1 <= fig_box.x1, "title outside the figure"
         assert not _overlaps(t, sup), "a panel title runs into the figure title"

@@ -70,8 +70,7 @@ def draw_scatter(plt: Any, data: dict[str, Any]) -> Any:
             xs = np.linspace(x[ok].min(), x[ok].max(), 20)
             ax.plot(xs, a + b * xs, color="#d62728", lw=1)
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel(_wrap(f"{panel['metric']} (mean per system)", panel_w, 0.075).split(
-            "\n")[0], fontsize=8)
+        ax.set_xlabel(_xlabel(panel["metric"], panel_w), fontsize=8)
         ax.set_ylabel(data["criterion"], fontsize=8)
         ax.tick_params(labelsize=7)
         ax.locator_params(nbins=4)  # fewer tick labels: text is most of the drawing time
@@ -79,6 +78,16 @@ def draw_scatter(plt: Any, data: dict[str, Any]) -> Any:
         ax.axis("off")
     fig.suptitle(suptitle, fontsize=10, y=1 - 0.12 / h, va="top")
     return fig
+
+
+def _xlabel(metric: str, width_in: float) -> str:
+    """``metric (mean per system)`` when it fits the panel, else the name alone (shortened
+    with an ellipsis when even that does not fit)."""
+    fits = max(8, int(width_in / 0.075))
+    full = f"{metric} (mean per system)"
+    if len(full) <= fits:
+        return full
+    return metric if len(metric) <= fits else metric[:fits - 1] + "…"
 
 
 def draw_heatmap(plt: Any, data: dict[str, Any]) -> Any:
