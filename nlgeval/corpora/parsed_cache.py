@@ -59,7 +59,7 @@ def _loader_source(loader: Callable[..., Corpus]) -> str:
     """The source of the loader's module and of the modules it names in ``PARSED_WITH``."""
     module = inspect.getmodule(loader)
     names = getattr(module, "PARSED_WITH", ())
-    return "".join(inspect.getsource(m)  # type: ignore[arg-type]
+    return "".join(inspect.getsource(m)  # type: ignore[arg-type]  # a loader's module is never None
                    for m in (module, *map(importlib.import_module, names)))
 
 

@@ -234,7 +234,7 @@ def load_user_corpus(
         outputs,
         references,
         ratings,
-        files={"outputs": out_path, "references": ref_path, "ratings": rat_path},  # type: ignore[dict-item]
-        empty_outputs=empty,  # type: ignore[arg-type]
+        files={"outputs": out_path, "references": ref_path, "ratings": rat_path},
+        empty_outputs=empty,  # type: ignore[arg-type]  # 'error' or 'keep' (checked above)
         require_references=bool(need_refs),
     )

@@ -101,7 +101,7 @@ class MQMWeights(Result):
                     raise InputError(
                         f"MQM weight '{k}' must be a finite number >= 0, got {v!r}"
                     ) from None
-            return cls(**values)  # type: ignore[arg-type]
+            return cls(**values)  # type: ignore[arg-type]  # None checked by __post_init__
         raise InputError(
             f"weights must be MQMWeights, a mapping or None, got {type(weights).__name__}"
         )

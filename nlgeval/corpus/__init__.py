@@ -153,7 +153,7 @@ class Corpus:
         references: pd.DataFrame | None = None,
         ratings: pd.DataFrame | None = None,
         *,
-        files: Mapping[str, str | Path] | None = None,
+        files: Mapping[str, str | Path | None] | None = None,
         empty_outputs: Literal["error", "keep"] = "error",
         require_references: bool = True,
         notes: Sequence[str] = (),
