@@ -244,6 +244,6 @@ def weighted_spearman_segment(
                           si.astype(np.int64), ii.astype(np.int64),
                           np.ascontiguousarray(ws, dtype=np.float64),
                           np.ascontiguousarray(wi, dtype=np.float64))
-    n = sums[:, 0]
+    n, sx, sy, sxx, syy, sxy = sums.T
     scale = ((n + 1.0) / 2.0) ** 2  # the raw mean square of ranks: the zero-variance yardstick
-    return pearson_from_sums(*sums.T, scale, scale)
+    return pearson_from_sums(n, sx, sy, sxx, syy, sxy, scale, scale)

@@ -31,9 +31,9 @@ def _resampled_system_means(
     """
     ok = np.isfinite(X) & np.isfinite(Y)
     # the index matrix is the large part of the key: digest it once for both matrices
-    h = hashlib.blake2b(np.ascontiguousarray(item_idx), digest_size=16)
+    h = hashlib.blake2b(np.ascontiguousarray(item_idx).data, digest_size=16)
     h.update(str((item_idx.shape, item_idx.dtype.str, ok.shape)).encode())
-    h.update(np.packbits(ok))
+    h.update(np.packbits(ok).data)
     base = h.digest()
     return _cached_means(X, ok, item_idx, base), _cached_means(Y, ok, item_idx, base)
 
@@ -54,7 +54,7 @@ def _cached_means(Z: np.ndarray, ok: np.ndarray, item_idx: np.ndarray, base: byt
 
 
 def _digest(a: np.ndarray) -> bytes:
-    return hashlib.blake2b(np.ascontiguousarray(a), digest_size=16).digest()
+    return hashlib.blake2b(np.ascontiguousarray(a).data, digest_size=16).digest()
 
 
 def _system_means_of_resamples(

@@ -187,7 +187,7 @@ def _agree(dx: float, dy: float, eps: float) -> int:
     tie_m = np.int64(abs(dx) <= eps)
     tie_h = np.int64(dy == 0.0)
     same = np.int64((dx > 0.0) == (dy > 0.0))
-    return tie_m * tie_h + (1 - tie_m) * (1 - tie_h) * same
+    return tie_m * tie_h + (1 - tie_m) * (1 - tie_h) * same  # type: ignore[return-value]  # int64 in numba
 
 
 @njit(cache=True)

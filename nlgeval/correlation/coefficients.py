@@ -218,8 +218,8 @@ def correlation(
 
 # ----------------------------------------------------------------------------- batch versions
 def pearson_from_sums(
-    n: np.ndarray, sx: np.ndarray, sy: np.ndarray, sxx: np.ndarray, syy: np.ndarray,
-    sxy: np.ndarray, scale_x: np.ndarray | float, scale_y: np.ndarray | float,
+    n: np.ndarray, sx: np.ndarray | float, sy: np.ndarray | float, sxx: np.ndarray,
+    syy: np.ndarray, sxy: np.ndarray, scale_x: np.ndarray | float, scale_y: np.ndarray | float,
 ) -> np.ndarray:
     """Pearson r (Pearson 1896) from (weighted) sums: the one Pearson kernel of nlgeval.
 

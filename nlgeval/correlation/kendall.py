@@ -193,8 +193,8 @@ def grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str = "it
     counts = _csr_counts(groups.x, groups.y, groups.off, eps, DIRECT_MAX,
                          variant == "tau_c" or grouping == "none")
     code = _VARIANT_CODE[variant]
-    vals = np.array([_stat_from_counts(*(int(v) for v in row), code) for row in counts],
-                    dtype=float)
+    vals = np.array([_stat_from_counts(*(int(v) for v in row), code)  # type: ignore[call-arg]  # numba
+                     for row in counts], dtype=np.float64)
     defined = np.isfinite(vals)
     per_group = np.full(groups.n_total, np.nan)
     per_group[groups.index] = vals

@@ -307,15 +307,15 @@ def level_correlation(
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
     if level == "system-grouped":
-        res = level_correlation(np.asarray(X).T, np.asarray(Y).T, "item", coefficient,
-                                confidence_level=confidence_level, label=label,
-                                permutations=permutations, seed=seed)
-        note = res.note.replace("item(s) skipped", "system(s) skipped").replace(
+        grouped = level_correlation(np.asarray(X).T, np.asarray(Y).T, "item", coefficient,
+                                    confidence_level=confidence_level, label=label,
+                                    permutations=permutations, seed=seed)
+        note = grouped.note.replace("item(s) skipped", "system(s) skipped").replace(
             "fewer than 3 systems", "fewer than 3 items").replace(
             "within the item", "within the system").replace(
             "within-item permutations", "within-system permutations")
-        return _at_level("system-grouped", coefficient, res.statistic, res.pvalue,
-                         res.n, res.confidence_interval(), res.n_missing, note)
+        return _at_level("system-grouped", coefficient, grouped.statistic, grouped.pvalue,
+                         grouped.n, grouped.confidence_interval(), grouped.n_missing, note)
     ok = np.isfinite(X) & np.isfinite(Y)
     n_missing = int((np.isfinite(X) ^ np.isfinite(Y)).sum())
     if level == "system":
