@@ -26,6 +26,7 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus
 from nlgeval.errors import InputError
+from nlgeval.parallel.memory import check_study_memory, estimate_study_memory
 from nlgeval.provenance import Timings
 from nlgeval.report.corrections import apply_corrections
 from nlgeval.report.differences import significant_differences
@@ -236,6 +237,9 @@ def run_study(
     timings = Timings()
     with timings.step("scoring"):
         prep = prepare_scores(corpus, settings, inputs)
+    # refuse, in one line, a study that will not fit in memory (before the statistics)
+    check_study_memory(estimate_study_memory(len(prep.systems), len(prep.rated_items),
+                                             len(prep.metrics), len(prep.criteria)))
     with timings.step("correlations"):
         corr, comps, clus, boards, missing = _correlate(prep, settings)
     corr, comps, clus = apply_corrections(corr, comps, clus, settings.correction, settings.alpha)

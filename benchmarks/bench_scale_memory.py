@@ -1,0 +1,95 @@
+"""Peak memory and time of `nlgeval validate` on text-free synthetic studies (issue 29 section 2).
+
+For each size (systems x items; 3 metrics, 1 criterion, default statistics) the benchmark writes
+a ratings file and a wide score file, runs `nlgeval validate --human H --scores S --metrics none
+--json --quiet` in a fresh subprocess, and reads that process's peak resident memory
+(`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`, one child at a time). It prints wall time, peak
+RSS, bytes per scored output (peak / (systems x items x metrics)) and the estimate of
+`nlgeval.parallel.memory.estimate_study_memory` next to the measurement, plus the machine load.
+
+    .venv/bin/python benchmarks/bench_scale_memory.py                  # 20 x 50,000 (1 M scores)
+    .venv/bin/python benchmarks/bench_scale_memory.py --sizes 20x10000,20x50000 --resamples 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.parallel.memory import estimate_study_memory, format_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_study(folder: Path, systems: int, items: int, metrics: int = 3,
+                criteria: int = 1) -> tuple[Path, Path]:
+    """Ratings and a wide score file of a synthetic study (latent quality + noise)."""
+    rng = np.random.default_rng(1)
+    q = rng.normal(size=systems)[:, None] + rng.normal(size=(systems, items))
+    system = np.repeat([f"s{i}" for i in range(systems)], items)
+    item = np.tile([f"i{j:07d}" for j in range(items)], systems)
+    human = pd.concat([pd.DataFrame({"system": system, "item": item, "criterion": f"c{c}",
+                                     "score": np.round((q + rng.normal(size=q.shape)).ravel(),
+                                                       3)})
+                       for c in range(criteria)], ignore_index=True)
+    scores = pd.DataFrame({"system": system, "item": item})
+    for m in range(metrics):
+        scores[f"m{m}"] = np.round((q + (m + 1) * rng.normal(size=q.shape)).ravel(), 4)
+    h, s = folder / "ratings.csv", folder / "scores.csv"
+    human.to_csv(h, index=False)
+    scores.to_csv(s, index=False)
+    return h, s
+
+
+def run(h: Path, s: Path, out: Path, extra: list[str]) -> tuple[float, int, int]:
+    """Wall seconds, peak RSS (bytes) and exit status of one validate run in a subprocess."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    proc = subprocess.run([str(ROOT / ".venv/bin/nlgeval"), "validate", "--human", str(h),
+                           "--scores", str(s), "--metrics", "none", "--json", "--quiet",
+                           "--out", str(out), *extra],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=False)
+    wall = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if peak <= before:
+        print("  (peak RSS not above an earlier run's: shown as the earlier maximum)")
+    if proc.returncode:
+        print("  stderr:", proc.stderr.strip().splitlines()[-1:] or "")
+    return wall, peak * 1024, proc.returncode
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="20x50000", help="systems x items, comma-separated")
+    ap.add_argument("--metrics", type=int, default=3)
+    ap.add_argument("--resamples", type=int, default=None)
+    args = ap.parse_args()
+    extra = ["--resamples", str(args.resamples)] if args.resamples is not None else []
+    print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; smallest first "
+          "(ru_maxrss of children is a running maximum)")
+    print("systems x items | scores | wall | peak RSS | bytes/score | estimate | exit")
+    sizes = sorted((tuple(int(v) for v in x.split("x")) for x in args.sizes.split(",")),
+                   key=lambda t: t[0] * t[1])
+    for systems, items in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            h, s = write_study(Path(tmp), systems, items, args.metrics)
+            wall, peak, rc = run(h, s, Path(tmp) / "report", extra)
+        n = systems * items * args.metrics
+        est = estimate_study_memory(systems, items, args.metrics, 1)
+        print(f"{systems} x {items:,} | {n:,} | {wall:.1f} s | {format_bytes(peak)} | "
+              f"{peak / n:,.0f} | {format_bytes(est.bytes)} | {rc}", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Memory a validation study needs, checked before the work starts (issues 29 and 31).
+
+The study holds its scores a few times over (the file as read, the tidy long frame, the aligned
+(systems x items) matrices of each criterion) and each statistic works on one chunk at a time:
+the bootstrap draws its item indices in chunks of rows and computes Pearson in blocks of 32
+resamples, the permutation tests draw their swap masks a few million cells at a time. So the
+memory grows linearly with the number of scored outputs and not with the number of resamples:
+:func:`estimate_study_memory` is that linear model, fitted to the peak resident memory of
+studies of 0.2 and 1 million scored outputs (``benchmarks/bench_scale_memory.py``).
+:func:`check_study_memory` refuses, in one line, a study that will not fit in the memory that
+is free (or in ``NLGEVAL_MEMORY_LIMIT``, e.g. ``4GB``), naming the estimate and what would fit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from nlgeval.errors import InputError
+
+#: bytes per value of the study (one metric's score or one criterion's human score of one
+#: output: the file as read, the tidy frames, the aligned matrices and the statistics' chunks)
+#: and the fixed part (interpreter, libraries); fitted to peak resident memory measured with
+#: benchmarks/bench_scale_memory.py (docs/scale.md) -- the line through 20 x 10,000 outputs
+#: x (3 metrics + 1 criterion) = 0.8 M values at 857 MB and 20 x 50,000 (4 M values) at 2.42 GB
+BYTES_PER_VALUE = 490
+BASE_BYTES = 444 * 2**20
+
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30,
+          "gb": 2**30, "t": 2**40, "tb": 2**40}
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Estimated peak memory (bytes) of a study of ``systems x items`` outputs.
+
+    Examples
+    --------
+    >>> est = estimate_study_memory(20, 250_000, metrics=3, criteria=1)
+    >>> est.scored_outputs, format_bytes(est.bytes)
+    (5000000, '9.6 GB')
+    """
+
+    bytes: int
+    systems: int
+    items: int
+    metrics: int
+    criteria: int
+
+    @property
+    def scored_outputs(self) -> int:
+        """Outputs scored: systems x items."""
+        return self.systems * self.items
+
+
+def estimate_study_memory(systems: int, items: int, metrics: int, criteria: int
+                          ) -> MemoryEstimate:
+    """The linear model of a validation study's peak memory (see the module docstring).
+
+    Examples
+    --------
+    >>> format_bytes(estimate_study_memory(10, 1_000, 3, 2).bytes)
+    '0.5 GB'
+    """
+    values = int(systems) * int(items) * (int(metrics) + max(1, int(criteria)))
+    need = BASE_BYTES + values * BYTES_PER_VALUE
+    return MemoryEstimate(int(need), int(systems), int(items), int(metrics), int(criteria))
+
+
+def format_bytes(n: float) -> str:
+    """Bytes in GB (GiB, one decimal), as the messages give them.
+
+    Examples
+    --------
+    >>> format_bytes(3 * 2**30)
+    '3.0 GB'
+    """
+    return f"{n / 2**30:.1f} GB"
+
+
+def parse_bytes(text: str) -> int:
+    """``"4GB"``, ``"512 MB"``, ``"1.5g"`` or a number of bytes -> bytes.
+
+    Examples
+    --------
+    >>> parse_bytes("4GB"), parse_bytes("512 mb"), parse_bytes("1000")
+    (4294967296, 536870912, 1000)
+    """
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise InputError(f"NLGEVAL_MEMORY_LIMIT: expected an amount such as 4GB or 512MB, "
+                         f"got {text!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def available_memory() -> int | None:
+    """Bytes this study may use: ``NLGEVAL_MEMORY_LIMIT`` if set, else the memory the
+    operating system reports as available (``MemAvailable``; None where unknown).
+
+    Examples
+    --------
+    >>> isinstance(available_memory(), (int, type(None)))
+    True
+    """
+    limit = os.environ.get("NLGEVAL_MEMORY_LIMIT", "").strip()
+    if limit:
+        return parse_bytes(limit)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_study_memory(est: MemoryEstimate, available: int | None = None) -> None:
+    """Raise :class:`InputError` (one line: the estimate and the options that fit) when the
+    study's estimated memory exceeds ``available`` (default :func:`available_memory`).
+
+    Examples
+    --------
+    >>> est = estimate_study_memory(20, 250_000, metrics=3, criteria=1)
+    >>> try:
+    ...     check_study_memory(est, available=4 * 2**30)
+    ... except InputError as err:
+    ...     print(str(err)[:62])
+    this study needs an estimated 9.6 GB of memory (20 systems x 2
+    """
+    free = available_memory() if available is None else available
+    if free is None or est.bytes <= free:
+        return
+    per_output = (est.metrics + max(1, est.criteria)) * BYTES_PER_VALUE
+    fit_items = max(0, (free - BASE_BYTES) // (per_output * max(1, est.systems)))
+    raise InputError(
+        f"this study needs an estimated {format_bytes(est.bytes)} of memory ({est.systems} "
+        f"systems x {est.items:,} items x {est.metrics} metrics x {est.criteria} criteria) "
+        f"and {format_bytes(free)} are available: validate a sample of at most "
+        f"{fit_items:,} items, fewer metrics per run, or run on a machine or Dask workers "
+        "(--backend dask --scheduler ADDRESS) with more memory; the number of resamples does "
+        "not change it")

@@ -1,0 +1,119 @@
+"""Failures the size of the data can cause end in one line and exit status 2 (issue 31): a study
+estimated not to fit is refused before the statistics, and a ``MemoryError`` anywhere becomes one
+line instead of a traceback."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nlgeval.cli import main
+from nlgeval.errors import InputError
+from nlgeval.parallel.memory import (
+    BASE_BYTES,
+    check_study_memory,
+    estimate_study_memory,
+    parse_bytes,
+)
+
+
+@pytest.fixture
+def study_files(tmp_path):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(4, 30))
+    system = np.repeat([f"s{i}" for i in range(4)], 30)
+    item = np.tile([f"i{j}" for j in range(30)], 4)
+    h, s = tmp_path / "ratings.csv", tmp_path / "scores.csv"
+    pd.DataFrame({"system": system, "item": item, "criterion": "quality",
+                  "score": (q + rng.normal(size=q.shape)).ravel()}).to_csv(h, index=False)
+    pd.DataFrame({"system": system, "item": item, "m1": (q + rng.normal(size=q.shape)).ravel(),
+                  "m2": rng.normal(size=q.size)}).to_csv(s, index=False)
+    return h, s, tmp_path / "report"
+
+
+def _validate(files, capsys) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    h, s, out = files
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", "--human", str(h), "--scores", str(s), "--metrics", "none", "--quiet",
+              "--resamples", "20", "--permutations", "0", "--out", str(out)])
+    return int(exc.value.code), capsys.readouterr().err
+
+
+def test_a_study_over_the_memory_limit_is_refused_in_one_line(study_files, capsys,
+                                                               monkeypatch) -> None:
+    monkeypatch.setenv("NLGEVAL_MEMORY_LIMIT", "100MB")
+    code, err = _validate(study_files, capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert "needs an estimated 0.4 GB of memory (4 systems x 30 items x 2 metrics" in lines[0]
+    assert "0.1 GB are available" in lines[0] and "sample of at most 0 items" in lines[0]
+    assert not (study_files[2] / "run.json").exists()
+
+
+def test_a_memory_error_is_one_line_and_exit_2(study_files, capsys, monkeypatch) -> None:
+    import nlgeval.report.study as study
+
+    def exhausted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise MemoryError("Unable to allocate 9.31 GiB for an array with shape (1000, 1250000)")
+
+    monkeypatch.setattr(study, "_correlate", exhausted)
+    code, err = _validate(study_files, capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("error: out of memory (Unable to allocate 9.31 GiB")
+
+
+def test_the_estimate_is_linear_in_the_scores_and_not_in_resamples() -> None:
+    a = estimate_study_memory(20, 50_000, 3, 1).bytes - BASE_BYTES
+    b = estimate_study_memory(20, 250_000, 3, 1).bytes - BASE_BYTES
+    assert b == 5 * a
+    check_study_memory(estimate_study_memory(10, 100, 3, 1), available=2**30)  # fits
+    with pytest.raises(InputError, match="sample of at most") as err:
+        check_study_memory(estimate_study_memory(20, 50_000, 3, 1), available=2**30)
+    # the sample it suggests is the largest that fits
+    n = int(re.search(r"at most ([0-9,]+) items", str(err.value)).group(1).replace(",", ""))
+    assert estimate_study_memory(20, n, 3, 1).bytes <= 2**30 < \
+        estimate_study_memory(20, n + 1, 3, 1).bytes
+    with pytest.raises(InputError, match="expected an amount"):
+        parse_bytes("lots")
+
+
+_MEASURE = """
+import resource, sys
+from nlgeval.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+@pytest.mark.slow
+def test_the_estimate_against_a_measured_study(tmp_path) -> None:
+    # 20 x 2,000 outputs, 3 metrics, 1 criterion, default statistics: a size the fit did not
+    # use (it was fitted at 20 x 10,000 and 20 x 50,000); peak RSS of a fresh process
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(1)
+    q = rng.normal(size=20)[:, None] + rng.normal(size=(20, 2_000))
+    system = np.repeat([f"s{i}" for i in range(20)], 2_000)
+    item = np.tile([f"i{j:05d}" for j in range(2_000)], 20)
+    h, s = tmp_path / "ratings.csv", tmp_path / "scores.csv"
+    human = np.round((q + rng.normal(size=q.shape)).ravel(), 3)
+    pd.DataFrame({"system": system, "item": item, "criterion": "c0",
+                  "score": human}).to_csv(h, index=False)
+    pd.DataFrame({"system": system, "item": item,
+                  **{f"m{m}": np.round((q + (m + 1) * rng.normal(size=q.shape)).ravel(), 4)
+                     for m in range(3)}}).to_csv(s, index=False)
+    out = subprocess.run([sys.executable, "-c", _MEASURE, "validate", "--human", str(h),
+                          "--scores", str(s), "--metrics", "none", "--json", "--quiet",
+                          "--out", str(tmp_path / "report")], capture_output=True, text=True,
+                         check=True)
+    measured = int(out.stdout.strip().splitlines()[-1])
+    estimate = estimate_study_memory(20, 2_000, 3, 1).bytes
+    assert 0.75 < estimate / measured < 1.33, (estimate, measured)
