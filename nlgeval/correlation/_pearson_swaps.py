@@ -51,7 +51,7 @@ def _swap_terms(A: np.ndarray, B: np.ndarray, H: np.ndarray) -> tuple[np.ndarray
     return ok.astype(float), A0, B0, H0, B0 - A0, B0 * B0 - A0 * A0, (B0 - A0) * H0
 
 
-def _r_of(n, sx, sxx, sxy, sy, syy):  # type: ignore[no-untyped-def]
+def _r_of(n, sx, sxx, sxy, sy, syy):
     return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
                              syy / np.maximum(n, 1))
 

@@ -269,12 +269,12 @@ def comparison_matrix(
                 # one set of permutations serves both directions: d(B, A) = -d(A, B)
                 r_a, r_b, deltas = deltas_of[(a, b)]
                 obs = r_a - r_b
-                method = f"permutation-{scheme}"
+                perm_method = f"permutation-{scheme}"
                 rows.append({"metric_a": a, "metric_b": b, "r_a": r_a, "r_b": r_b,
                              "statistic": obs, "pvalue": _permutation_p(obs, deltas, "greater"),
-                             "method": method})
+                             "method": perm_method})
                 rows.append({"metric_a": b, "metric_b": a, "r_a": r_b, "r_b": r_a,
                              "statistic": -obs, "pvalue": _permutation_p(obs, deltas, "less"),
-                             "method": method})
+                             "method": perm_method})
     return pd.DataFrame(rows, columns=["metric_a", "metric_b", "r_a", "r_b", "statistic",
                                        "pvalue", "method"])

@@ -166,7 +166,7 @@ def _content_key(groups: Groups, *options: object) -> bytes:
     for a in (groups.x, groups.y, groups.off):
         arr = np.ascontiguousarray(a)
         h.update(str((arr.dtype.str, arr.shape)).encode())
-        h.update(arr.view(np.uint8).ravel() if arr.size else b"")
+        h.update(arr.view(np.uint8).ravel().data if arr.size else b"")
     h.update(repr(options).encode())
     return h.digest()
 
@@ -245,7 +245,7 @@ def _candidates(groups: Groups, w: np.ndarray, a_base: float, a_zero: float, dma
         if n_flag <= budget or levels >= max_levels:
             dd, inc = np.empty(n_flag), np.empty(n_flag)
             bk = np.empty(n_flag, dtype=np.int64)
-            m = _tc_scan(x, cstart, gcls, w, *iv, True, flag, empty_f,
+            m = _tc_scan(x, cstart, gcls, w, *iv, True, flag, empty_f,  # type: ignore[call-arg, arg-type]  # numba
                          empty_f, empty_i, empty_f, empty_f, dd, inc, bk)
             e, v = _tc_sweep(dd[:m], inc[:m], bk[:m], s_start)
             cand_eps.append(e)

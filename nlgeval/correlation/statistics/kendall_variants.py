@@ -81,7 +81,7 @@ class KendallVariant(Statistic):
 
 class Tau23(KendallVariant):
     name = "tau_23"
-    aliases = ("tau23",)
+    aliases: ClassVar[tuple[str, ...]] = ("tau23",)
     variant = "tau_23"
     description = "tau_23 (Deutsch et al. 2023): ties in both count as agreement"
     order = 4.0

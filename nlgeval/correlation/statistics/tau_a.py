@@ -58,8 +58,8 @@ class TauA(Tau23):
                 ) -> tuple[float, float, np.ndarray, np.ndarray]:
         pos = super().swapped(XA, XB, Y, level, options, metric_a, metric_b)
         neg = super().swapped(XA, XB, -Y, level, options, metric_a, metric_b)
-        sa, sb, da, db = ((p - n) / 2 for p, n in zip(pos, neg, strict=True))
-        return float(sa), float(sb), np.asarray(da), np.asarray(db)
+        return (float((pos[0] - neg[0]) / 2), float((pos[1] - neg[1]) / 2),
+                np.asarray((pos[2] - neg[2]) / 2), np.asarray((pos[3] - neg[3]) / 2))
 
 
 STATISTICS: tuple[Statistic, ...] = (TauA(),)
