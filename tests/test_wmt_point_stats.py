@@ -104,3 +104,59 @@ def test_spa_point_value_unchanged_by_stacking() -> None:
     alone = soft_pairwise_accuracy(Y, Y, permutations=300, seed=4)
     np.testing.assert_array_equal(res.pvalues_human, alone.pvalues_human)
     np.testing.assert_array_equal(alone.pvalues_metric, alone.pvalues_human)
+
+
+def _study(seed: int, missing: bool) -> tuple[list[np.ndarray], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    Y = np.round(rng.normal(size=(5, 1)) + rng.normal(size=(5, 60)), 1)   # ties in the deltas
+    if missing:
+        Y[1, 3] = Y[4, 0] = np.nan
+    return [np.round(Y + rng.normal(0, s, Y.shape), 1) for s in (0.3, 0.6, 1.0)], Y
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_spa_perm_both_all_pairs_and_reuse_equal_fresh_tests(missing: bool) -> None:
+    from nlgeval.correlation import _spa_perm
+    from nlgeval.correlation.pairwise import soft_pairwise_accuracy_test
+
+    metrics, Y = _study(5, missing)
+    kw = {"permutations": 60, "seed": 2, "spa_permutations": 80, "spa_seed": 2}
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    _spa_perm._cache.clear()
+    fresh = []
+    for a, b in pairs:
+        fresh.append(soft_pairwise_accuracy_test(metrics[a], metrics[b], Y, **kw))
+        _spa_perm._cache.clear()
+    assert _spa_perm.prime_pairs(metrics, Y, **kw) == 3
+    assert _spa_perm.prime_pairs(metrics, Y, **kw) == 0          # all kept already
+    for (a, b), ref in zip(pairs, fresh, strict=True):
+        got = soft_pairwise_accuracy_test(metrics[a], metrics[b], Y, **kw)
+        np.testing.assert_array_equal(got.draws_a, ref.draws_a)
+        np.testing.assert_array_equal(got.draws_b, ref.draws_b)
+        assert (got.statistic_a, got.statistic_b, got.pvalue) == (
+            ref.statistic_a, ref.statistic_b, ref.pvalue)
+    # another criterion on the same cells: metric-side counts reused, human side recomputed,
+    # equal to a test computed from scratch
+    Y2 = np.where(np.isfinite(Y), Y[::-1], np.nan)
+    if missing:
+        Y2[1, 3] = Y2[4, 0] = np.nan
+        Y2[np.isfinite(Y) != np.isfinite(Y2)] = 0.0
+        Y2[~np.isfinite(Y)] = np.nan
+    reused = soft_pairwise_accuracy_test(metrics[0], metrics[2], Y2, **kw)
+    _spa_perm._cache.clear()
+    scratch = soft_pairwise_accuracy_test(metrics[0], metrics[2], Y2, **kw)
+    np.testing.assert_array_equal(reused.draws_a, scratch.draws_a)
+    np.testing.assert_array_equal(reused.draws_b, scratch.draws_b)
+    other_seed = soft_pairwise_accuracy_test(metrics[0], metrics[2], Y2, **{**kw, "seed": 3})
+    assert not np.array_equal(other_seed.draws_a, scratch.draws_a)
+
+
+def test_spa_all_pairs_not_shared_when_cells_differ() -> None:
+    from nlgeval.correlation import _spa_perm
+
+    metrics, Y = _study(6, False)
+    metrics[1] = metrics[1].copy()
+    metrics[1][0, 0] = np.nan                    # pairs with metric 1 use other cells
+    _spa_perm._cache.clear()
+    assert _spa_perm.prime_pairs(metrics, Y, permutations=20, seed=0, spa_permutations=20,
+                                 spa_seed=0) == 0

@@ -235,8 +235,9 @@ def prime_pairs(
     them for :func:`swap_counts`; returns the number of pairs computed (0: nothing to share).
 
     Shared only when every pair has the same cells taking part (every metric present wherever
-    the human score is) and the counts of all pairs fit the cache; otherwise each pair is left
-    to its own test. Per chunk of draws, each metric's permuted system sums over the swapped
+    the human score is), the sign-flip plan works per missingness pattern (few patterns) and
+    the counts of all pairs fit the cache; otherwise each pair is left to its own test. Per
+    chunk of draws, each metric's permuted system sums over the swapped
     cells, ``V_X = (m * X) @ M.T``, and over the others, ``U_X = X @ M.T - V_X``, are one
     product per metric instead of one per pair; A* of the pair (a, b) then sums to
     ``U_a + V_b``.
