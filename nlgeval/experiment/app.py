@@ -297,7 +297,7 @@ def create_app(
     app.extensions["nlgeval_experiment"] = {"config": x.cfg, "store": x.store, "experiment": x}
     app.jinja_env.add_extension("jinja2.ext.i18n")
     gettext, ngettext = gettext_for(x.cfg.language)
-    app.jinja_env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore
+    app.jinja_env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]  # added by jinja2.ext.i18n
     app.jinja_env.globals.update(lang=x.cfg.language, text_dir=text_direction(x.cfg.language),
                                  wording=lambda c: criterion_wording(x.cfg.language, c))
 

@@ -143,7 +143,7 @@ def _meta_rows(cfg: ExperimentConfig, mat: Materials, seed: int) -> list[Meta]:
 
 def _needed_outputs(trials: pd.DataFrame) -> set[tuple[str, str]]:
     """The ``(system, item)`` outputs some trial shows (only these are copied)."""
-    needed = set()
+    needed: set[tuple[str, str]] = set()
     for rec in trials.itertuples(index=False):
         if rec.details and "sources" in rec.details:
             needed.update(zip(rec.details["sources"], rec.details["items"], strict=True))

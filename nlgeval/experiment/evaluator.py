@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, cast
 
 from flask import Blueprint, Response, abort, redirect, request, session, url_for
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, Table, select, update
 from sqlalchemy.exc import IntegrityError
 
 from nlgeval.experiment.app import MAX_COMMENT, Experiment, current_experiment
@@ -54,7 +54,7 @@ from nlgeval.experiment.views import (
 )
 
 MAX_ID = 2**31 - 1  # ids beyond a 32-bit integer cannot exist (and would overflow SQLite/PG)
-_J = Judgement.__table__
+_J = cast(Table, Judgement.__table__)  # a declarative class's table (typed FromClause)
 
 #: The evaluator's routes: ``/join/<token>`` (open sign-up), ``/e/<token>`` (the current
 #: step) and its POST targets (start, trial, questionnaire).
@@ -266,7 +266,7 @@ def start(token: str) -> Any:
     now = utcnow()
     first = st.current
     with x.store.write() as s:
-        started = s.execute(
+        started = s.execute(  # type: ignore[attr-defined]  # DML: a CursorResult (rowcount)
             update(Evaluator).where(Evaluator.id == st.ev.id, Evaluator.started_at.is_(None))
             .values(started_at=now, consent_at=now if x.consent_html is not None else None)
         ).rowcount

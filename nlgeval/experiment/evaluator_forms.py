@@ -52,7 +52,7 @@ def state_or_404(x: Experiment, token: str) -> State:
         abort(404)
     r0 = rows[0]
     ev = EvaluatorView(r0.id, r0.token, r0.started_at, r0.finished_at, r0.answers)
-    trials = [TrialView(*x.trials[r.tid], answered_at=r.answered_at)
+    trials = [TrialView(*x.trials[r.tid], answered_at=r.answered_at)  # type: ignore[misc]  # cached fields stop before it
               for r in rows if r.tid is not None]
     trials.sort(key=lambda t: t.position)
     return State(ev, trials)

@@ -86,7 +86,7 @@ def _scored(r: Any, mode: str, rank: dict[str, int],
         a, b = (left, right) if first_left else (right, left)
         lo, hi = scale.get(r.criterion, (None, None))
         if first_left:  # the response scale's top means "right (B) much better"
-            if lo is None:
+            if lo is None or hi is None:
                 score = -r.response
             else:
                 score = lo + hi - r.response

@@ -34,7 +34,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -121,7 +121,7 @@ def degraded_verdict(pairs: list[tuple[float, float]], alpha: float
     return not bool(ok.all()), float("nan")
 
 
-def _quality_data(store: Store) -> tuple[list[Any], dict[int, list[Any]],
+def _quality_data(store: Store) -> tuple[Sequence[Any], dict[int, list[Any]],
                                          dict[int, dict[str, float]]]:
     """Evaluators, their main (non-practice) trials by evaluator id, and the answers of each
     trial by criterion."""
@@ -151,9 +151,9 @@ def _one(ev: Any, ts: list[Any], resp: dict[int, dict[str, float]],
          speeder_ms: int) -> dict[str, Any]:
     """The quality row of one evaluator (see the module docstring)."""
     at = {t.position: t for t in ts}
-    times = [ms_between(t.answered_at, t.available_at) for t in ts
+    spans = [ms_between(t.answered_at, t.available_at) for t in ts
              if t.qc_kind is None and t.answered_at is not None]
-    times = [x for x in times if x is not None]
+    times = [x for x in spans if x is not None]
     failed: list[str] = []
     pairs: list[tuple[float, float]] = []
     n_checks = n_ans = 0

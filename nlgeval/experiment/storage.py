@@ -40,7 +40,7 @@ from nlgeval.experiment.schema import utcnow as utcnow
 try:
     import fcntl
 except ImportError:  # not POSIX: one server process only (see prefork.py)
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # checked for None before use
 
 DB_NAME = "experiment.db"
 ADVISORY_KEY = 0x6E6C6765  # PostgreSQL advisory lock of serialize() ("nlge")
@@ -93,10 +93,10 @@ class _WriterLock:
         self._thread.acquire()
         try:
             if self._path is not None:
-                if self._pid != os.getpid():  # a forked copy would share the parent's lock
+                if self._fd is None or self._pid != os.getpid():  # a fork shares the lock
                     self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
                     self._pid = os.getpid()
-                fcntl.flock(self._fd, fcntl.LOCK_EX)  # type: ignore[union-attr]
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
         except BaseException:
             self._thread.release()
             raise
@@ -104,7 +104,7 @@ class _WriterLock:
     def __exit__(self, *exc: object) -> None:
         try:
             if self._fd is not None and self._pid == os.getpid():
-                fcntl.flock(self._fd, fcntl.LOCK_UN)  # type: ignore[union-attr]
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
         finally:
             self._thread.release()
 
