@@ -140,7 +140,7 @@ def plan_power(
         vc = VarianceComponents(**{**vc.to_dict(), "mean": (sc[0] + sc[1]) / 2})
     res = simulate_power(effect, vc, items=_ints(items, "items"),
                          raters_per_item=_ints(raters_per_item, "raters-per-item"),
-                         design=design.value, test=test.value, pool=pool,  # type: ignore[arg-type]
+                         design=design.value, test=test.value, pool=pool,
                          alpha=alpha, comparisons=comparisons, scale=sc, n_sims=sims,
                          seed=seed, target=target, scheduler=scheduler,
                          backend="dask" if scheduler and backend == "serial" else backend)

@@ -296,7 +296,9 @@ def _load_inputs(
 
         if not lp:
             raise InputError("an mtme: test set needs --lp (e.g. --lp en-de)")
-        data = read_mtme(parse_mtme_spec(corpus), lp)
+        mtme_path = parse_mtme_spec(corpus)
+        assert mtme_path is not None  # the name starts with "mtme:"
+        data = read_mtme(mtme_path, lp)
         corp = data.corpus
         frames.insert(0, data.external_scores())
     else:

@@ -87,13 +87,13 @@ def pairwise_signed_rank(
             warnings.simplefilter("ignore", RuntimeWarning)
             p[big] = stats.wilcoxon(D[big], zero_method="wilcox", method="asymptotic",
                                     axis=1).pvalue
-    for k in np.flatnonzero(~big & (nonzero > 0)):
-        x = D[k, paired[:, k]]
+    for j in np.flatnonzero(~big & (nonzero > 0)):
+        x = D[j, paired[:, j]]
         nz = np.abs(x[x != 0])
         if x.size <= 13 and (nz.size < x.size or np.unique(nz).size < nz.size):
-            p[k] = _sign_flip_pvalue(x)  # what scipy's "auto" does here, without its loop
+            p[j] = _sign_flip_pvalue(x)  # what scipy's "auto" does here, without its loop
         else:
-            p[k] = stats.wilcoxon(x, zero_method="wilcox", method="auto").pvalue
+            p[j] = stats.wilcoxon(x, zero_method="wilcox", method="auto").pvalue
     _, reject = correct_pvalues(p, correction, alpha)
     return direction, p, reject.astype(bool)
 
