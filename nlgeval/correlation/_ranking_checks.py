@@ -121,3 +121,18 @@ def _walk_ranks(sig: np.ndarray) -> list[int]:
             start = i
         ranks.append(rank)
     return ranks
+
+
+def _walk_ranks_list(values: list[float], sig: list[list[bool]]) -> list[int]:
+    """:func:`_walk_ranks` in plain Python, in input order: metrics sorted best first (stable,
+    ties in input order), ``sig[a][b]``: metric a beats metric b significantly."""
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    out = [0] * len(values)
+    rank, start = 1, 0
+    for i, oi in enumerate(order):
+        for j in range(start, i):
+            if sig[order[j]][oi]:
+                rank, start = rank + 1, i
+                break
+        out[oi] = rank
+    return out

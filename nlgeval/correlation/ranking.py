@@ -41,6 +41,7 @@ from nlgeval.correlation._ranking_checks import (
     _check_weights,
     _pvalue_lookup,
     _walk_ranks,
+    _walk_ranks_list,
 )
 from nlgeval.errors import InputError
 from nlgeval.results import Result
@@ -110,9 +111,10 @@ def rank_clusters(values: Any, pvalues: Any, alpha: float = 0.05) -> np.ndarray:
         raise InputError("rank_clusters needs finite statistics (leave undefined ones out)")
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    if v.size <= 24:   # few metrics: the walk in Python beats array calls (same rule)
+        return np.array(_walk_ranks_list(v.tolist(), (P <= alpha).tolist()), dtype=np.int64)
     order = np.argsort(-v, kind="stable")
-    with np.errstate(invalid="ignore"):
-        sig = P[order][:, order] <= alpha
+    sig = P[order][:, order] <= alpha
     ranks = np.empty(v.size, dtype=np.int64)
     ranks[order] = _walk_ranks(sig)
     return ranks
