@@ -55,7 +55,10 @@ class ExecutionBackend(Protocol):
     True
     """
 
-    workers: int
+    @property
+    def workers(self) -> int:
+        """How many tasks run at once."""
+        ...
 
     def imap_unordered(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         """Yield ``fn(task)`` for every task, in completion order."""
@@ -215,8 +218,8 @@ def map_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any],
     with contextlib.ExitStack() as stack:
         if advance is None:
             advance = stack.enter_context(progress_bar(sum(w), description)).advance
-        if hasattr(be, "__enter__") and len(tasks):
-            stack.enter_context(be)  # type: ignore[arg-type]
+        if isinstance(be, contextlib.AbstractContextManager) and len(tasks):
+            stack.enter_context(be)
         for i, result in be.imap_unordered(_Indexed(fn), list(enumerate(tasks))):
             out[i] = result
             advance(w[i])

@@ -296,7 +296,7 @@ def example_study() -> ValidationStudy:
     # imported here: the corpus registry is needed only by this example helper
     from nlgeval.corpora import load_corpus
 
-    settings = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
+    settings = ValidationSettings(metrics=("bleu",), levels=("system",), coefficients=("pearson",),
                                   resamples=0, permutations=0, table9=False)
     corpus = load_corpus("e2e")
     return run_study(corpus.subset(items=corpus.items[:40]), settings)
