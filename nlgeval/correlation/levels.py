@@ -38,6 +38,7 @@ from nlgeval.correlation.coefficients import (
     batch_correlation,
     check_coefficient,
     correlation,
+    fixed_y_statistic,
 )
 from nlgeval.errors import InputError
 from nlgeval.results import ConfidenceInterval
@@ -248,6 +249,9 @@ def item_permutation_pvalue(
         observed = np.nanmean(batch_correlation(Xc, Yc, coefficient))
     if not np.isfinite(observed):
         return math.nan, permutations
+    # the human side, the constancy rule and the scaling do not change under the shuffle:
+    # computed once, not once per permutation (the same numbers, bit for bit)
+    stat = fixed_y_statistic(Xc, Yc, coefficient)
     rng = np.random.default_rng(seed)
     n_items, n_sys = Xc.shape
     chunk = max(1, min(permutations, 4_000_000 // max(1, n_items * n_sys)))
@@ -257,12 +261,9 @@ def item_permutation_pvalue(
         b = min(chunk, permutations - done)
         keys = rng.random((b, n_items, n_sys))
         keys[:, ~okc] = np.inf  # incomplete cells stay at the end, unshuffled
-        perm = np.argsort(keys, axis=-1)
-        Xp = np.take_along_axis(np.broadcast_to(Xc, perm.shape), perm, axis=-1)
-        Yp = np.broadcast_to(Yc, perm.shape).copy()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            r = np.nanmean(batch_correlation(Xp, Yp, coefficient), axis=-1)
+            r = np.nanmean(stat(np.argsort(keys, axis=-1)), axis=-1)
         hits += int(np.count_nonzero(np.abs(r) >= abs(observed) - 1e-12))
         done += b
     return (1 + hits) / (permutations + 1), permutations
