@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         """Write a small working example experiment to copy from."""
         from nlgeval.experiment.example import write_example
 
-        path = write_example(directory, mode, overwrite=force)  # type: ignore[arg-type]
+        path = write_example(directory, mode, overwrite=force)  # type: ignore[arg-type]  # checked there
         typer.echo(f"wrote an example {mode} experiment to {path}; next: "
                    f"nlgeval experiment create {path}")
 

@@ -126,7 +126,7 @@ def index_chunks(
     >>> [p[1].shape for p in parts]
     [(32, 4), (32, 4), (6, 4)]
     """
-    rng = np.random.default_rng(seed)  # type: ignore[arg-type]
+    rng = np.random.default_rng(seed)  # type: ignore[arg-type]  # any seed numpy accepts
     if resample in ("systems", "both"):
         sys_idx = rng.integers(0, n_systems, size=(resamples, n_systems))
     else:

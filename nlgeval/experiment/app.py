@@ -279,7 +279,7 @@ def create_app(
     if proxies:  # the client address from X-Forwarded-For, set by this many proxies
         from werkzeug.middleware.proxy_fix import ProxyFix
 
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies)  # type: ignore[method-assign]
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies)  # type: ignore[method-assign]  # Flask's documented way
     app.config.update(
         SECRET_KEY=x.secret,
         SESSION_COOKIE_NAME="nlgeval_session",

@@ -221,7 +221,7 @@ def load_config(directory: str | Path) -> ExperimentConfig:
     return ExperimentConfig(
         directory=directory,
         title=title,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,  # type: ignore[arg-type]  # one of MODES (checked above)
         introduction=r.str("introduction", ""),
         instructions=r.str("instructions", ""),
         criteria=criteria,

@@ -163,7 +163,7 @@ def join(jtoken: str) -> Any:
     pid, params = _participant(x)
     token = _own_set(x, pid)
     if token is None:
-        got = claim_set(x.store, x.cfg.crowd, pid=pid, params=params,  # type: ignore[arg-type]
+        got = claim_set(x.store, x.cfg.crowd, pid=pid, params=params,  # type: ignore[arg-type]  # crowd set (_participant)
                         client=client_hash(x.secret, request.remote_addr or "?"))
         if got.refused == "taken":
             abort(409, x._("This participant id has already taken part from another browser. "

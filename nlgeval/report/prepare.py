@@ -145,7 +145,7 @@ def prepare_scores(
     # canonical (sorted) order of systems and items: resampling and permutation draws index
     # the (systems x items) matrices, so this makes every number independent of row order
     systems = sorted(s for s in corpus.systems if s not in excluded)
-    human = corpus.human_scores(normalise=settings.normalise,  # type: ignore[arg-type]
+    human = corpus.human_scores(normalise=settings.normalise,  # type: ignore[arg-type]  # checked by the settings
                                 criteria=criteria)
     human = human.assign(system=human["system"].astype(str), item=human["item"].astype(str))
     notes += human_ceiling_notes(human, criteria, left.human, systems)
