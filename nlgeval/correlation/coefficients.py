@@ -64,6 +64,11 @@ COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall", "kendall_c")
 #: Fewer complete pairs than this make every coefficient undefined (NaN): the one rule.
 MIN_PAIRS = 3
 
+#: Batches of at least this many values are ranked by the compiled kernel of
+#: :mod:`nlgeval.correlation._rank_kernels` (exact half-integer ranks: the same numbers as
+#: ``scipy.stats.rankdata``), smaller ones by scipy (no numba start-up for a few vectors).
+_KERNEL_RANKS_MIN = 20_000
+
 
 
 class DegenerateInputWarning(RuntimeWarning):
@@ -278,6 +283,10 @@ def _masked_ranks(x: np.ndarray, valid: np.ndarray) -> np.ndarray:
     Invalid entries are set to +inf before ranking, so they take the top ranks and leave the
     ranks of the valid entries exactly as if they had been ranked alone.
     """
+    if x.size >= _KERNEL_RANKS_MIN:  # a large batch: one compiled loop, the same numbers
+        from nlgeval.correlation._rank_kernels import masked_average_ranks
+
+        return masked_average_ranks(x, valid)
     ranks = stats.rankdata(np.where(valid, x, np.inf), axis=-1, method="average")
     return np.where(valid, ranks, np.nan)
 
