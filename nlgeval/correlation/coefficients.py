@@ -250,10 +250,12 @@ def pearson_from_sums(
         cyy = syy - sy * sy / n
         cxy = sxy - sx * sy / n
         r = cxy / np.sqrt(cxx * cyy)
-    tiny_x = cxx <= 1e-10 * np.maximum(scale_x, 1e-300) * np.maximum(n, 1)
-    tiny_y = cyy <= 1e-10 * np.maximum(scale_y, 1e-300) * np.maximum(n, 1)
-    bad = ~(n >= MIN_PAIRS) | tiny_x | tiny_y
-    return np.where(bad, np.nan, np.clip(r, -1.0, 1.0))
+    # (called ~10^5 times per study on small arrays: ufuncs rather than np.clip's wrapper,
+    # and n's factor once; the same numbers)
+    n1 = np.maximum(n, 1)
+    bad = ~(n >= MIN_PAIRS) | (cxx <= 1e-10 * np.maximum(scale_x, 1e-300) * n1)
+    bad |= cyy <= 1e-10 * np.maximum(scale_y, 1e-300) * n1
+    return np.where(bad, np.nan, np.minimum(np.maximum(r, -1.0), 1.0))
 
 
 def _masked_pearson(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarray:
