@@ -6,7 +6,7 @@ Mathur, Deutsch & Khayrallah 2024; MTME ``pce.py``), vectorised as matrix produc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -103,7 +103,7 @@ class _SignFlipDesign:
     def build(cls, ok: np.ndarray) -> _SignFlipDesign:
         S = ok.shape[0]
         ii, jj = np.triu_indices(S, 1)
-        keep = ok.any(axis=0)
+        keep = np.asarray(ok.any(axis=0))
         okk = ok[:, keep]
         groups = []
         has = np.zeros(ii.size, bool)
@@ -270,7 +270,7 @@ def _pvalue_matrix(p_fwd: np.ndarray, p_rev: np.ndarray, design: _SignFlipDesign
     return out
 
 
-def _check_orientation(orientation: str) -> str:
+def _check_orientation(orientation: str) -> Literal["both", "given"]:
     if orientation not in ("both", "given"):
         raise InputError(f"orientation must be 'both' or 'given', got {orientation!r}")
-    return orientation
+    return cast(Literal["both", "given"], orientation)

@@ -5,14 +5,14 @@ Freitag et al. 2021-2024): p-value tables, PERM-BOTH draws and task weights.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
 
-PValues = Mapping[tuple[str, str], float] | pd.DataFrame
+PValues: TypeAlias = Mapping[tuple[str, str], float] | pd.DataFrame
 Range = tuple[float, float]
 
 #: Rescaling ranges of MTME ``tasks.TaskResults.range``: accuracies (pairwise accuracy, soft
@@ -81,8 +81,8 @@ def _check_draws(name: str, draws: Mapping[tuple[str, str], Any], stats: Mapping
     return out
 
 
-def _check_weights(weights: Mapping[str, float] | Sequence[float] | None, names: list[str]
-                   ) -> np.ndarray:
+def _check_weights(weights: Mapping[str, float] | Sequence[float] | np.ndarray | None,
+                   names: list[str]) -> np.ndarray:
     """Task weights (by task name or in task order; default equal), checked, not normalised."""
     if weights is None:
         w = np.ones(len(names))

@@ -258,7 +258,7 @@ def task_ranking(task: TaskResult, alpha: float = 0.05) -> pd.DataFrame:
 
 def _tasks_and_weights(
     task_results: Mapping[str, TaskResult] | Sequence[TaskResult],
-    weights: Mapping[str, float] | Sequence[float] | None,
+    weights: Mapping[str, float] | Sequence[float] | np.ndarray | None,
 ) -> tuple[list[TaskResult], np.ndarray]:
     if isinstance(task_results, Mapping):
         tasks = []
@@ -306,12 +306,12 @@ def _overall_null(tasks: list[TaskResult], w: np.ndarray, a: str, b: str) -> np.
         lo, hi = t.statistic_range
         per_task.append((d[0] - d[1]) / (hi - lo))
     k = min(x.size for x in per_task)
-    return sum(wk * x[:k] for wk, x in zip(w, per_task, strict=True))  # type: ignore[return-value]
+    return sum(wk * x[:k] for wk, x in zip(w, per_task, strict=True))
 
 
 def overall_pvalues(
     task_results: Mapping[str, TaskResult] | Sequence[TaskResult],
-    weights: Mapping[str, float] | Sequence[float] | None = None,
+    weights: Mapping[str, float] | Sequence[float] | np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One-sided p-values of "metric_a's overall score is higher than metric_b's".
 
