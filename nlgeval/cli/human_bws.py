@@ -45,7 +45,7 @@ def design_bws(
 
     setup(quiet)
     v = candidates.strip()
-    d = bws_design(int(v) if v.isdigit() else split_list(v), seed=seed, tuple_size=tuple_size,
+    d = bws_design(int(v) if v.isdigit() else split_list(v) or [], seed=seed, tuple_size=tuple_size,
                    appearances=appearances)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -48,7 +48,7 @@ class BWSDesign(Result):
     ('cyclic-bibd', 7, 4, True, (2, 2))
     """
 
-    _omit = ("tuples",)
+    _omit = frozenset({"tuples"})
 
     tuples: pd.DataFrame
     candidates: tuple[str, ...]
@@ -230,8 +230,9 @@ def bws_design(
                            "candidate": relabel[t.ravel()]})
     bibd = bool(c.min() == c.max())
     cap = int(np.ceil(b * k * (k - 1) / (v * (v - 1)) - 1e-12))
-    notes = () if bibd else (f"pairs share {c.min()} to {c.max()} tuples (no balanced "
-                             "incomplete block design found for these counts)",)
+    notes: tuple[str, ...] = () if bibd else (
+        f"pairs share {c.min()} to {c.max()} tuples (no balanced incomplete block design "
+        "found for these counts)",)
     if c.max() > cap:
         notes += (f"some pair shares {c.max()} tuples, more than the {cap} needed: the swap "
                   f"search stopped after {max_swaps} swaps (raise max_swaps or try another "

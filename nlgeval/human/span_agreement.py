@@ -53,7 +53,7 @@ class SpanAgreement(Result):
     0.5
     """
 
-    _omit = ("pairs",)
+    _omit = frozenset({"pairs"})
 
     pairs: pd.DataFrame
     f1_micro: float
@@ -174,7 +174,7 @@ def span_agreement(spans: pd.DataFrame) -> SpanAgreement:
     if alpha_rows:
         frame = pd.DataFrame(alpha_rows, columns=["rater", "item", "score"]).assign(system="")
         try:
-            alpha = krippendorff_alpha(frame, "nominal")
+            alpha = krippendorff_alpha(frame, "nominal").statistic
         except InputError as exc:
             notes.append(f"severity alpha undefined: {exc}")
     else:
