@@ -33,6 +33,7 @@ test: $(VENV)/.installed system-deps docs
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff check nlgeval tests benchmarks experiments
 	$(VENV)/bin/vulture nlgeval --min-confidence 80
+	$(VENV)/bin/mypy nlgeval
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # The docs site (docs/ + notebooks/, API reference from the docstrings), warnings as errors.
