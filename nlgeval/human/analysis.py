@@ -258,9 +258,8 @@ def _relative(df: pd.DataFrame, method: str, *, criterion: str, alpha: float,
         body = {"method": "sign", "correction": correction, "alpha": alpha, "pairs": pairs,
                 "warnings": warns}
         return body, {f"sign_{criterion}": sign_t}, [], []
-    # ties and resample are the caller's strings; bradley_terry rejects unknown ones
-    bt = bradley_terry(outcomes, ties=ties, prior=prior, n_resamples=n_boot,  # type: ignore[arg-type]
-                       resample=resample, seed=seed, alpha=alpha)  # type: ignore[arg-type]
+    bt = bradley_terry(outcomes, ties=ties, prior=prior, n_resamples=n_boot,  # type: ignore[arg-type]  # checked there
+                       resample=resample, seed=seed, alpha=alpha)  # type: ignore[arg-type]  # checked there
     bt_t = report.bradley_terry_table(bt, criterion=criterion)
     body = {**bt.to_dict(), "correction": correction, "pairs": pairs,
             "warnings": warns + list(bt.warnings)}
