@@ -196,7 +196,7 @@ class TaskResult(Result):
                 raise InputError(f"task {name!r}: the result for {key!r} has no draws_a / "
                                  "draws_b (run the permutation test first)")
             draws[key] = (res.draws_a, res.draws_b)
-        return cls(name, statistic_range, statistics, draws)  # type: ignore[arg-type]  # a name: __post_init__
+        return cls(name, statistic_range, statistics, draws)  # type: ignore[arg-type]  # __post_init__ resolves names
 
     def rescale(self, value: float | np.ndarray) -> float | np.ndarray:
         """``(value - low) / (high - low)`` (MTME ``TaskSetResults.AverageCorrs``).
