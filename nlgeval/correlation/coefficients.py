@@ -64,9 +64,8 @@ COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall", "kendall_c")
 #: Fewer complete pairs than this make every coefficient undefined (NaN): the one rule.
 MIN_PAIRS = 3
 
-#: Batches of at least this many values are ranked by the compiled kernel of
-#: :mod:`nlgeval.correlation._rank_kernels` (exact half-integer ranks: the same numbers as
-#: ``scipy.stats.rankdata``), smaller ones by scipy (no numba start-up for a few vectors).
+#: Batches of this many values or more are ranked by :mod:`nlgeval.correlation._rank_kernels`
+#: (exact ranks, scipy's numbers), smaller ones by scipy (no numba start-up for a few vectors).
 _KERNEL_RANKS_MIN = 20_000
 
 
@@ -250,8 +249,7 @@ def pearson_from_sums(
         cyy = syy - sy * sy / n
         cxy = sxy - sx * sy / n
         r = cxy / np.sqrt(cxx * cyy)
-    # (called ~10^5 times per study on small arrays: ufuncs rather than np.clip's wrapper,
-    # and n's factor once; the same numbers)
+    # ~10^5 calls per study on small arrays: ufuncs, not np.clip's wrapper (the same numbers)
     n1 = np.maximum(n, 1)
     bad = ~(n >= MIN_PAIRS) | (cxx <= 1e-10 * np.maximum(scale_x, 1e-300) * n1)
     bad |= cyy <= 1e-10 * np.maximum(scale_y, 1e-300) * n1
