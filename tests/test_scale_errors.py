@@ -110,10 +110,12 @@ def test_the_estimate_against_a_measured_study(tmp_path) -> None:
     pd.DataFrame({"system": system, "item": item,
                   **{f"m{m}": np.round((q + (m + 1) * rng.normal(size=q.shape)).ravel(), 4)
                      for m in range(3)}}).to_csv(s, index=False)
-    out = subprocess.run([sys.executable, "-c", _MEASURE, "validate", "--human", str(h),
-                          "--scores", str(s), "--metrics", "none", "--json", "--quiet",
-                          "--out", str(tmp_path / "report")], capture_output=True, text=True,
-                         check=True)
+    command = [sys.executable, "-c", _MEASURE, "validate", "--human", str(h), "--scores",
+               str(s), "--metrics", "none", "--json", "--quiet", "--out", str(tmp_path / "report")]
+    # a first run fills numba's on-disk cache: in a fresh checkout compiling the kernels (LLVM)
+    # peaks at several times the study's own memory, which the estimate does not model
+    subprocess.run(command, capture_output=True, text=True, check=True)
+    out = subprocess.run(command, capture_output=True, text=True, check=True)
     measured = int(out.stdout.strip().splitlines()[-1])
     estimate = estimate_study_memory(20, 2_000, 3, 1).bytes
     assert 0.75 < estimate / measured < 1.33, (estimate, measured)
