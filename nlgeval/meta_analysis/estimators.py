@@ -141,7 +141,10 @@ def _statsmodels_tau2(y: np.ndarray, v: np.ndarray, method: str) -> float:
     from statsmodels.stats.meta_analysis import combine_effects
 
     kw = {"atol": 1e-10, "maxiter": 500} if method == "pm" else {}
-    tau2 = max(0.0, float(combine_effects(y, v, method_re=method, **kw).tau2))
+    # only tau^2 is used; statsmodels also forms random-effects weights from an untruncated
+    # (possibly negative) DL estimate, which divides by zero on homogeneous data
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau2 = max(0.0, float(combine_effects(y, v, method_re=method, **kw).tau2))
     if method == "pm" and tau2 > 0:
         X = np.ones((len(y), 1))
         if abs(fixed_fit(y, v + tau2, X)[2] - (len(y) - 1)) > 1e-8:
