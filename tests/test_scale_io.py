@@ -18,9 +18,14 @@ _READER = """
 import json, resource, sys
 import numpy as np, pandas as pd, pyarrow.parquet
 from nlgeval.io import read_table
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def high_water():  # this process's own peak (ru_maxrss keeps the forking parent's across exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+base = high_water()
 df = read_table(sys.argv[1])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = high_water()
 print(json.dumps({"rows": len(df), "frame": int(df.memory_usage(deep=True).sum()),
                   "base": base, "peak": peak, "first": df.iloc[0].astype(str).tolist(),
                   "dtypes": sorted({str(t) for t in df.dtypes})}))
