@@ -330,7 +330,7 @@ def _print_summary(study: object, out_dir: Path) -> None:
     from nlgeval.report.meta import verdict_line
 
     for v in study.verdict:
-        typer.echo(f"verdict: {v.get('line') or verdict_line(v)}")
+        typer.echo(f"verdict: {verdict_line(v)}")
     typer.echo(f"\nreport written to {out_dir}/report.html")
 
 

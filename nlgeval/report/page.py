@@ -38,7 +38,7 @@ def _verdict_html(study: ValidationStudy) -> list[str]:
 
     if not study.verdict:
         return []
-    items = "".join(f"<li>{html.escape(v.get('line') or verdict_line(v))}</li>"
+    items = "".join(f"<li>{html.escape(verdict_line(v))}</li>"
                     for v in study.verdict)
     return ["<div class='verdict'><strong>Verdict</strong> (per criterion and level: the "
             "metrics that cannot be told apart from the best one, alpha = "

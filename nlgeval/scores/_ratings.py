@@ -38,15 +38,7 @@ def ratings_corpus(
         >>> c.systems, c.ratings["rater"].tolist()
         (['A', 'B'], ['aggregate', 'aggregate'])
     """
-    file: Path | None = None
-    if isinstance(ratings, str | Path):
-        file = Path(ratings)
-        if not file.exists():
-            raise InputError("file not found", file=file)
-        df = _read_maybe_gzip(file)
-    else:
-        df = ratings.copy()
-        df.columns = [str(c).strip() for c in df.columns]
+    df, file = _ratings_frame(ratings)
     required = ["system", "item", "criterion", "score"]
     present = [c for c in df.columns if c != ROW]
     miss = [c for c in required if c not in df.columns]
@@ -104,15 +96,7 @@ def human_flagged(ratings: str | Path | pd.DataFrame) -> list[str]:
         >>> human_flagged(ratings)
         ['H']
     """
-    file: Path | None = None
-    if isinstance(ratings, str | Path):
-        file = Path(ratings)
-        if not file.exists():
-            raise InputError("file not found", file=file)
-        df = _read_maybe_gzip(file)
-    else:
-        df = ratings.copy()
-        df.columns = [str(c).strip() for c in df.columns]
+    df, file = _ratings_frame(ratings)
     if "human" not in df.columns or "system" not in df.columns:
         return []
     rows = df[ROW] if ROW in df.columns else pd.Series(np.arange(2, len(df) + 2))
@@ -120,3 +104,15 @@ def human_flagged(ratings: str | Path | pd.DataFrame) -> list[str]:
                         "human", False)
     systems = df["system"].astype(str).str.strip().to_numpy()
     return sorted({str(s) for s, f in zip(systems, flags, strict=True) if f})
+
+
+def _ratings_frame(ratings: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, Path | None]:
+    """The ratings as a frame with stripped column names, and the file they came from."""
+    if isinstance(ratings, str | Path):
+        file = Path(ratings)
+        if not file.exists():
+            raise InputError("file not found", file=file)
+        return _read_maybe_gzip(file), file
+    df = ratings.copy()
+    df.columns = [str(c).strip() for c in df.columns]
+    return df, None
