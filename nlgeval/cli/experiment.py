@@ -36,33 +36,8 @@ def _store(directory: Path, database: str | None):  # noqa: ANN202 - internal
     return cfg, store
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``experiment`` (sub-commands) and ``serve`` to the top-level app.
-
-    Long on purpose: its body is the sub-commands (typer's decorator style), each a thin
-    parse -> call -> render function.
-
-    Examples
-    --------
-    >>> import json, tempfile
-    >>> from typer.testing import CliRunner
-    >>> from nlgeval.cli import app
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> d = tmp.name + "/study"
-    >>> CliRunner().invoke(app, ["experiment", "init", d]).exit_code
-    0
-    >>> CliRunner().invoke(app, ["experiment", "create", d, "--evaluators", "3"]).exit_code
-    0
-    >>> r = CliRunner().invoke(app, ["experiment", "status", d, "--json"])
-    >>> len(json.loads(r.stdout)["evaluators"])
-    3
-    >>> tmp.cleanup()
-    """
-    exp = typer.Typer(
-        help="Online human-evaluation experiments (LG-Eval style): create, monitor, export.",
-        no_args_is_help=True,
-    )
-    app.add_typer(exp, name="experiment")
+def _add_init(exp: typer.Typer) -> None:
+    """``experiment init``: write an example study."""
 
     @exp.command("init")
     def init(
@@ -76,6 +51,10 @@ def register(app: typer.Typer) -> None:
         path = write_example(directory, mode, overwrite=force)  # type: ignore[arg-type]  # checked there
         typer.echo(f"wrote an example {mode} experiment to {path}; next: "
                    f"nlgeval experiment create {path}")
+
+
+def _add_create(exp: typer.Typer) -> None:
+    """``experiment create``: allocate the trial sets and set up the database."""
 
     @exp.command("create")
     def create(
@@ -133,6 +112,10 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"open sign-up link (hands out the next free set): {join_url}")
         typer.echo(f"start the server with: nlgeval serve {directory}")
 
+
+def _add_status(exp: typer.Typer) -> None:
+    """``experiment status``: progress and quality flags."""
+
     @exp.command("status")
     def status(
         directory: DirArg,
@@ -182,6 +165,10 @@ def register(app: typer.Typer) -> None:
                        + c["code"] + (" (finished too fast: not shown to them; review "
                                       "first)" if c["too_fast"] else ""))
         typer.echo(f"researcher view: {base}/r/{rtoken}")
+
+
+def _add_export(exp: typer.Typer) -> None:
+    """``experiment export``: the tidy ratings table and what goes with it."""
 
     @exp.command("export")
     def export(
@@ -244,6 +231,10 @@ def register(app: typer.Typer) -> None:
             df.to_csv(out, index=False)
             typer.echo(f"wrote {len(df)} judgement(s) to {out}", err=True)
 
+
+def _add_password(exp: typer.Typer) -> None:
+    """``experiment password``: the researcher dashboard's password."""
+
     @exp.command("password")
     def password(
         directory: DirArg,
@@ -275,6 +266,10 @@ def register(app: typer.Typer) -> None:
             store.dispose()
         typer.echo("researcher password set; log in at <base URL>/login")
 
+
+def _add_serve(app: typer.Typer) -> None:
+    """``serve``: the experiment on a waitress server."""
+
     @app.command("serve")
     def serve_cmd(
         directory: DirArg,
@@ -303,3 +298,38 @@ def register(app: typer.Typer) -> None:
         serve(directory, host=host, port=port, database=database, threads=threads,
               processes=processes, secure_cookies=secure_cookies, base_url=base_url,
               proxies=proxies, announce=lambda s: typer.echo(s, err=s.startswith("warning")))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``experiment`` (sub-commands) and ``serve`` to the top-level app.
+
+    Each command is added by its own small function (typer's decorator style), a thin
+    parse -> call -> render layer over :mod:`nlgeval.experiment`.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from typer.testing import CliRunner
+    >>> from nlgeval.cli import app
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> d = tmp.name + "/study"
+    >>> CliRunner().invoke(app, ["experiment", "init", d]).exit_code
+    0
+    >>> CliRunner().invoke(app, ["experiment", "create", d, "--evaluators", "3"]).exit_code
+    0
+    >>> r = CliRunner().invoke(app, ["experiment", "status", d, "--json"])
+    >>> len(json.loads(r.stdout)["evaluators"])
+    3
+    >>> tmp.cleanup()
+    """
+    exp = typer.Typer(
+        help="Online human-evaluation experiments (LG-Eval style): create, monitor, export.",
+        no_args_is_help=True,
+    )
+    app.add_typer(exp, name="experiment")
+    _add_init(exp)
+    _add_create(exp)
+    _add_status(exp)
+    _add_export(exp)
+    _add_password(exp)
+    _add_serve(app)
