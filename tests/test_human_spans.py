@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from nlgeval.cli import app
 from nlgeval.corpora import wmt21_ted as W
-from nlgeval.corpora.wmt21_ted_files import read_errors
+from nlgeval.corpora.wmt21_ted import read_errors
 from nlgeval.errors import InputError
 from nlgeval.human import check_spans, esa_ratings, mqm_span_ratings, span_agreement
 

@@ -29,19 +29,23 @@ from nlgeval.errors import InputError
 
 @dataclass(frozen=True)
 class RegisteredCorpus:
-    """A published corpus: its descriptor name and the module whose ``load(folder)`` parses it.
+    """A published corpus: its descriptor name and the function ``module.function(folder)``
+    that parses it (``load`` by default; one module may hold the loaders of several corpora).
 
     Examples
     --------
     >>> from nlgeval.corpora import REGISTRY
     >>> REGISTRY["e2e"]
-    RegisteredCorpus(name='e2e', module='nlgeval.corpora.e2e')
+    RegisteredCorpus(name='e2e', module='nlgeval.corpora.e2e', function='load')
+    >>> REGISTRY["wmt21-ted-zhen"].loader.__name__
+    'load_zhen'
     >>> REGISTRY["e2e"].descriptor.citation[:31]
     'Dusek, O., Novikova, J. and Rie'
     """
 
     name: str
     module: str
+    function: str = "load"
 
     @property
     def descriptor(self) -> Descriptor:
@@ -49,7 +53,7 @@ class RegisteredCorpus:
 
     @property
     def loader(self) -> Callable[..., Corpus]:
-        return importlib.import_module(self.module).load
+        return getattr(importlib.import_module(self.module), self.function)
 
 
 REGISTRY: dict[str, RegisteredCorpus] = {
@@ -58,8 +62,8 @@ REGISTRY: dict[str, RegisteredCorpus] = {
         RegisteredCorpus("webnlg2020", "nlgeval.corpora.webnlg2020"),
         RegisteredCorpus("e2e", "nlgeval.corpora.e2e"),
         RegisteredCorpus("novikova2017", "nlgeval.corpora.novikova2017"),
-        RegisteredCorpus("wmt21-ted-ende", "nlgeval.corpora.wmt21_ted_ende"),
-        RegisteredCorpus("wmt21-ted-zhen", "nlgeval.corpora.wmt21_ted_zhen"),
+        RegisteredCorpus("wmt21-ted-ende", "nlgeval.corpora.wmt21_ted", "load_ende"),
+        RegisteredCorpus("wmt21-ted-zhen", "nlgeval.corpora.wmt21_ted", "load_zhen"),
         RegisteredCorpus("realsumm", "nlgeval.corpora.realsumm"),
     )
 }

@@ -12,7 +12,7 @@ agreement. Severities: ``Minor``, ``Major``, ``Neutral`` (MQM), ``Critical``
 ``text`` column lets the offsets be checked against the output.
 
 **MQM scores** (:func:`mqm_span_ratings`) are those of the WMT21 TED MQM corpus -- the same
-functions (:func:`nlgeval.corpora.wmt21_ted_mqm.error_weights`, ``breakdown_criterion``,
+functions (:func:`nlgeval.corpora.wmt21_ted.mqm.error_weights`, ``breakdown_criterion``,
 ``mqm_ratings``), which reproduce the repository's published segment averages: minus the sum of
 the error weights (Major 5, Minor 1, Minor ``Fluency/Punctuation`` 0.1, ``Non-translation`` 25,
 Neutral 0; Freitag et al. 2021), plus the per-category criteria ``MQM-Accuracy``,
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nlgeval.corpora.wmt21_ted_mqm import (
+from nlgeval.corpora.wmt21_ted.mqm import (
     MQMWeights,
     breakdown_criterion,
     error_weights,

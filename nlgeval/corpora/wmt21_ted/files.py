@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nlgeval.corpora.wmt21_ted_mqm import (
+from nlgeval.corpora.wmt21_ted.mqm import (
     SEVERITIES,
     MQMWeights,
     breakdown_criterion,

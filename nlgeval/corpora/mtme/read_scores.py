@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from nlgeval.corpora._mtme_layout import (
+from nlgeval.corpora.mtme.layout import (
     AGGREGATE_RATER,
     NO_TRANSLATION,
     SCORE_COLUMNS,

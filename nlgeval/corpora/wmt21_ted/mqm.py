@@ -3,7 +3,7 @@
 The error weights (:class:`MQMWeights`), each error's weight and breakdown criterion, and the
 per-(system, segment, rater) scores; the decisions behind them are described in
 :mod:`nlgeval.corpora.wmt21_ted`, which builds the corpus, and the error file is read by
-:mod:`nlgeval.corpora.wmt21_ted_files`.
+:mod:`nlgeval.corpora.wmt21_ted.files`.
 """
 
 from __future__ import annotations

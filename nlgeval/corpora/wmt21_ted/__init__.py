@@ -61,8 +61,10 @@ What the loader builds, and the decisions it takes:
 (system, segment) MQM averaged over raters), which the loader does not need; the tests check
 that the scores computed here equal it exactly.
 
-The file readers live in :mod:`nlgeval.corpora.wmt21_ted_files` and the MQM scoring in
-:mod:`nlgeval.corpora.wmt21_ted_mqm`; both are re-exported here, where the corpus is built.
+This package is the corpus as one concept: the file readers are in
+:mod:`nlgeval.corpora.wmt21_ted.files`, the MQM scoring in :mod:`nlgeval.corpora.wmt21_ted.mqm`;
+both are re-exported here, where the corpus is built (:func:`load`, and :func:`load_ende` /
+:func:`load_zhen`, the loaders registered for ``wmt21-ted-ende`` and ``wmt21-ted-zhen``).
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from nlgeval.corpora.descriptor import descriptor
-from nlgeval.corpora.wmt21_ted_files import (
+from nlgeval.corpora.wmt21_ted.files import (
     HUMAN_TRANSLATIONS,
     LANGUAGE_PAIRS,
     PUBLISHED_NAMES,
@@ -85,7 +87,7 @@ from nlgeval.corpora.wmt21_ted_files import (
     read_errors,
     read_published_scores,
 )
-from nlgeval.corpora.wmt21_ted_mqm import (
+from nlgeval.corpora.wmt21_ted.mqm import (
     BREAKDOWN,
     MAX_ERRORS_PER_SEGMENT,
     MQM,
@@ -130,7 +132,7 @@ HumanSystems = Literal["others", "none", "all"]
 STANDARD_REFERENCE: dict[str, str] = {"en-de": "A", "zh-en": "B"}
 #: the modules whose code parses the corpus besides this one: the parsed-corpus cache
 #: (:mod:`nlgeval.corpora.parsed_cache`) hashes their source with this module's
-PARSED_WITH = ("nlgeval.corpora.wmt21_ted_files", "nlgeval.corpora.wmt21_ted_mqm")
+PARSED_WITH = ("nlgeval.corpora.wmt21_ted.files", "nlgeval.corpora.wmt21_ted.mqm")
 
 
 def _info(name: str, weights: MQMWeights) -> CorpusInfo:
@@ -181,7 +183,6 @@ def load(
     >>> len(corpus.systems), len(corpus.items), corpus.criteria[:2]
     (13, 529, ['MQM', 'MQM-Accuracy'])
     """
-    canon, name, _ = _lp(lp)
     canon, name, _ = _lp(lp)
     w = MQMWeights.coerce(weights)
     if human_systems not in ("others", "none", "all"):

@@ -1,17 +1,18 @@
 """write_mtme's stages: each checks its input and adds files to a :class:`_Files`; nothing
 is written to disk until every stage has passed, so a bad input never leaves a half-written
-folder. The layout written is described in :mod:`nlgeval.corpora.mtme`.
+folder. The layout written is described in :mod:`nlgeval.corpora.mtme`; :func:`write_mtme`
+(re-exported there) runs the stages, at the end of this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from nlgeval.corpora._mtme_layout import (
+from nlgeval.corpora.mtme.layout import (
     ITEM_IDS_DIR,
     NO_TRANSLATION,
     _check_name,
@@ -19,6 +20,7 @@ from nlgeval.corpora._mtme_layout import (
     _line,
     _refs_used,
 )
+from nlgeval.corpora.mtme.results import MTMEWritten
 from nlgeval.corpus import Corpus
 from nlgeval.errors import InputError
 
@@ -321,3 +323,109 @@ def _write_files(folder: Path, lp: str, files: Mapping[str, str], overwrite: boo
         p = folder / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8", newline="\n")
+
+
+def write_mtme(
+    corpus: Corpus,
+    path: str | Path,
+    lp: str,
+    *,
+    scores: pd.DataFrame | None = None,
+    human_criterion: str | Sequence[str] | None = None,
+    reference: str | None = None,
+    sources: pd.DataFrame | Mapping[str, str] | None = None,
+    documents: pd.DataFrame | None = None,
+    reference_names: Mapping[str, str] | None = None,
+    lower_is_better: Collection[str] = (),
+    item_order: Sequence[str] | None = None,
+    overwrite: bool = False,
+) -> MTMEWritten:
+    """Write ``corpus`` (and metric ``scores``) as language pair ``lp`` of an MTME test set.
+
+    Parameters
+    ----------
+    corpus:
+        The corpus. Each ``ref_id`` becomes ``references/LP.NAME.txt`` (``NAME`` = the ref_id,
+        or ``reference_names[ref_id]``; a segment without that reference gets MTME's
+        ``[No translation supplied]`` line); each system ``system-outputs/LP/SYS.txt`` (a
+        missing output likewise).
+    path:
+        The test-set folder to write into (created if needed).
+    scores:
+        Tidy metric scores (:mod:`nlgeval.scores`: long ``system, item, metric, score`` or
+        wide), ``item`` empty for system-level scores. Segment-level scores go to
+        ``metric-scores/LP/METRIC-REF.seg.score``, a block per system that has scores (a
+        missing score as ``None``, which MTME's own reader refuses in metric files: a note
+        says so), system-level ones to ``.sys.score``.
+    human_criterion:
+        Criterion name(s) to write as ``human-scores/LP.NAME.{seg,sys}.score``; default every
+        rated criterion, ``()`` none. The segment score is the mean over raters; the system
+        score the mean of the system's segment scores.
+    reference:
+        The reference(s) the metric scores were computed with, i.e. ``REF`` in
+        ``METRIC-REF``: a reference name, several joined by ``.``, ``src`` or ``all``. Default:
+        the single reference, or ``all`` when the corpus has several (nlgeval's metrics use
+        every reference). A metric whose name already ends in ``-REF`` is written as is.
+    sources:
+        Source segments (``item, text`` frame or ``{item: text}``); default the ``source``
+        column of ``outputs``, else ``input``, else the item id (with a note).
+    documents:
+        ``item, doc, domain`` frame; default the ``doc``/``domain`` columns of ``outputs``,
+        else one document ``doc`` in domain ``default``.
+    reference_names:
+        MTME names for ref_ids, e.g. ``{"A": "refA", "B": "refB"}`` (names contain no ``-`` or
+        ``.``; keys that are not ref_ids of the corpus are ignored).
+    lower_is_better:
+        Metric names to negate (MTME's convention: higher is better). Criteria whose
+        :class:`~nlgeval.corpus.Criterion` says lower is better are negated too.
+    item_order:
+        Segment order; default the corpus's item order (first appearance in ``outputs``),
+        regrouped stably so that documents are contiguous.
+    overwrite:
+        Replace the files of ``lp`` if the folder already has them (otherwise an error).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.corpus import write_toy_folder
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = write_toy_folder(tmp.name)  # outputs, references, ratings, corpus.json
+    >>> import pandas as pd
+    >>> from nlgeval.corpora import load_corpus
+    >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
+    ...                        "metric": "len", "score": [3, 3, 2, 2]})
+    >>> written = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de",
+    ...                      scores=scores)
+    >>> [f for f in written.files if "scores" in f]
+    ['human-scores/en-de.fluency.seg.score', 'human-scores/en-de.fluency.sys.score',
+     'metric-scores/en-de/len-r1.seg.score']
+    >>> (folder / "mtme" / "toy" / "metric-scores/en-de/len-r1.seg.score").read_text().split()
+    ['A', '3.0', 'A', '2.0', 'B', '3.0', 'B', '2.0']
+    >>> tmp.cleanup()
+    """
+    folder = Path(path).expanduser()
+    lp = str(lp).strip()
+    _check_name(lp, "language pair", extra=".")
+    notes: list[str] = []
+    out = corpus.outputs
+    items = _segment_order(corpus, item_order)
+    docs = _documents_for(documents, out, items, notes)
+    items = _regroup_documents(items, docs, notes)
+    w = _Files()
+    _put_sources(w, sources, out, items, docs, lp, notes)
+    rename = dict(reference_names or {})
+    text_by = {s: dict(zip(g["item"], g["text"], strict=True))
+               for s, g in out.groupby("system", sort=False)}
+    ref_ids = _put_references(w, corpus, items, lp, rename, text_by, notes)
+    _put_outputs(w, corpus.systems, text_by, items, lp, notes)
+    _put_human_scores(w, corpus, human_criterion, items, lp, notes)
+    if scores is not None:
+        tidy = _tidy_for_writing(scores)
+        reference = _metric_reference(reference, ref_ids, rename)
+        _put_metric_scores(w, tidy, reference, ref_ids, corpus.systems, items, lp,
+                           set(lower_is_better), notes)
+    if w.n_trailing:
+        notes.append(f"{w.n_trailing} text(s) had trailing whitespace, removed (MTME strips it "
+                     "when reading)")
+    _write_files(folder, lp, w.files, overwrite)
+    return MTMEWritten(path=folder, lp=lp, files=tuple(w.files), notes=tuple(notes))

@@ -2,7 +2,8 @@
 
 Sources, item ids, documents, references and system outputs of one MTME language pair (the
 layout: :mod:`nlgeval.corpora.mtme`); the score files are read by
-:mod:`nlgeval.corpora._mtme_scores`.
+:mod:`nlgeval.corpora.mtme.read_scores`. :func:`read_mtme` (re-exported by
+:mod:`nlgeval.corpora.mtme`) runs them, at the end of this module.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from nlgeval.corpora._mtme_layout import (
+from nlgeval.corpora.mtme.layout import (
     _BAD_NAME,
+    HUMAN_SYSTEM_COLUMNS,
     ITEM_IDS_DIR,
     NO_TRANSLATION,
     _check_length,
@@ -24,7 +26,15 @@ from nlgeval.corpora._mtme_layout import (
     _read_segments,
     _text_file,
 )
-from nlgeval.corpus import CorpusInfo, Criterion, Source
+from nlgeval.corpora.mtme.read_scores import (
+    _by_level,
+    _drop_missing_outputs,
+    _orientation,
+    _read_human_scores,
+    _read_metric_scores,
+)
+from nlgeval.corpora.mtme.results import MTMEData
+from nlgeval.corpus import Corpus, CorpusInfo, Criterion, Source
 from nlgeval.errors import InputError
 
 LOCATED_COLUMNS = ("metric", "system", "item", "score", "_source", "_row", "_level")
@@ -254,3 +264,112 @@ def _references_frame(items: list[str], ref_text: list[str | None], reference: s
         notes.append(f"{n_no_ref} segment(s) with an empty or missing '{reference}' line: no "
                      "reference for them")
     return references, n_no_ref
+
+
+def read_mtme(
+    path: str | Path,
+    lp: str,
+    *,
+    reference: str | None = None,
+    human: str | Sequence[str] | None = "mqm",
+    include_human_systems: bool = True,
+    exclude_systems: Collection[str] = (),
+    metric_scores: bool = True,
+    lower_is_better: Collection[str] = (),
+) -> MTMEData:
+    """Read one language pair of an MTME test-set folder (see the module docstring).
+
+    Parameters
+    ----------
+    path:
+        The test-set folder, e.g. ``.../mt-metrics-eval-v2/wmt23``.
+    lp:
+        Language pair as in the file names, e.g. ``en-de``.
+    reference:
+        Name of the reference to use (``refA``...). Default: MTME's standard reference for the
+        test set (:data:`STANDARD_REFERENCES`), else the only reference, else ``refA``/``ref``/
+        ``posteditA``. It is removed from the systems; metric variants using any other
+        reference are not loaded.
+    human:
+        Human score name(s) (``mqm``, ``wmt-z``, ``da-sqm``...) to load: ``seg`` files become
+        the corpus ratings, ``sys`` files :attr:`MTMEData.human_system_scores`. ``None``: no
+        human scores.
+    include_human_systems:
+        Keep the other human translations (system outputs named like a reference) as systems
+        (MTME's ``tasks.Task(human=True)``, the default of the WMT22-23 official tasks).
+    exclude_systems:
+        Systems to leave out (e.g. MTME's outlier systems or references close to the chosen
+        one).
+    metric_scores:
+        Load ``metric-scores/LP/`` (MTME's ``read_stored_metric_scores``).
+    lower_is_better:
+        Metric names (full, e.g. ``TER-refA``) to mark as lower-is-better.
+
+    Raises
+    ------
+    InputError
+        Missing folder or file, a text file with a different number of lines than the source,
+        a score file with a wrong count per system, an unknown system, a non-numeric score --
+        each naming the file and line.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from nlgeval.corpus import write_toy_folder
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> folder = write_toy_folder(tmp.name)  # outputs, references, ratings, corpus.json
+    >>> import pandas as pd
+    >>> from nlgeval.corpora import load_corpus
+    >>> from nlgeval.corpora.mtme import write_mtme
+    >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
+    ...                        "metric": "len", "score": [3, 3, 2, 2]})
+    >>> _ = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de", scores=scores)
+    >>> data = read_mtme(folder / "mtme" / "toy", "en-de", human="fluency")
+    >>> data.scores
+      system item  metric  score
+    0      A    1  len-r1    3.0
+    1      A    2  len-r1    2.0
+    2      B    1  len-r1    3.0
+    3      B    2  len-r1    2.0
+    >>> tmp.cleanup()
+    """
+    folder, lp = _open_folder(path, lp)
+    testset = folder.name
+    notes: list[str] = []
+    src_path, src = _read_source(folder, lp)
+    n = len(src)
+    items = _read_item_ids(folder, lp, n, src_path, notes)
+    documents = _read_documents(folder, lp, items, src_path, notes)
+    ref_files = _find_references(folder, lp)
+    reference, ref_text = _choose_reference(ref_files, reference, testset, lp, n, src_path,
+                                            notes)
+    outputs_by_sys = _read_system_outputs(folder, lp, n, src_path, notes)
+    systems, kept_humans = _choose_systems(set(outputs_by_sys), list(ref_files), reference,
+                                           exclude_systems, include_human_systems, notes,
+                                           folder / "system-outputs" / lp)
+    all_systems = set(outputs_by_sys)
+    outputs, n_missing_out = _outputs_frame(systems, items, outputs_by_sys, src, notes)
+    references, n_no_ref = _references_frame(items, ref_text, reference, notes)
+    wanted = [human] if isinstance(human, str) else list(human or [])
+    ratings_parts, human_sys_parts, criteria = _read_human_scores(
+        folder, lp, wanted, n, items, systems, all_systems, notes)
+    located = (_read_metric_scores(folder, lp, n, items, systems, all_systems, list(ref_files),
+                                   reference, notes) if metric_scores else [])
+    loc = _drop_missing_outputs(_concat(located, LOCATED_COLUMNS), outputs, n_missing_out,
+                                "metric", notes)
+    scores, system_scores = _by_level(loc)
+    human_system_scores = _concat(human_sys_parts, HUMAN_SYSTEM_COLUMNS)
+    higher_is_better = _orientation(list(dict.fromkeys(loc["metric"])), lower_is_better, notes)
+    ratings = (_drop_missing_outputs(pd.concat(ratings_parts, ignore_index=True), outputs,
+                                     n_missing_out, "human", notes) if ratings_parts else None)
+    info = _corpus_info(folder, lp, criteria, src_path, ref_files[reference])
+    corpus = Corpus.build(info, outputs, references, ratings, empty_outputs="keep",
+                          require_references=n_no_ref == 0, notes=notes)
+    return MTMEData(
+        corpus=corpus, scores=scores, system_scores=system_scores,
+        human_system_scores=human_system_scores, higher_is_better=higher_is_better,
+        notes=list(corpus.notes), testset=testset, lp=lp, reference=reference,
+        human_systems=kept_humans,
+        sources=pd.DataFrame({"item": items, "text": ["" if s is None else s for s in src]}),
+        documents=documents, _located=loc.drop(columns="_level").reset_index(drop=True),
+    )
