@@ -220,7 +220,7 @@ def compare(
     ] = "rater,item",
     max_dense_gib: Annotated[float, typer.Option(
         help="Largest dense design matrix a model may build (GiB).")] = 1.0,
-    seed: Annotated[int, typer.Option(help="Seed for the bootstrap (bradley-terry).")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed for the bootstrap (bradley-terry).")] = 0,
     n_boot: Annotated[int, typer.Option(help="Bootstrap replicates (bradley-terry).")] = 1000,
     resample: Annotated[ResampleOpt, typer.Option(
         help="bradley-terry bootstrap unit: judgements, items or raters.")

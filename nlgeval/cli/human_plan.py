@@ -83,7 +83,7 @@ def plan_power(
     sd_residual: Annotated[float | None, typer.Option(help="Residual SD.")] = None,
     mean: Annotated[float | None, typer.Option(help="Mean rating (for --scale).")] = None,
     sims: Annotated[int, typer.Option(help="Simulated experiments per grid point.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed for numpy.random.default_rng.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed for numpy.random.default_rng.")] = 0,
     out_dir: Annotated[Path | None, typer.Option(
         help="Write the table (CSV, Markdown, LaTeX) and the plot (PNG, PDF) here.")] = None,
     backend: Annotated[str, typer.Option(

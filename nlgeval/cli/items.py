@@ -44,7 +44,7 @@ def discanova_cmd(
     group: Annotated[str, typer.Option("--group", help="Column with the group labels.")],
     score: Annotated[str, typer.Option("--score", help="Column with the (discrete) scores.")],
     nboot: NbootOpt = 500,
-    seed: SeedOpt = 1,
+    seed: SeedOpt = 0,
     compare: Annotated[bool, typer.Option(
         "--compare", help="Also report chi-square tests of homogeneity.")] = False,
     as_json: JsonOpt = False,
@@ -81,7 +81,7 @@ def chisq_cmd(
         "--method", help="asymptotic, montecarlo or exact (two groups).")] = "asymptotic",
     resamples: Annotated[int, typer.Option(
         "--resamples", help="Random tables of the Monte Carlo p-value (Hope 1968).")] = 9999,
-    seed: SeedOpt = 1,
+    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -169,7 +169,7 @@ def study_cmd(
                                              "figure here (and checkpoint completed cells "
                                              "as they finish).")] = None,
     resume: ResumeOpt = False,
-    seed: SeedOpt = 1,
+    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -240,7 +240,7 @@ def plan_cmd(
         "--out", help="Write the study's curves and table here (and checkpoint completed "
         "cells as they finish).")] = None,
     resume: ResumeOpt = False,
-    seed: SeedOpt = 1,
+    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:

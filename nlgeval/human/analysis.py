@@ -111,7 +111,7 @@ def compare_systems(
     pairing: str = "item", correction: str | None = None, alpha: float = 0.05,
     scale: tuple[float, float] | None = None, drop_incomplete: bool = False,
     zscore: bool = False, factors: Sequence[str] = ("rater", "item"),
-    max_dense_bytes: float | None = None, seed: int = 1, n_resamples: int = 1000,
+    max_dense_bytes: float | None = None, seed: int = 0, n_resamples: int = 1000,
     resample: str = "judgements", ties: str = "half", prior: float = 0.0,
     qc: str = "keep", file: str | None = None, n_boot: int | None = None,
 ) -> SystemComparison:

@@ -234,7 +234,7 @@ def bradley_terry(
     prior: float = 0.0,
     n_resamples: int = 1000,
     resample: Literal["judgements", "items", "raters"] = "judgements",
-    seed: int = 1,
+    seed: int = 0,
     alpha: float = 0.05,
     n_boot: int | None = None,
 ) -> BradleyTerryResult:

@@ -215,7 +215,7 @@ def simulate_power(
     comparisons: int = 1,
     scale: tuple[float, float] | None = None,
     n_sims: int = 1000,
-    seed: int = 1,
+    seed: int = 0,
     target: float = 0.8,
     backend: str | ExecutionBackend | None = "serial",
     workers: int | None = None,

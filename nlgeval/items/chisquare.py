@@ -114,7 +114,7 @@ def chi2_homogeneity(
     *,
     method: str = "asymptotic",
     n_resamples: int = 9999,
-    seed: int | None = None,
+    seed: int = 0,
     max_tables: int = 5_000_000,
 ) -> ChiSquareResult:
     """Chi-square test that the groups (columns of ``counts``) share one distribution over the
@@ -168,7 +168,7 @@ def chi2_from_ratings(
     *,
     method: str = "asymptotic",
     n_resamples: int = 9999,
-    seed: int | None = None,
+    seed: int = 0,
     file: str | None = None,
 ) -> ChiSquareResult:
     """:func:`chi2_homogeneity` of the score distributions of the groups of a ratings table.
@@ -187,7 +187,7 @@ def chi2_from_ratings(
     return chi2_homogeneity(counts, method=method, n_resamples=n_resamples, seed=seed)
 
 
-def chi2_companions(result: DiscAnovaResult, seed: int | None = None) -> list[ChiSquareResult]:
+def chi2_companions(result: DiscAnovaResult, seed: int = 0) -> list[ChiSquareResult]:
     """The chi-square tests shown next to a discrete ANOVA (``items discanova --compare``).
 
     The asymptotic and Monte Carlo tests on the same counts, plus the exact test for two

@@ -178,7 +178,7 @@ def disc_anova(
     score: str | None = None,
     *,
     n_resamples: int = 500,
-    seed: int | np.random.SeedSequence | None = None,
+    seed: int | np.random.SeedSequence = 0,
     file: str | None = None,
     nboot: int | None = None,
 ) -> DiscAnovaResult:
@@ -237,7 +237,7 @@ def disc_anova(
 
 def disc_anova_counts(
     counts: np.ndarray, *, n_resamples: int = 500,
-    seed: int | np.random.SeedSequence | None = None, nboot: int | None = None,
+    seed: int | np.random.SeedSequence = 0, nboot: int | None = None,
 ) -> DiscAnovaResult:
     """:func:`disc_anova` from a (K, J) table of category counts (rows = categories).
 

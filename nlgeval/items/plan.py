@@ -110,7 +110,7 @@ def plan_items(
     replications: int = 1000,
     n_resamples: int = 500,
     alpha: float = 0.1,
-    seed: int = 1,
+    seed: int = 0,
     workers: int | None = None,
     file: str | None = None,
     backend: str | ExecutionBackend | None = None,
