@@ -96,12 +96,12 @@ def info_cmd(
 ) -> None:
     """Load a corpus and show its counts, rating scales, provenance and notes."""
     setup(quiet)
-    from nlgeval.corpora import REGISTRY, _registered, load_corpus
+    from nlgeval.corpora import REGISTRY, load_corpus, registered_corpus
     from nlgeval.corpora.store import locate
 
     corpus = load_corpus(name, data_dir, download=not no_download)
     summary = corpus.summary()
-    reg = _registered(name)
+    reg = registered_corpus(name)
     if reg is not None:
         summary["location"] = str(locate(reg.descriptor, data_dir, download=False).folder)
     else:
@@ -125,12 +125,12 @@ def fetch_cmd(
 ) -> None:
     """Download a corpus's pinned files into the cache (~/.cache/nlgeval) and verify them."""
     setup(quiet)
-    from nlgeval.corpora import REGISTRY, _registered
+    from nlgeval.corpora import REGISTRY, registered_corpus
     from nlgeval.corpora.store import fetch
     from nlgeval.corpora.store import verify as verify_files
     from nlgeval.errors import InputError
 
-    reg = _registered(name)
+    reg = registered_corpus(name)
     if reg is None:
         raise InputError(f"unknown corpus '{name}' (known: {', '.join(REGISTRY)})")
     desc = reg.descriptor

@@ -78,7 +78,16 @@ ALIASES = {
 }
 
 
-def _registered(name: str) -> RegisteredCorpus | None:
+def registered_corpus(name: str) -> RegisteredCorpus | None:
+    """The published corpus called ``name`` (any case, or an alias), or ``None``.
+
+    Examples
+    --------
+    >>> registered_corpus("WMT21-TED-en-de").name
+    'wmt21-ted-ende'
+    >>> registered_corpus("path/to/my_corpus") is None
+    True
+    """
     key = name.strip().lower()
     return REGISTRY.get(ALIASES.get(key, key))
 
@@ -123,7 +132,7 @@ def load_corpus(
     ['A', 'B']
     >>> tmp.cleanup()
     """
-    reg = _registered(str(name_or_path)) if not isinstance(name_or_path, Path) else None
+    reg = registered_corpus(str(name_or_path)) if not isinstance(name_or_path, Path) else None
     if reg is not None:
         loc = locate(reg.descriptor, data_dir, download=download)
         if cache:
@@ -171,4 +180,4 @@ def list_corpora(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["REGISTRY", "RegisteredCorpus", "list_corpora", "load_corpus"]
+__all__ = ["REGISTRY", "RegisteredCorpus", "list_corpora", "load_corpus", "registered_corpus"]
