@@ -30,13 +30,7 @@ from nlgeval.experiment.storage import (
     default_url,
     redact,
 )
-from nlgeval.experiment.trials import (
-    Materials,
-    check_outputs,
-    latin_square_trials,
-    load_materials,
-    triangle_trials,
-)
+from nlgeval.experiment.trials import Materials, load_materials
 from nlgeval.results import Result
 
 
@@ -87,27 +81,6 @@ def database_url(cfg: ExperimentConfig, override: str | None = None) -> str:
 
     return (override or load_settings(cfg.directory).database or cfg.database
             or default_url(cfg.directory))
-
-
-def _evaluator_count(cfg: ExperimentConfig, mat: Materials, evaluators: int | None) -> int:
-    """How many trial sets: ``overlap`` x the Latin square's symbols, else as configured."""
-    n_ev = evaluators or cfg.evaluators
-    if cfg.overlap is not None:
-        n_sym = len(mat.systems)
-        if cfg.mode == "relative":
-            n_sym = n_sym * (n_sym - 1) // 2
-        want = cfg.overlap * n_sym
-        if n_ev and n_ev != want:
-            raise InputError(
-                f"overlap = {cfg.overlap} means {want} evaluators ({cfg.overlap} x "
-                f"{n_sym} {'system pairs' if cfg.mode == 'relative' else 'systems'}: each "
-                f"output judged by {cfg.overlap}), but evaluators = {n_ev}",
-                file=cfg.path, column="overlap")
-        n_ev = want
-    if not n_ev:
-        raise InputError("how many evaluators? set evaluators = N in the config or pass "
-                         "--evaluators", file=cfg.path, column="evaluators")
-    return n_ev
 
 
 def _refuse_overwrite(store: Store, directory: str | Path, force: bool) -> None:
@@ -221,13 +194,7 @@ def create_experiment(
     cfg = load_config(directory)
     mat = load_materials(cfg)
     seed = cfg.seed if seed is None else seed
-    summary = ""
-    if cfg.mode == "triangle":
-        trials = triangle_trials(cfg, mat)
-    else:
-        n_ev = _evaluator_count(cfg, mat, evaluators)
-        trials, summary = latin_square_trials(cfg, mat, evaluators=n_ev, seed=seed)
-        check_outputs(mat, trials, cfg)
+    trials, summary = cfg.mode_impl.allocate(cfg, mat, evaluators=evaluators, seed=seed)
     trials = add_checks(trials, cfg, mat, seed=seed)
 
     from nlgeval.experiment.settings import (

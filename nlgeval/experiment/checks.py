@@ -56,7 +56,7 @@ def _degraded(o: Row, i: int, text: pd.Series, cfg: ExperimentConfig,
               rng: np.random.Generator) -> Row:
     orig = str(text.loc[(o["system"], o["item"])])
     deg = degrade_text(orig, rng)
-    if cfg.mode == "relative":
+    if cfg.mode_impl.pairwise:  # two texts: the original and its degraded copy
         slot = int(rng.integers(1, 3))
         texts = [deg, orig] if slot == 1 else [orig, deg]
         details: dict[str, Any] = {"texts": texts, "degraded_slot": slot}

@@ -69,6 +69,9 @@ from nlgeval.experiment.config_types import (
     Question,
     format_value,
 )
+from nlgeval.experiment.modes import Mode as TrialMode
+from nlgeval.experiment.modes import get_mode, mode_names
+from nlgeval.experiment.modes.triangle import TriangleOptions
 
 __all__ = [
     "CHECK_KINDS", "CONFIG_NAME", "DEFAULT_CROWD_PARAMS", "MODES", "QUESTION_TYPES", "TOOLS",
@@ -79,7 +82,7 @@ __all__ = [
 _TOP_KEYS = {
     "title", "mode", "introduction", "instructions", "criteria", "outputs", "context", "systems",
     "items", "practice", "practice_items", "evaluators", "seed", "comments", "questionnaire",
-    "triangle", "database", "thank_you", "corpus", "sample_items", "overlap", "crowd", "checks",
+    "database", "thank_you", "corpus", "sample_items", "overlap", "crowd", "checks",
     "language",
 }
 
@@ -101,38 +104,36 @@ def _read_toml(directory: Path) -> tuple[Path, dict[str, Any]]:
         raise InputError(f"not valid TOML: {exc}", file=path) from None
 
 
-def _criteria(r: Reader, raw: dict[str, Any], mode: str) -> tuple[CriterionConfig, ...]:
+def _criteria(r: Reader, raw: dict[str, Any], mode: TrialMode) -> tuple[CriterionConfig, ...]:
     crit_raw = raw.get("criteria", [])
     if not isinstance(crit_raw, list):
         raise r.fail("criteria", "must be an array of tables ([[criteria]])")
-    criteria = tuple(parse_criterion(t, i, mode, r.file) for i, t in enumerate(crit_raw))
+    criteria = tuple(parse_criterion(t, i, mode.name, r.file) for i, t in enumerate(crit_raw))
     names = [c.name for c in criteria]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise r.fail("criteria", f"duplicate criterion name(s): {', '.join(dup)}")
-    if mode == "triangle":
-        if criteria:
-            raise r.fail("criteria", "triangle experiments have no rating criteria (the "
-                         "evaluator picks the odd text out); remove [[criteria]]")
-    elif not criteria:
-        raise r.fail("criteria", "at least one [[criteria]] entry is needed")
+    mode.check_criteria(r, criteria)
     return criteria
 
 
-def _triangle(r: Reader, raw: dict[str, Any], mode: str, directory: Path
-              ) -> tuple[Reader, Path | None]:
-    """The ``[triangle]`` table's reader and its questionnaire file (triangle mode only)."""
-    tri = raw.get("triangle", {})
-    if not isinstance(tri, dict):
-        raise r.fail("triangle", "must be a table ([triangle])")
-    tr = Reader(tri, "triangle", r.file)
-    tr.unknown({"questionnaire", "question"})
-    if mode == "triangle":
-        qfile = tr.str("questionnaire", required=True)
-        return tr, relative_file(directory, qfile, r.file, "triangle.questionnaire")
-    if tri:
-        raise r.fail("triangle", "only applies when mode = 'triangle'")
-    return tr, None
+def _mode_options(r: Reader, raw: dict[str, Any], mode: TrialMode, directory: Path) -> Any:
+    """The mode's own table (``[triangle]``, ...) parsed by the mode; another mode's table
+    is refused."""
+    for other in mode_names():
+        table = get_mode(other).table
+        if table is None or table == mode.table:
+            continue
+        if table in raw:
+            if not isinstance(raw[table], dict):
+                raise r.fail(table, f"must be a table ([{table}])")
+            raise r.fail(table, f"only applies when mode = '{other}'")
+    if mode.table is None:
+        return None
+    tab = raw.get(mode.table, {})
+    if not isinstance(tab, dict):
+        raise r.fail(mode.table, f"must be a table ([{mode.table}])")
+    return mode.parse_options(Reader(tab, mode.table, r.file), directory)
 
 
 def _sources(r: Reader, raw: dict[str, Any], directory: Path) -> dict[str, Any]:
@@ -154,11 +155,11 @@ def _sources(r: Reader, raw: dict[str, Any], directory: Path) -> dict[str, Any]:
     return {"corpus": corpus, "outputs": outputs, "context": context}
 
 
-def _practice(r: Reader, mode: str) -> tuple[int, tuple[str, ...]]:
+def _practice(r: Reader, mode: TrialMode) -> tuple[int, tuple[str, ...]]:
     practice = r.int("practice", 0) or 0
     practice_items = r.strs("practice_items")
-    if mode == "triangle" and (practice or practice_items):
-        raise r.fail("practice", "triangle experiments take practice trials from the "
+    if not mode.latin_square and (practice or practice_items):
+        raise r.fail("practice", f"{mode.name} experiments take practice trials from the "
                      "questionnaire's 'practice' column, not from practice/practice_items")
     if practice and not practice_items:
         raise r.fail(
@@ -204,24 +205,26 @@ def load_config(directory: str | Path) -> ExperimentConfig:
     directory = Path(directory)
     path, raw = _read_toml(directory)
     r = Reader(raw, "", path)
-    r.unknown(_TOP_KEYS)
+    r.unknown(_TOP_KEYS | {t for m in mode_names() if (t := get_mode(m).table)})
     title = r.str("title", required=True).strip()
-    mode = r.str("mode", "absolute").strip().lower()
-    if mode not in MODES:
-        raise r.fail("mode", f"unknown mode '{mode}' (use {', '.join(MODES)})")
+    name = r.str("mode", "absolute").strip().lower()
+    if name not in mode_names():
+        raise r.fail("mode", f"unknown mode '{name}' (use {', '.join(mode_names())})")
+    mode = get_mode(name)
     criteria = _criteria(r, raw, mode)
-    tr, tri_q = _triangle(r, raw, mode, directory)
+    options = _mode_options(r, raw, mode, directory)
     sources = _sources(r, raw, directory)
     practice, practice_items = _practice(r, mode)
     questions = _questions(r, raw)
     overlap = r.int("overlap", None, minimum=1)
-    if overlap is not None and mode == "triangle":
-        raise r.fail("overlap", "triangle experiments take their judges from the questionnaire")
+    if overlap is not None and not mode.latin_square:
+        raise r.fail("overlap", f"{name} experiments take their judges from the questionnaire")
     language = _language(r)
+    tri = options if isinstance(options, TriangleOptions) else None
     return ExperimentConfig(
         directory=directory,
         title=title,
-        mode=mode,  # type: ignore[arg-type]  # one of MODES (checked above)
+        mode=name,
         introduction=r.str("introduction", ""),
         instructions=r.str("instructions", ""),
         criteria=criteria,
@@ -235,13 +238,14 @@ def load_config(directory: str | Path) -> ExperimentConfig:
         seed=r.int("seed", 1) or 0,
         comments=r.bool("comments", True),
         questionnaire=questions,
-        triangle_questionnaire=tri_q,
-        triangle_question=tr.str("question", ExperimentConfig.triangle_question),
+        triangle_questionnaire=tri.questionnaire if tri else None,
+        triangle_question=tri.question if tri else ExperimentConfig.triangle_question,
         database=r.str("database", "") or None,
         thank_you=r.str("thank_you", ExperimentConfig.thank_you),
         overlap=overlap,
         crowd=parse_crowd(raw.get("crowd"), path),
-        checks=parse_checks(raw.get("checks"), mode, path),
+        checks=parse_checks(raw.get("checks"), name, path),
         language=language,
         raw=raw,
+        options=options,
     )

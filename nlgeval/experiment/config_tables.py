@@ -151,9 +151,16 @@ def parse_criterion(t: Any, i: int, mode: str, file: Path) -> CriterionConfig:
     return dataclasses.replace(c, label=r.str("label", "").strip())
 
 
+def _relative(mode: str) -> bool:
+    """The mode's scales are relative ("which is better and by how much")."""
+    from nlgeval.experiment.modes import get_mode
+
+    return get_mode(mode).relative_scales
+
+
 def _vds(r: Reader, name: str, question: str, definition: str, mode: str) -> CriterionConfig:
     """A verbal descriptor scale: labels (or a preset), increasing values, descriptions."""
-    relative = mode == "relative"
+    relative = _relative(mode)
     preset_name = r.str("scale", "").strip()
     labels, values, descs = r.strs("labels"), r.nums("values"), r.strs("descriptions")
     if preset_name:
@@ -198,7 +205,7 @@ def _vds(r: Reader, name: str, question: str, definition: str, mode: str) -> Cri
 def _vas(r: Reader, t: Mapping[str, Any], name: str, question: str, definition: str,
          mode: str) -> CriterionConfig:
     """A visual analogue scale: range, step, polarity and labels of both end points."""
-    relative = mode == "relative"
+    relative = _relative(mode)
     for k in ("labels", "values", "descriptions", "scale"):
         if k in t:
             raise r.fail(k, "only applies to a verbal descriptor scale (tool = 'vds')")
@@ -333,13 +340,7 @@ def parse_checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
     repeats = r.int("repeats", 0) or 0
     degraded = r.int("degraded", 0) or 0
     known = r.int("known_answer", 0) or 0
-    if mode == "triangle" and (repeats or degraded):
-        raise r.fail("repeats" if repeats else "degraded",
-                     "triangle experiments use known_answer checks (repeats and degraded "
-                     "outputs apply to absolute and relative judgements)")
-    if mode != "triangle" and known:
-        raise r.fail("known_answer", "known-answer trials are triangle trials (mode = "
-                     "'triangle'); use repeats or degraded here")
+    _check_kinds(r, mode, {"repeat": repeats, "degraded": degraded, "known_answer": known})
     tol = r.num("repeat_tolerance", 0.25)
     if not 0 <= tol <= 1:
         raise r.fail("repeat_tolerance", f"must be between 0 and 1 (a fraction of the scale's "
@@ -347,6 +348,25 @@ def parse_checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
     return ChecksConfig(repeats=repeats, degraded=degraded, known_answer=known,
                         repeat_tolerance=tol, speeder_ms=r.int("speeder_ms", 2000) or 0,
                         alpha=_alpha(r))
+
+
+def _check_kinds(r: Reader, mode: str, asked: dict[str, int]) -> None:
+    """Refuse attention checks the mode does not support."""
+    from nlgeval.experiment.modes import get_mode
+
+    kinds = get_mode(mode).check_kinds
+    for kind, n in asked.items():
+        if not n or kind in kinds:
+            continue
+        key = "repeats" if kind == "repeat" else kind
+        if kind == "known_answer":
+            raise r.fail(key, "known-answer trials are triangle trials (mode = "
+                         "'triangle'); use repeats or degraded here")
+        if "known_answer" in kinds:
+            raise r.fail(key, f"{mode} experiments use known_answer checks (repeats and "
+                         "degraded outputs apply to absolute and relative judgements)")
+        raise r.fail(key, f"{mode} experiments support no {kind} checks (they support: "
+                     f"{', '.join(kinds) or 'none'})")
 
 
 def _alpha(r: Reader) -> float:

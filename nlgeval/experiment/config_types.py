@@ -21,17 +21,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nlgeval.errors import InputError
+from nlgeval.experiment.modes import BUILTIN
 
 if TYPE_CHECKING:
+    from nlgeval.experiment.modes import Mode as TrialMode
     from nlgeval.experiment.platforms import Screening
 
 CONFIG_NAME = "experiment.toml"
-MODES = ("absolute", "relative", "triangle")
+#: the built-in modes (:data:`nlgeval.experiment.modes.BUILTIN`)
+MODES = BUILTIN
 TOOLS = ("vds", "vas")
 QUESTION_TYPES = ("text", "choice", "number")
 TRIANGLE_CRITERION = "odd_one_out"
 
-Mode = Literal["absolute", "relative", "triangle"]
+#: a mode's name (one of :func:`nlgeval.experiment.modes.mode_names`; its behaviour is
+#: :attr:`ExperimentConfig.mode_impl`)
+Mode = str
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,15 @@ class ExperimentConfig:
     checks: ChecksConfig = ChecksConfig()
     language: str = "en"
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    #: the mode's own options (its config table, parsed by the mode; None: it has none)
+    options: Any = None
+
+    @property
+    def mode_impl(self) -> TrialMode:
+        """The :class:`~nlgeval.experiment.modes.Mode` of :attr:`mode`."""
+        from nlgeval.experiment.modes import get_mode
+
+        return get_mode(self.mode)
 
     @property
     def path(self) -> Path:
@@ -248,9 +262,7 @@ class ExperimentConfig:
 
     @property
     def criterion_names(self) -> list[str]:
-        if self.mode == "triangle":
-            return [TRIANGLE_CRITERION]
-        return [c.name for c in self.criteria]
+        return self.mode_impl.criterion_names(self)
 
     def criterion(self, name: str) -> CriterionConfig:
         for c in self.criteria:
@@ -261,7 +273,10 @@ class ExperimentConfig:
     def fingerprint(self) -> str:
         """Hash of what the stored trials and judgements depend on (mode, criteria, scales)."""
         crit = [{k: v for k, v in asdict(c).items() if k != "label"} for c in self.criteria]
-        key = {"mode": self.mode, "criteria": crit}
+        key: dict[str, Any] = {"mode": self.mode, "criteria": crit}
+        extra = self.mode_impl.fingerprint_extra(self)
+        if extra is not None:
+            key["options"] = extra
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 

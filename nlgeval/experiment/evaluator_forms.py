@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 from flask import abort, request
 
 from nlgeval.experiment.app import MAX_COMMENT, Experiment
-from nlgeval.experiment.config import TRIANGLE_CRITERION, CriterionConfig, format_value
+from nlgeval.experiment.config import CriterionConfig, format_value
 from nlgeval.experiment.i18n import criterion_wording
+from nlgeval.experiment.modes import get_mode
 from nlgeval.experiment.views import (
     STATE_QUERY,
     BadForm,
@@ -164,8 +165,10 @@ def parse_criterion(x: Experiment, i: int, c: CriterionConfig, errors: dict[str,
 
 
 def parse_answers(x: Experiment) -> tuple[dict[str, float], dict[str, bool], str, dict[str, str]]:
-    """The posted trial form: scores and VAS confirmations per criterion, the comment and
-    the errors to show (a value the form could not have produced is refused: 400).
+    """The posted trial form, parsed by the experiment's mode
+    (:meth:`nlgeval.experiment.modes.Mode.parse_form`): scores and VAS confirmations per
+    criterion, the comment and the errors to show (a value the form could not have produced
+    is refused: 400).
 
     Examples
     --------
@@ -179,23 +182,8 @@ def parse_answers(x: Experiment) -> tuple[dict[str, float], dict[str, bool], str
     """
     _, cfg = x._, x.cfg
     errors: dict[str, str] = {}
-    scores: dict[str, float] = {}
-    confirmed: dict[str, bool] = {}
     try:
-        if cfg.mode == "triangle":
-            raw = request.form.get("odd", "").strip()
-            if raw == "":
-                errors["odd"] = _("Please pick the text you think is the odd one out.")
-            elif raw not in ("1", "2", "3"):
-                raise BadForm(f"{raw!r} is not 1, 2 or 3")
-            else:
-                scores[TRIANGLE_CRITERION] = float(raw)
-        else:
-            for i, c in enumerate(cfg.criteria):
-                v = parse_criterion(x, i, c, errors)
-                if v is not None:
-                    scores[c.name] = v
-                    confirmed[c.name] = request.form.get(f"c{i}_confirm") == "1"
+        scores, confirmed = get_mode(cfg.mode).parse_form(x, errors)
     except BadForm as exc:
         abort(400, _("Refused: %(why)s. Nothing was saved.", why=str(exc)))
     comment = request.form.get("comment", "") if cfg.comments else ""

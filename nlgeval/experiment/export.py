@@ -34,15 +34,14 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import select
 
-from nlgeval.experiment.config import TRIANGLE_CRITERION, ExperimentConfig
+from nlgeval.experiment.config import ExperimentConfig
+from nlgeval.experiment.modes import RATING_COLUMNS, Mode, get_mode
 from nlgeval.experiment.quality import FLAG_COLUMNS as FLAG_COLUMNS
 from nlgeval.experiment.quality import ms_between
 from nlgeval.experiment.quality import quality_flags as quality_flags
 from nlgeval.experiment.status import export_questionnaire as export_questionnaire
 from nlgeval.experiment.status import progress as progress
 from nlgeval.experiment.storage import Evaluator, Judgement, Store, Trial
-
-RATING_COLUMNS = ["rater", "item", "system", "criterion", "score"]
 
 # A text cell starting with one of these is run as a formula by Excel/LibreOffice/Sheets
 # (OWASP "CSV injection"); evaluators type free-text comments and questionnaire answers.
@@ -72,62 +71,21 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _scored(r: Any, mode: str, rank: dict[str, int],
-            scale: dict[str, tuple[float, float]]) -> dict[str, Any]:
-    """The mode-specific columns of one judgement: the score (relative: oriented towards the
-    system listed first in the design, so pairs read as ``system`` vs ``system_b``)."""
-    rec: dict[str, Any] = {}
-    if mode == "relative" and r.qc_kind == "degraded":
-        # the same output against its degraded copy: the raw response, as shown
-        rec.update(score=float(r.response), system_b=r.system_b, left=r.system)
-    elif mode == "relative":
-        left, right = r.system, r.system_b
-        first_left = rank.get(left, 0) <= rank.get(right, 0)
-        a, b = (left, right) if first_left else (right, left)
-        lo, hi = scale.get(r.criterion, (None, None))
-        if first_left:  # the response scale's top means "right (B) much better"
-            if lo is None or hi is None:
-                score = -r.response
-            else:
-                score = lo + hi - r.response
-        else:
-            score = r.response
-        rec.update(system=a, score=float(score), system_b=b, left=left)
-    elif mode == "triangle":
-        d = r.details or {}
-        chosen = int(r.response)
-        correct = int(chosen == int(d.get("odd_position", 0)))
-        rec.update(score=float(correct), correct=correct, chosen_position=chosen,
-                   odd_position=d.get("odd_position"), order=d.get("order"),
-                   test=d.get("test"))
-        for k, src in enumerate(d.get("sources", []), 1):
-            rec[f"source_{k}"] = src
-    else:
-        rec["score"] = float(r.response)
-    return rec
-
-
-def _rating_columns(mode: str) -> list[str]:
-    cols = list(RATING_COLUMNS)
-    if mode == "relative":
-        cols += ["system_b", "left"]
-    if mode == "triangle":
-        cols += ["correct", "chosen_position", "odd_position", "order", "test",
-                 "source_1", "source_2", "source_3"]
+def _rating_columns(mode: Mode) -> list[str]:
+    cols = list(RATING_COLUMNS) + mode.export_columns()
     cols += ["time_ms", "comment", "practice", "position", "submitted_utc"]
     cols += QC_COLUMNS
     return cols
 
 
-def _rating_record(r: Any, mode: str, rank: dict[str, int],
-                   scale: dict[str, tuple[float, float]], f: pd.Series | None,
+def _rating_record(r: Any, scored: dict[str, Any], f: pd.Series | None,
                    speeder_ms: int) -> dict[str, Any]:
-    """One exported rating: the judgement row ``r`` with its score, timing and the quality
-    flags ``f`` of its evaluator (None: no flags)."""
+    """One exported rating: the judgement row ``r`` with its mode's cells ``scored`` (the
+    score, ...), timing and the quality flags ``f`` of its evaluator (None: no flags)."""
     rec: dict[str, Any] = {
         "rater": r.name, "item": r.item, "system": r.system, "criterion": r.criterion,
     }
-    rec.update(_scored(r, mode, rank, scale))
+    rec.update(scored)
     rec.update(
         time_ms=r.time_ms, comment=r.comment or "", practice=bool(r.practice),
         position=int(r.position),
@@ -163,7 +121,7 @@ def export_ratings(
     (0, ['time_on_task_ms', 'speeder', 'qc_check', 'qc_flags', 'qc_passed'])
     """
     meta = store.meta()
-    mode = meta.get("mode", "absolute")
+    mode = get_mode(meta.get("mode", "absolute"))
     systems = json.loads(meta.get("systems", "[]"))
     rank = {s: i for i, s in enumerate(systems)}
     scale = {}
@@ -187,13 +145,11 @@ def export_ratings(
     flags = quality_flags(store, cfg).set_index("evaluator") if rows else None
     speeder_ms = cfg.checks.speeder_ms if cfg is not None else 0
     recs: list[dict[str, Any]] = []
-    for r in rows:
+    for r, scored in mode.export_rows(list(rows), rank, scale):
         f = flags.loc[r.name] if flags is not None and r.name in flags.index else None
-        recs.append(_rating_record(r, mode, rank, scale, f, speeder_ms))
+        recs.append(_rating_record(r, scored, f, speeder_ms))
     cols = _rating_columns(mode)
-    df = pd.DataFrame.from_records(recs, columns=cols)
-    if mode == "triangle":
-        df["criterion"] = df["criterion"].fillna(TRIANGLE_CRITERION)
+    df = mode.finish_export(pd.DataFrame.from_records(recs, columns=cols))
     df["time_ms"] = df["time_ms"].astype("Int64")
     df["time_on_task_ms"] = df["time_on_task_ms"].astype("Int64")
     for c in ("speeder", "qc_passed"):

@@ -179,7 +179,7 @@ def latin_square_trials(
                 file=cfg.outputs or cfg.path,
             )
     design = latin_square_design(
-        list(mat.systems), items, evaluators, seed=seed, relative=cfg.mode == "relative",
+        list(mat.systems), items, evaluators, seed=seed, relative=cfg.mode_impl.pairwise,
         practice=cfg.practice, practice_scenarios=list(cfg.practice_items) or None,
     )
     t = design.trials.rename(columns={"scenario": "item"}).copy()
