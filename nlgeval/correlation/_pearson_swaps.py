@@ -65,25 +65,62 @@ def _pearson_swap_draws_many(
     (system level) -- the masks are read once instead of once per pair -- with the same sums
     per output element as a product per pair (tested: same numbers).
     """
+    plan = swap_plan(triples, level)
+    return swap_r(plan, swap_products(plan, masks))
+
+
+def swap_plan(
+    triples: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], level: str
+) -> tuple[str, list[tuple[np.ndarray, ...]], np.ndarray]:
+    """What the swap products of ``triples`` need whatever the masks: the level, each pair's
+    :func:`_swap_terms` and the stacked difference matrices (computed once per pair group,
+    not once per block of masks)."""
+    terms = [_swap_terms(A, B, H) for A, B, H in triples]
+    stacked = np.empty(0)  # the item level contracts each pair's matrices separately
+    if level == "segment":
+        stacked = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
+    elif level == "system":
+        stacked = np.stack([t[4] for t in terms])
+    return level, terms, stacked
+
+
+def swap_products(plan: tuple[str, list[tuple[np.ndarray, ...]], np.ndarray],
+                  masks: np.ndarray) -> list[np.ndarray]:
+    """The mask contractions of one block of masks, per pair, permutations first: (P, 3) sums
+    at segment level, (P, S) system sums, (P, 3, I) item sums. Blocks of the same shape give
+    the same products whatever else is computed (the caller keeps the block shape fixed)."""
+    level, terms, stacked = plan
     P = masks.shape[0]
     # one float copy of the masks, contracted by matrix products (BLAS) rather than einsum
     m = masks.reshape(P, -1) if masks.dtype == float else masks.reshape(P, -1).astype(float)
-    terms = [_swap_terms(A, B, H) for A, B, H in triples]
     if level == "segment":
-        cols = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
-        prod = (m @ cols.T).T  # (3 k, P)
+        prod = (m @ stacked.T).T  # (3 k, P)
+        return [prod[3 * j:3 * j + 3].T for j in range(len(terms))]
+    if level == "system":
+        mDs = np.einsum("psi,ksi->psk", m.reshape(masks.shape), stacked)
+        return [mDs[:, :, j] for j in range(len(terms))]
+    m3 = m.reshape(masks.shape)
+    return [np.stack([np.einsum("psi,si->pi", m3, M) for M in t[4:]], axis=1) for t in terms]
+
+
+def swap_r(plan: tuple[str, list[tuple[np.ndarray, ...]], np.ndarray],
+           products: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """r(A*, H) and r(B*, H) of every pair from its products (:func:`swap_products`, the
+    blocks of masks concatenated along the first axis): element-wise arithmetic and row sums,
+    so the same numbers as block by block."""
+    level, terms, _ = plan
+    if level == "segment":
         out = []
-        for j, (V, A0, B0, H0, *_) in enumerate(terms):
-            mD, mE, mF = prod[3 * j:3 * j + 3]
+        for (V, A0, B0, H0, *_), prod in zip(terms, products, strict=True):
+            mD, mE, mF = prod[:, 0], prod[:, 1], prod[:, 2]
             n, sy, syy = V.sum(), H0.sum(), (H0 * H0).sum()
             ra = _r_of(n, A0.sum() + mD, (A0 * A0).sum() + mE, (A0 * H0).sum() + mF, sy, syy)
             rb = _r_of(n, B0.sum() - mD, (B0 * B0).sum() - mE, (B0 * H0).sum() - mF, sy, syy)
             out.append((ra, rb))
         return out
     if level == "system":
-        mDs = np.einsum("psi,ksi->psk", m.reshape(masks.shape), np.stack([t[4] for t in terms]))
-        return [_system_swap_r(t, mDs[:, :, j]) for j, t in enumerate(terms)]
-    return [_item_swap_r(t, m.reshape(masks.shape)) for t in terms]
+        return [_system_swap_r(t, mD) for t, mD in zip(terms, products, strict=True)]
+    return [_item_swap_r(t, prod) for t, prod in zip(terms, products, strict=True)]
 
 
 def _system_swap_r(terms: tuple[np.ndarray, ...], mD: np.ndarray
@@ -101,10 +138,10 @@ def _system_swap_r(terms: tuple[np.ndarray, ...], mD: np.ndarray
     return ra, rb
 
 
-def _item_swap_r(terms: tuple[np.ndarray, ...], m3: np.ndarray
+def _item_swap_r(terms: tuple[np.ndarray, ...], prod: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
     V, A0, B0, H0, D, E, F = terms
-    mD, mE, mF = (np.einsum("psi,si->pi", m3, M) for M in (D, E, F))
+    mD, mE, mF = prod[:, 0], prod[:, 1], prod[:, 2]
     n, sy, syy = V.sum(axis=0), H0.sum(axis=0), (H0 * H0).sum(axis=0)
     ra = _r_of(n, A0.sum(0) + mD, (A0 * A0).sum(0) + mE, (A0 * H0).sum(0) + mF, sy, syy)
     rb = _r_of(n, B0.sum(0) - mD, (B0 * B0).sum(0) - mE, (B0 * H0).sum(0) - mF, sy, syy)

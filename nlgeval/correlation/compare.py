@@ -37,7 +37,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from nlgeval.correlation._pearson_swaps import _pearson_swap_draws, _pearson_swap_draws_many
+from nlgeval.correlation._pearson_swaps import (
+    _pearson_swap_draws,
+    swap_plan,
+    swap_products,
+    swap_r,
+)
 from nlgeval.correlation.coefficients import check_coefficient
 from nlgeval.correlation.levels import check_level, level_statistic
 
@@ -132,6 +137,7 @@ def _all_pair_deltas(
     for g0 in range(0, len(pairs), group):
         chunk = pairs[g0:g0 + group]
         triples = [_standardised_pair(metrics[a], metrics[b], Y) for a, b in chunk]
+        plan = swap_plan(triples, level)  # the pairs' fixed terms, once per group
         parts: list[list[np.ndarray]] = [[] for _ in chunk]
         for b0 in range(0, masks.shape[0], _PERM_BLOCK):
             # fixed blocks (the last padded): OpenBLAS rounds a row of a product differently
@@ -140,13 +146,15 @@ def _all_pair_deltas(
             k = blk.shape[0]
             if k < _PERM_BLOCK:
                 blk = np.concatenate([blk, np.repeat(blk[:1], _PERM_BLOCK - k, axis=0)])
-            draws = _pearson_swap_draws_many(triples, level, blk.astype(float))
-            for part, (da, db) in zip(parts, draws, strict=True):
-                part.append((np.asarray(da, float) - np.asarray(db, float))[:k])
-        for (a, b), (A, B, H), part in zip(chunk, triples, parts, strict=True):
+            for part, prod in zip(parts, swap_products(plan, blk.astype(float)), strict=True):
+                part.append(prod[:k])
+        # r of all blocks at once: element-wise and per-row arithmetic, the same numbers
+        draws = swap_r(plan, [np.concatenate(p) for p in parts]) if masks.shape[0] else \
+            [(np.empty(0), np.empty(0))] * len(chunk)
+        for (a, b), (A, B, H), (da, db) in zip(chunk, triples, draws, strict=True):
             r_a = float(level_statistic(A, H, level, coefficient))
             r_b = float(level_statistic(B, H, level, coefficient))
-            out[(a, b)] = (r_a, r_b, np.concatenate(part) if part else np.empty(0))
+            out[(a, b)] = (r_a, r_b, np.asarray(da, float) - np.asarray(db, float))
     return out
 
 
