@@ -16,6 +16,14 @@ workers (see docs/scale.md).
 
     .venv/bin/python benchmarks/bench_dask.py [--replications 300] [--nboot 500] [--repeats 2]
 
+``--validate`` instead times a one-criterion validation study (synthetic, text-free: systems x
+items, 3 metrics, default statistics, ``--resamples``/``--permutations``) serially and on
+LocalClusters of 1 and 2 workers, where it is cut into tasks below the criterion (one metric
+at one level, one level's comparisons; see docs/scale.md), checks the tables equal the serial
+ones bit for bit, and prints the speed-up and the speed-up per worker:
+
+    .venv/bin/python benchmarks/bench_dask.py --validate [--systems 20] [--items 5000]
+
 On a machine shared with other jobs timings are noisy; each configuration is run ``--repeats``
 times and the fastest run is kept.
 """
@@ -23,11 +31,13 @@ times and the fastest run is kept.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import pickle
 import time
 
+import numpy as np
 import pandas as pd
 
 from nlgeval.items.profiles import paper_profiles
@@ -67,13 +77,90 @@ def sent_bytes(dists, **kw) -> tuple[int, int, int]:
     return sum(sizes), sizes[0], result
 
 
+def validate_inputs(n_systems: int, n_items: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One criterion, 3 metrics of decreasing quality: text-free synthetic scores."""
+    rng = np.random.default_rng(1)
+    q = rng.normal(size=n_systems)[:, None] + rng.normal(size=(n_systems, n_items))
+    system = np.repeat([f"s{i}" for i in range(n_systems)], n_items)
+    item = np.tile([f"i{j:06d}" for j in range(n_items)], n_systems)
+    human = pd.DataFrame({"system": system, "item": item, "criterion": "mqm",
+                          "score": (q + rng.normal(size=q.shape)).ravel()})
+    scores = pd.concat([pd.DataFrame({"metric": f"m{m}", "system": system, "item": item,
+                                      "score": (q + (m + 1) * rng.normal(size=q.shape)).ravel()})
+                        for m in range(3)], ignore_index=True)
+    return human, scores
+
+
+def _timed_validate(corpus, opts: dict, kw: dict, be) -> tuple[float, float, object]:
+    """Wall seconds, CPU seconds of the busiest process (this one or a worker), result."""
+    from nlgeval.report import run_validation
+
+    before = be.client.run(time.process_time) if be is not None else {}
+    c0, t0 = time.process_time(), time.perf_counter()
+    res = run_validation(corpus, **opts, **kw)
+    wall, main_cpu = time.perf_counter() - t0, time.process_time() - c0
+    after = be.client.run(time.process_time) if be is not None else {}
+    busiest = max([main_cpu] + [after[w] - before.get(w, 0.0) for w in after])
+    return wall, busiest, res
+
+
+def bench_validate(args: argparse.Namespace) -> None:
+    """Serial vs Dask local:1 vs local:2 on a one-criterion study, speed-up per worker."""
+    from nlgeval.report import run_validation
+    from nlgeval.scores import ratings_corpus
+
+    human, scores = validate_inputs(args.systems, args.items)
+    corpus = ratings_corpus(human, name="synthetic")
+    opts = dict(metrics=[], scores=scores, resamples=args.resamples,
+                permutations=args.permutations, table9=False)
+    print(f"one-criterion validate study: {args.systems} systems x {args.items} items, 3 metrics, "
+          f"default statistics, {args.resamples} resamples, {args.permutations} permutations; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    warm = {**opts, "resamples": 10, "permutations": 10}
+    run_validation(corpus, **warm)  # compile the kernels
+    best: dict[str, tuple[float, float]] = {}
+    for label in ("serial", "local:1", "local:2"):
+        with contextlib.ExitStack() as stack:
+            kw: dict = {}
+            be = None
+            if label != "serial":  # a running, warmed cluster; its start-up printed apart
+                t0 = time.perf_counter()
+                be = stack.enter_context(DaskBackend(label))
+                kw = {"backend": "dask", "scheduler": str(be.client.scheduler.address)}
+                run_validation(corpus, **warm, **kw)
+                print(f"  {label} start-up and warm-up {time.perf_counter() - t0:.1f} s")
+            runs = [_timed_validate(corpus, opts, kw, be) for _ in range(args.repeats)]
+        wall, busiest, res = min(runs, key=lambda r: r[0])
+        if label == "serial":
+            ref = res
+        for name in ("correlations", "comparisons", "clusters"):
+            pd.testing.assert_frame_equal(getattr(ref, name), getattr(res, name),
+                                          check_exact=True)
+        best[label] = (wall, busiest)
+        workers = 1 if label == "serial" else int(label.split(":")[1])
+        speed = best["serial"][0] / wall
+        cpu_speed = best["serial"][1] / busiest
+        print(f"{label:8s}: wall {wall:7.2f} s, speed-up {speed:.2f}x ({speed / workers:.2f} "
+              f"per worker); busiest process {busiest:6.2f} CPU s, speed-up {cpu_speed:.2f}x "
+              f"({cpu_speed / workers:.2f} per worker); load {os.getloadavg()[0]:.1f}")
+    print("agreement: the Dask tables equal the serial ones bit for bit: OK")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--replications", type=int, default=300)
     ap.add_argument("--nboot", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--validate", action="store_true", help="time a one-criterion validate study")
+    ap.add_argument("--systems", type=int, default=20)
+    ap.add_argument("--items", type=int, default=5000)
+    ap.add_argument("--resamples", type=int, default=1000)
+    ap.add_argument("--permutations", type=int, default=1000)
     args = ap.parse_args()
     os.environ.setdefault("NLGEVAL_QUIET", "1")
+    if args.validate:
+        bench_validate(args)
+        return
     dists = paper_profiles()
     kw = dict(sizes=SIZES, replications=args.replications, n_resamples=args.nboot, seed=1)
     cells = len(dists) * 2 * len(SIZES)

@@ -67,3 +67,38 @@ def test_dask_reproduces_the_serial_study_at_10_systems_x_10000_items() -> None:
     assert len(serial.correlations) == 2 * 2 * 2  # metrics x criteria x levels
     assert serial.correlations["ci_low"].notna().all()
     pd.testing.assert_frame_equal(serial.correlations, dask.correlations, check_exact=True)
+
+
+def test_a_criterion_is_cut_into_pieces_below_it() -> None:
+    from nlgeval.report.criterion_split import _group
+    from nlgeval.report.prepare import PreparedScores
+    from nlgeval.report.settings import ValidationSettings
+
+    p = PreparedScores(pd.DataFrame(), pd.DataFrame(), ["a", "b", "c"], {}, {}, [], [], [],
+                       [], pd.DataFrame(), [], ["q"])
+    group = _group(p, p, ValidationSettings(), "q", ["a", "b", "c"])
+    kinds = [(piece.kind, piece.metric, piece.level) for piece in group.pieces]
+    assert kinds == [("rows", m, lv) for m in "abc" for lv in ("segment", "system")] + [
+        ("comparisons", "", "segment"), ("comparisons", "", "system"), ("meta", "", "")]
+
+
+@pytest.mark.slow
+def test_dask_pieces_of_a_one_criterion_study_give_the_serial_tables() -> None:
+    """One criterion, 3 metrics, default coefficients, bootstrap and PERM-BOTH: the study is
+    cut into 9 Dask tasks below the criterion (one metric at one level, one level's
+    comparisons, the meta-evaluation) and must still give the serial tables bit for bit."""
+    pytest.importorskip("distributed")
+    human, scores = _study_inputs(n_systems=10, n_items=2_000)
+    human = human[human["criterion"] == "c0"]
+    extra = scores[scores["metric"] == "m1"].assign(
+        metric="m2", score=lambda d: d["score"].to_numpy()[::-1].copy())
+    scores = pd.concat([scores, extra], ignore_index=True)
+    corpus = ratings_corpus(human, name="synthetic")
+    options = dict(metrics=[], scores=scores, resamples=200, permutations=100, table9=False)
+    serial = run_validation(corpus, **options)
+    dask = run_validation(corpus, **options, backend="dask", scheduler="local:2")
+    assert len(serial.correlations) == 3 * 2 * 3  # metrics x levels x coefficients
+    assert serial.correlations["ci_low"].notna().all() and len(serial.comparisons) > 0
+    pd.testing.assert_frame_equal(serial.correlations, dask.correlations, check_exact=True)
+    pd.testing.assert_frame_equal(serial.comparisons, dask.comparisons, check_exact=True)
+    pd.testing.assert_frame_equal(serial.clusters, dask.clusters, check_exact=True)

@@ -40,6 +40,8 @@ from nlgeval.parallel._threads import single_blas_thread as single_blas_thread
 from nlgeval.parallel.dask_backend import LEAN_WORKER_CONFIG as LEAN_WORKER_CONFIG
 from nlgeval.parallel.dask_backend import DaskBackend as DaskBackend
 from nlgeval.parallel.dask_backend import parse_scheduler as parse_scheduler
+from nlgeval.parallel.split import SplitGroup as SplitGroup
+from nlgeval.parallel.split import map_split as map_split
 from nlgeval.progress import progress_bar
 
 BACKENDS = ("serial", "process", "dask")

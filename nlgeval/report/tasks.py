@@ -15,6 +15,7 @@ import pandas as pd
 
 from nlgeval.parallel import get_backend, map_tasks, single_blas_thread
 from nlgeval.progress import is_quiet, progress_bar
+from nlgeval.report.criterion_split import split_criteria
 from nlgeval.report.meta import wanted
 from nlgeval.report.prepare import PreparedScores
 from nlgeval.report.settings import ValidationSettings
@@ -51,8 +52,11 @@ def correlate_criteria(
     else:
         backend = get_backend(settings.backend, settings.workers, settings.scheduler,
                               announce=None if is_quiet() else _announce)
-        parts = map_tasks(_run_criterion, tasks, backend,
-                          description="correlations + bootstrap (criteria)")
+        if settings.backend == "dask":  # pieces below the criterion (criterion_split.py)
+            parts = [_CriterionPart(*r) for r in split_criteria(prep, settings, backend)]
+        else:
+            parts = map_tasks(_run_criterion, tasks, backend,
+                              description="correlations + bootstrap (criteria)")
     rows: list[dict[str, Any]] = []
     comps: list[pd.DataFrame] = []
     clus: list[pd.DataFrame] = []
