@@ -1,4 +1,5 @@
-"""CLI for online evaluation experiments: ``nlgeval experiment init|create|status|export`` and
+"""CLI for online evaluation experiments: ``nlgeval experiment
+init|create|status|export|password|simulate`` and
 ``nlgeval serve EXPERIMENT_DIR`` (thin layer over :mod:`nlgeval.experiment`)."""
 
 from __future__ import annotations
@@ -174,7 +175,8 @@ def _add_export(exp: typer.Typer) -> None:
     def export(
         directory: DirArg,
         out: Annotated[Path | None, typer.Option(
-            "--out", help="CSV to write (default: stdout).")] = None,
+            "--out", help="A folder (ratings.csv, flags.csv, questionnaire.csv, and spans.csv "
+            "for span modes), or a FILE.csv for the ratings alone (default: stdout).")] = None,
         include_practice: Annotated[bool, typer.Option(
             "--include-practice", help="Also export practice trials (flagged).")] = False,
         questionnaire: Annotated[Path | None, typer.Option(
@@ -197,7 +199,9 @@ def _add_export(exp: typer.Typer) -> None:
     ) -> None:
         """Export judgements as the tidy ratings table (rater, item, system, criterion,
         score, + time_ms, time_on_task_ms, QC flags, comment ...) that
-        compare/agreement/validate/triangle read."""
+        compare/agreement/validate/triangle read; relative judgements as pairs (system,
+        system_b, score: the preference for system). --out FOLDER also writes the QC flags,
+        the questionnaire answers and the mode's own tables (spans.csv for span modes)."""
         from nlgeval.experiment.export import (
             export_questionnaire,
             export_ratings,
@@ -205,8 +209,19 @@ def _add_export(exp: typer.Typer) -> None:
             spreadsheet_safe,
         )
 
+        folder = out is not None and out.suffix.lower() != ".csv"
+        if folder and spreadsheet:
+            from nlgeval.errors import InputError
+
+            raise InputError("--spreadsheet-safe writes one CSV: give --out FILE.csv")
         cfg, store = _store(directory, database)
         try:
+            if folder:
+                from nlgeval.experiment.export_files import write_export
+
+                files = write_export(store, cfg, out,  # type: ignore[arg-type]  # folder: out set
+                                     include_practice=include_practice,
+                                     include_checks=include_checks)
             df = export_ratings(store, cfg, include_practice=include_practice,
                                 include_checks=include_checks)
             if flags is not None:
@@ -225,7 +240,10 @@ def _add_export(exp: typer.Typer) -> None:
                 (spreadsheet_safe(q) if spreadsheet else q).to_csv(questionnaire, index=False)
         finally:
             store.dispose()
-        if out is None:
+        if folder:
+            typer.echo(f"wrote {len(df)} judgement(s) to {', '.join(map(str, files.values()))}",
+                       err=True)
+        elif out is None:
             typer.echo(df.to_csv(index=False), nl=False)
         else:
             df.to_csv(out, index=False)
@@ -300,6 +318,64 @@ def _add_serve(app: typer.Typer) -> None:
               proxies=proxies, announce=lambda s: typer.echo(s, err=s.startswith("warning")))
 
 
+def _add_simulate(exp: typer.Typer) -> None:
+    """``experiment simulate``: a dry run with simulated evaluators over HTTP."""
+
+    @exp.command("simulate")
+    def simulate(
+        directory: DirArg,
+        evaluators: Annotated[int, typer.Option(
+            "--evaluators", help="Number of simulated evaluators.")] = 6,
+        seed: Annotated[int, typer.Option("--seed", help="Seeds every simulated answer.")] = 1,
+        behaviour: Annotated[str | None, typer.Option(
+            "--behaviour", help="Mix of diligent, spammer and attention-fail evaluators, e.g. "
+            "diligent=4,spammer=1,attention-fail=1 (the rest: diligent).")] = None,
+        quality: Annotated[str | None, typer.Option(
+            "--quality", help="Latent quality in [0, 1] per system that diligent raters "
+            "follow, e.g. human=0.9,neural=0.6 (default: 0.8 for the first system down to "
+            "0.2 for the last).")] = None,
+        pace_ms: Annotated[int, typer.Option(
+            "--pace-ms", help="Wait this long before each answer (0: as fast as the server "
+            "replies, which the speeder check flags).")] = 0,
+        database: DbOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Dry run: start the study on a temporary local server and take part as simulated
+        evaluators through the real pages (sign-up link, consent, every trial and attention
+        check, questionnaire). Their answers are stored like anyone's, so status, export and
+        the analyses run on them; delete the database (or create a new one) before the real
+        study."""
+        from nlgeval.experiment.simulate import simulate_experiment
+
+        r = simulate_experiment(directory, evaluators=evaluators, seed=seed,
+                                behaviour=behaviour, qualities=_qualities(quality),
+                                database=database, pace_ms=pace_ms)
+        if as_json:
+            emit_json(r)
+            return
+        typer.echo(r.evaluators.to_string(index=False))
+        shown = ", ".join(f"{s}={v:g}" for s, v in r.qualities.items())
+        typer.echo(f"{int((r.evaluators['outcome'] == 'finished').sum())} of {evaluators} "
+                   f"simulated evaluator(s) finished ({r.requests} requests); latent "
+                   f"qualities: {shown}; next: nlgeval experiment export {directory} --out DIR")
+
+
+def _qualities(spec: str | None) -> dict[str, float] | None:
+    """``human=0.9,neural=0.6`` as a mapping (``None`` stays ``None``)."""
+    from nlgeval.errors import InputError
+
+    if spec is None:
+        return None
+    out = {}
+    for part in spec.split(","):
+        name, _eq, v = part.partition("=")
+        try:
+            out[name.strip()] = float(v)
+        except ValueError:
+            raise InputError(f"'{part}' is not SYSTEM=QUALITY", column="--quality") from None
+    return out
+
+
 def register(app: typer.Typer) -> None:
     """Add ``experiment`` (sub-commands) and ``serve`` to the top-level app.
 
@@ -332,4 +408,5 @@ def register(app: typer.Typer) -> None:
     _add_status(exp)
     _add_export(exp)
     _add_password(exp)
+    _add_simulate(exp)
     _add_serve(app)

@@ -1,0 +1,368 @@
+"""``nlgeval experiment simulate``: a dry run of a created study with simulated evaluators.
+
+The real app is started on a temporary local server (waitress on 127.0.0.1, a free port) and
+driven over HTTP the way browsers drive it: each simulated evaluator joins through the open
+sign-up link with platform-style parameters (``PROLIFIC_PID``, ``STUDY_ID``, ``SESSION_ID``;
+or takes an unstarted personal link when the study has no open link), ticks the consent box,
+answers every practice trial, trial and attention check through the trial form (the fields
+the page offers, hidden fields passed on as a browser does), fills in the exit questionnaire
+and reaches the thank-you page. Their answers go into the study's database like anyone's, so
+``status``, the quality flags, ``export`` and the analyses run on them: the whole pipeline --
+design, collection, quality control, export, analysis -- is checked before anyone is paid.
+
+How the simulated evaluators answer (diligent raters following a latent quality per system,
+spammers, attention-check failers) is in :mod:`nlgeval.experiment.simulate_raters`; every
+random draw comes from ``numpy.random.default_rng`` streams spawned from ``seed``, so a run is
+reproducible (the evaluators run one after another, so they get the same sets each time).
+
+They answer as fast as the server replies, so the speeder check (``[checks] speeder_ms``)
+flags them all unless ``pace_ms`` makes them wait before each answer.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from nlgeval.errors import InputError
+from nlgeval.experiment.config import ExperimentConfig, format_value
+from nlgeval.experiment.simulate_raters import (
+    ITEM_SD,
+    SimulatedRater,
+    behaviour_mix,
+    default_qualities,
+)
+from nlgeval.experiment.views import TrialView
+from nlgeval.results import Result
+
+if TYPE_CHECKING:
+    from nlgeval.experiment.app import Experiment
+
+__all__ = ["SimulationResult", "simulate_experiment"]
+
+EVALUATOR_COLUMNS = ["simulated", "behaviour", "participant", "evaluator", "trials", "outcome"]
+_MAX_STEPS = 10_000  # pages per evaluator: far more than any trial set
+
+
+@dataclass(frozen=True)
+class SimulationResult(Result):
+    """What a dry run did: the latent ``qualities`` the diligent raters followed (the ranking
+    an analysis should recover) and one row per simulated evaluator (``simulated`` number,
+    ``behaviour``, platform ``participant`` id, the trial set's ``evaluator`` name, pages
+    ``trials`` answered, ``outcome``: ``finished``, or ``full`` when no set was left).
+
+    Examples
+    --------
+    >>> r = SimulationResult(Path("study"), 1, {"A": 0.8}, pd.DataFrame(), 0)
+    >>> r.to_dict()["directory"]
+    'study'
+    """
+
+    directory: Path
+    seed: int
+    qualities: dict[str, float]
+    evaluators: pd.DataFrame
+    requests: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "directory": str(self.directory)}
+
+
+class _Forms(HTMLParser):
+    """The post forms of a page: their action and fields (as a browser sees them)."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.forms: list[tuple[str, list[dict[str, str]]]] = []
+        self.feed(page)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "form" and a.get("method", "").lower() == "post":
+            self.forms.append((a.get("action", ""), []))
+        elif tag in ("input", "textarea", "select") and self.forms:
+            a["_tag"] = tag
+            self.forms[-1][1].append(a)
+
+
+class _Browser:
+    """One simulated browser: its own cookies, its own client address (sent as
+    ``X-Forwarded-For`` to the server, which trusts one proxy: the simulator)."""
+
+    def __init__(self, base: str, address: str) -> None:
+        self.base = base
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.opener.addheaders = [("X-Forwarded-For", address)]
+        self.requests = 0
+
+    def open(self, path: str, data: dict[str, str] | None = None) -> tuple[int, str, str]:
+        """``(status, final URL path, page)`` of a GET (or a POST of ``data``), redirects
+        followed."""
+        body = None if data is None else urllib.parse.urlencode(data).encode()
+        self.requests += 1
+        try:
+            with self.opener.open(self.base + path, data=body, timeout=120) as r:
+                return r.status, urllib.parse.urlsplit(r.geturl()).path, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, urllib.parse.urlsplit(e.geturl()).path, e.read().decode()
+
+
+def _hidden(fields: list[dict[str, str]]) -> dict[str, str]:
+    return {f["name"]: f.get("value", "") for f in fields
+            if f.get("type") == "hidden" and f.get("name")}
+
+
+def _options(fields: list[dict[str, str]], name: str) -> list[dict[str, str]]:
+    return [f for f in fields if f.get("name") == name]
+
+
+def _scale_answer(offered: list[dict[str, str]], lo: float, hi: float, frac: float
+                  ) -> str | None:
+    """The offered value nearest to ``frac`` of the way from ``lo`` to ``hi``: a radio
+    button's value, or a slider's value on its step."""
+    target = lo + frac * (hi - lo)
+    radios = [f["value"] for f in offered if f.get("type") == "radio"]
+    if radios:
+        return min(radios, key=lambda v: abs(float(v) - target))
+    ranges = [f for f in offered if f.get("type") == "range"]
+    if not ranges:
+        return None
+    r = ranges[0]
+    mn, mx, step = float(r["min"]), float(r["max"]), float(r.get("step") or 1)
+    return format_value(min(mx, max(mn, mn + round((target - mn) / step) * step)))
+
+
+def answer_trial(fields: list[dict[str, str]], trial: TrialView, cfg: ExperimentConfig,
+                 rater: SimulatedRater) -> dict[str, str]:
+    """The posted trial form: the page's hidden fields, then one answer per criterion (a
+    slider marked as moved) or the odd text of a triangle.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from nlgeval.experiment.sandbox import example_config
+    >>> fields = [{"type": "hidden", "name": "csrf", "value": "x"}] + [
+    ...     {"type": "radio", "name": "c0", "value": str(v)} for v in range(1, 6)] + [
+    ...     {"type": "range", "name": "c1", "min": "0", "max": "100", "step": "1"}]
+    >>> rater = SimulatedRater("diligent", np.random.default_rng(0), {"A": 1.0}, {})
+    >>> with example_config() as cfg:
+    ...     data = answer_trial(fields, TrialView(1, 1, False, "i1", "A", None, None, None),
+    ...                         cfg, rater)
+    >>> data["csrf"], data["c0"], data["c1_moved"], int(data["c1"]) > 80
+    ('x', '5', '1', True)
+    """
+    data = _hidden(fields)
+    if _options(fields, "odd"):
+        data["odd"] = str(rater.odd_one_out(trial))
+        return data
+    for i, c in enumerate(cfg.criteria):
+        key = f"c{i}"
+        v = _scale_answer(_options(fields, key), c.scale_min, c.scale_max,
+                          rater.fraction(trial, c.name))
+        if v is not None:
+            data[key] = v
+            if any(f.get("type") == "range" for f in _options(fields, key)):
+                data[f"{key}_moved"] = "1"
+    return data
+
+
+def _answer_start(fields: list[dict[str, str]], cfg: ExperimentConfig,
+                  rater: SimulatedRater) -> dict[str, str]:
+    """The Start form: consent ticked, screening answered so as to pass."""
+    data = _hidden(fields)
+    if any(f.get("name") == "consent" for f in fields):
+        data["consent"] = "1"
+    for q in cfg.crowd.screening if cfg.crowd is not None else ():
+        ok = [o for o in q.options if q.passes(o)]
+        data[f"s_{q.name}"] = rater.pick(ok or list(q.options))
+    return data
+
+
+def _answer_questionnaire(fields: list[dict[str, str]], cfg: ExperimentConfig,
+                          rater: SimulatedRater) -> dict[str, str]:
+    data = _hidden(fields)
+    for q in cfg.questionnaire:
+        if q.type == "choice":
+            data[f"q_{q.name}"] = rater.pick(list(q.options))
+        elif q.type == "number":
+            data[f"q_{q.name}"] = str(int(rater.rng.integers(18, 70)))
+        elif q.required:
+            data[f"q_{q.name}"] = "simulated answer"
+    return data
+
+
+def _sign_up(browser: _Browser, x: Experiment, k: int) -> str | None:
+    """Join through the open sign-up link as participant ``k`` (platform-style parameters);
+    the path of the personal page, or ``None`` when the study is full."""
+    crowd = x.cfg.crowd
+    assert crowd is not None
+    pid = f"SIM{k:04d}"
+    params = {crowd.id_keys[0]: pid}
+    params.update({s: f"{pid}-session" for s in crowd.session_keys})
+    if "STUDY_ID" in crowd.params:
+        params["STUDY_ID"] = "dry-run"
+    jpath = f"/join/{x.meta['join_token']}"
+    _s, _p, page = browser.open(jpath + "?" + urllib.parse.urlencode(params))
+    forms = _Forms(page).forms
+    if not forms:
+        raise InputError(f"simulated participant {pid}: no sign-up form at the open link",
+                         file=x.cfg.path)
+    status, path, _page = browser.open(forms[0][0], _hidden(forms[0][1]))
+    if status == 409 or "/e/" not in path:
+        return None
+    return path
+
+
+def _fail(x: Experiment, who: int, status: int, path: str, page: str) -> InputError:
+    return InputError(f"simulated evaluator {who}: the server answered {status} at {path} "
+                      f"({' '.join(page.split())[:300]})", file=x.cfg.path)
+
+
+def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int,
+               entry: str | None, pace_ms: int) -> dict[str, Any]:
+    """One simulated evaluator from their link to the thank-you page."""
+    row: dict[str, Any] = {"simulated": who, "behaviour": rater.behaviour, "participant": "",
+                           "evaluator": "", "trials": 0, "outcome": "full"}
+    if entry is None:
+        row["participant"] = f"SIM{who:04d}"
+        entry = _sign_up(browser, x, who)
+        if entry is None:
+            return row
+    token = entry.rsplit("/", 1)[1]
+    row["evaluator"] = token  # replaced by the set's name at the end (tokens are secret)
+    status, path, page = browser.open(entry)
+    for _ in range(_MAX_STEPS):
+        if status != 200:
+            raise _fail(x, who, status, path, page)
+        forms = _Forms(page).forms
+        if not forms:
+            row["outcome"] = "finished" if "completion" in page or "Thank" in page else "stopped"
+            return row
+        action, fields = forms[0]
+        if action.endswith("/start"):
+            data = _answer_start(fields, x.cfg, rater)
+        elif "/trial/" in action:
+            trial = TrialView(*x.trials[int(action.rsplit("/", 1)[1])])
+            data = answer_trial(fields, trial, x.cfg, rater)
+            row["trials"] += 1
+            if pace_ms:
+                time.sleep(pace_ms / 1000)
+        elif action.endswith("/questionnaire"):
+            data = _answer_questionnaire(fields, x.cfg, rater)
+        else:
+            raise _fail(x, who, status, path, page)
+        status, path, page = browser.open(action, data)
+    raise _fail(x, who, status, path, "too many pages")
+
+
+@contextmanager
+def _served(directory: Path, database: str | None) -> Iterator[tuple[str, Experiment]]:
+    """The study on a waitress server on 127.0.0.1 (a free port) in a background thread."""
+    from nlgeval.experiment.server import make_server
+
+    server, app = make_server(directory, host="127.0.0.1", port=0, database=database,
+                              announce=None, proxies=1, threads=4)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield (f"http://127.0.0.1:{int(server.effective_port)}",
+               app.extensions["nlgeval_experiment"]["experiment"])
+    finally:  # closed from the server's own loop thread (its trigger), so no socket is
+        # pulled from under a running select()
+        server.trigger.pull_trigger(server.close)
+        thread.join(10)
+        server.task_dispatcher.shutdown()
+        app.extensions["nlgeval_experiment"]["store"].dispose()
+
+
+def _personal_links(x: Experiment, n: int) -> list[str]:
+    """Personal links of ``n`` sets nobody has started (a study without an open link)."""
+    from nlgeval.experiment.status import progress
+
+    prog = progress(x.store)
+    free = prog[(prog["started"] == "") & (prog["claimed"] == "")]
+    if len(free) < n:
+        raise InputError(f"{n} simulated evaluators need as many unstarted trial sets; the "
+                         f"study has {len(free)} (create it with --evaluators {n}, or give "
+                         f"it an open sign-up link: [crowd])", file=x.cfg.path)
+    return [f"/e/{t}" for t in free["token"].iloc[:n]]
+
+
+def _raters(x: Experiment, n: int, seed: int, behaviour: str | Mapping[str, int] | None,
+            qualities: Mapping[str, float] | None) -> tuple[list[SimulatedRater], dict]:
+    root = np.random.SeedSequence(seed)
+    order, items, *each = (np.random.default_rng(s) for s in root.spawn(n + 2))
+    systems = json.loads(x.meta.get("systems", "[]"))
+    q = dict(default_qualities(systems) if qualities is None else qualities)
+    names = sorted({str(t[3]) for t in x.trials.values()})
+    effect = dict(zip(names, items.normal(0.0, ITEM_SD, len(names)), strict=True))
+    kinds = behaviour_mix(behaviour, n, order)
+    return [SimulatedRater(b, r, q, effect) for b, r in zip(kinds, each, strict=True)], q
+
+
+def simulate_experiment(
+    directory: str | Path,
+    *,
+    evaluators: int,
+    seed: int,
+    behaviour: str | Mapping[str, int] | None = None,
+    qualities: Mapping[str, float] | None = None,
+    database: str | None = None,
+    pace_ms: int = 0,
+) -> SimulationResult:
+    """Run ``evaluators`` simulated evaluators through the created study in ``directory``
+    over HTTP (see the module docstring); their answers are stored in the study's database.
+
+    ``behaviour`` mixes ``diligent``, ``spammer`` and ``attention-fail`` evaluators (e.g.
+    ``"diligent=4,spammer=1,attention-fail=1"``; default: all diligent); ``qualities`` are the
+    systems' latent qualities in [0, 1] (default: 0.8 for the study's first system down to
+    0.2 for its last). ``pace_ms`` waits that long before each answer.
+
+    Examples
+    --------
+    >>> from nlgeval.experiment.sandbox import example_study_folder
+    >>> with example_study_folder(evaluators=3) as made:
+    ...     r = simulate_experiment(made.directory, evaluators=3, seed=1,
+    ...                             behaviour="spammer=1")
+    >>> r.evaluators[["behaviour", "trials", "outcome"]].to_dict("list")
+    {'behaviour': ['diligent', 'diligent', 'spammer'], 'trials': [7, 7, 7], \
+'outcome': ['finished', 'finished', 'finished']}
+    >>> r.qualities
+    {'human': 0.8, 'neural': 0.5, 'template': 0.2}
+    """
+    if evaluators < 1:
+        raise InputError("simulate at least one evaluator", column="--evaluators")
+    directory = Path(directory)
+    rows, requests = [], 0
+    with _served(directory, database) as (base, x):
+        raters, q = _raters(x, evaluators, seed, behaviour, qualities)
+        crowd = x.cfg.crowd
+        joining = crowd is not None and crowd.open_link and bool(x.meta.get("join_token"))
+        links: list[str | None] = ([None] * evaluators if joining
+                                   else list(_personal_links(x, evaluators)))
+        for k, (rater, link) in enumerate(zip(raters, links, strict=True), 1):
+            browser = _Browser(base, f"10.0.{k // 250}.{k % 250 + 1}")
+            rows.append(_take_part(browser, x, rater, k, link, pace_ms))
+            requests += browser.requests
+        from nlgeval.experiment.status import progress
+
+        prog = progress(x.store)
+    name_of = dict(zip(prog["token"], prog["evaluator"].astype(str), strict=True))
+    table = pd.DataFrame(rows, columns=EVALUATOR_COLUMNS)
+    table["evaluator"] = table["evaluator"].map(lambda t: name_of.get(t, ""))
+    return SimulationResult(directory, seed, q, table, requests)
