@@ -22,15 +22,36 @@ Speed without changing a single number:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from importlib import metadata
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from rouge_score import rouge_scorer, scoring, tokenizers
 
 from nlgeval.metrics.base import Metric, Option
+
+
+class _LazyModule:
+    """A module imported on first use: rouge-score imports nltk (about 0.5-1 s), which a run
+    that reads every ROUGE score from the score cache never needs."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(importlib.import_module(self._name), attr)
+        setattr(self, attr, value)  # later look-ups are plain attributes
+        return value
+
+
+if TYPE_CHECKING:
+    from rouge_score import rouge_scorer, scoring, tokenizers
+else:
+    rouge_scorer, scoring, tokenizers = (_LazyModule(f"rouge_score.{name}") for name in
+                                         ("rouge_scorer", "scoring", "tokenizers"))
+
 
 
 def lcs_length(masks: dict[str, int], m: int, hyp_tokens: Sequence[str]) -> int:
