@@ -37,12 +37,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from nlgeval.correlation._pearson_swaps import (
-    _pearson_swap_draws,
-    swap_plan,
-    swap_products,
-    swap_r,
-)
+from nlgeval.correlation._pair_swaps import PairTerms, pair_swap_deltas
+from nlgeval.correlation._pearson_swaps import _pearson_swap_draws
 from nlgeval.correlation.coefficients import check_coefficient
 from nlgeval.correlation.levels import check_level, level_statistic
 
@@ -124,38 +120,19 @@ def _all_pair_deltas(
 ) -> dict[tuple[str, str], tuple[float, float, np.ndarray]]:
     """:func:`_permutation_deltas` of every pair (a before b in ``metrics``).
 
-    Pearson pairs share the mask contractions (:func:`_pearson_swap_draws_many`), in groups
-    that keep the stacked difference matrices near 8 million numbers.
+    Pearson pairs are batched (:func:`~nlgeval.correlation._pair_swaps.pair_swap_deltas`:
+    every metric prepared once, the contractions of all pairs in one product per block of
+    masks, in groups that keep the stacked difference matrices near 8 million numbers; the
+    same numbers as one pair at a time).
     """
     names = list(metrics)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     if coefficient != "pearson":
         return {(a, b): _permutation_deltas(metrics[a], metrics[b], Y, level, coefficient,
                                             masks) for a, b in pairs}
-    out = {}
     group = max(1, _PAIR_GROUP_CELLS // max(1, 3 * np.size(Y)))
-    for g0 in range(0, len(pairs), group):
-        chunk = pairs[g0:g0 + group]
-        triples = [_standardised_pair(metrics[a], metrics[b], Y) for a, b in chunk]
-        plan = swap_plan(triples, level)  # the pairs' fixed terms, once per group
-        parts: list[list[np.ndarray]] = [[] for _ in chunk]
-        for b0 in range(0, masks.shape[0], _PERM_BLOCK):
-            # fixed blocks (the last padded): OpenBLAS rounds a row of a product differently
-            # with another number of rows, so a draw must not depend on the chunking
-            blk = masks[b0:b0 + _PERM_BLOCK]
-            k = blk.shape[0]
-            if k < _PERM_BLOCK:
-                blk = np.concatenate([blk, np.repeat(blk[:1], _PERM_BLOCK - k, axis=0)])
-            for part, prod in zip(parts, swap_products(plan, blk.astype(float)), strict=True):
-                part.append(prod[:k])
-        # r of all blocks at once: element-wise and per-row arithmetic, the same numbers
-        draws = swap_r(plan, [np.concatenate(p) for p in parts]) if masks.shape[0] else \
-            [(np.empty(0), np.empty(0))] * len(chunk)
-        for (a, b), (A, B, H), (da, db) in zip(chunk, triples, draws, strict=True):
-            r_a = float(level_statistic(A, H, level, coefficient))
-            r_b = float(level_statistic(B, H, level, coefficient))
-            out[(a, b)] = (r_a, r_b, np.asarray(da, float) - np.asarray(db, float))
-    return out
+    prep = PairTerms(metrics, Y, level, _standardised_pair)
+    return pair_swap_deltas(prep, pairs, masks, group)
 
 
 #: permutations per Pearson swap product (fixed; see :func:`_all_pair_deltas`), and the mask

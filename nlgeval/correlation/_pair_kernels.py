@@ -1,0 +1,155 @@
+"""Compiled item-level PERM-BOTH draws of Pearson's r for many metric pairs at once.
+
+For every pair and swap mask the item-level statistic is the mean over items of Pearson's r
+across systems after the swap (Deutsch, Dror & Roth 2021). The array code of
+:mod:`nlgeval.correlation._pearson_swaps` takes, per pair and block of masks, the swapped
+sums with ``einsum("psi,si->pi")`` (per item, the masked terms added in system order from
+0), Pearson's r from them with :func:`nlgeval.correlation.coefficients.pearson_from_sums`
+and the mean with ``np.nanmean`` (numpy's pairwise sum). :func:`item_swap_means` does the
+same operations in the same order for all pairs and masks in one compiled pass, without the
+(pairs, draws, items) intermediate arrays; IEEE arithmetic without contraction or
+reassociation, so the numbers are the same (tests/test_pair_swaps.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from nlgeval.correlation.coefficients import MIN_PAIRS
+
+
+@njit(cache=True, error_model="numpy")
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
+    """numpy's pairwise summation of at most 128 values: 8 accumulators (sequential below 8)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, error_model="numpy")
+def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
+    """numpy's pairwise summation of ``a[lo:lo + n]`` (``np.add.reduce`` on a contiguous
+    row): blocks of at most 128 values, larger ranges split in two halves (the first a
+    multiple of 8) and the halves added. numpy's recursion is run on an explicit stack (a
+    recursive compiled function does not survive numba's on-disk cache)."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    f_lo = np.empty(64, dtype=np.int64)
+    f_n = np.empty(64, dtype=np.int64)
+    f_state = np.empty(64, dtype=np.int64)
+    vals = np.empty(64)
+    top, nv = 0, 0
+    f_lo[0], f_n[0], f_state[0] = lo, n, 0
+    while top >= 0:
+        lo_t, n_t = f_lo[top], f_n[top]
+        if n_t <= 128:
+            vals[nv] = _block_sum(a, lo_t, n_t)
+            nv += 1
+            top -= 1
+            continue
+        n2 = n_t // 2
+        n2 -= n2 % 8
+        if f_state[top] == 0:
+            f_state[top] = 1
+            top += 1
+            f_lo[top], f_n[top], f_state[top] = lo_t, n2, 0
+        elif f_state[top] == 1:
+            f_state[top] = 2
+            top += 1
+            f_lo[top], f_n[top], f_state[top] = lo_t + n2, n_t - n2, 0
+        else:
+            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
+            nv -= 1
+            top -= 1
+    return vals[0]
+
+
+@njit(cache=True, error_model="numpy")
+def _floor300(x: float) -> float:
+    """``np.maximum(x, 1e-300)`` (NaN propagates)."""
+    return x if (x != x or x > 1e-300) else 1e-300
+
+
+@njit(cache=True, error_model="numpy")
+def _pearson(n: float, sx: float, sxx: float, sxy: float, sy: float, syy: float) -> float:
+    """``_pearson_swaps._r_of``: :func:`pearson_from_sums` with the mean squares as scales,
+    operation for operation."""
+    n1 = n if n >= 1.0 else 1.0
+    scale_x = sxx / n1
+    scale_y = syy / n1
+    cxx = sxx - sx * sx / n
+    cyy = syy - sy * sy / n
+    cxy = sxy - sx * sy / n
+    r = cxy / np.sqrt(cxx * cyy)
+    if not (n >= MIN_PAIRS) or cxx <= 1e-10 * _floor300(scale_x) * n1 \
+            or cyy <= 1e-10 * _floor300(scale_y) * n1:
+        return np.nan
+    if r != r:
+        return r
+    return min(max(r, -1.0), 1.0)
+
+
+@njit(cache=True, error_model="numpy")
+def _nanmean(v: np.ndarray, buf: np.ndarray) -> float:
+    """``np.nanmean`` of a row: NaN as 0, numpy's sum, divided by the count."""
+    cnt = 0
+    for i in range(v.size):
+        if v[i] != v[i]:
+            buf[i] = 0.0
+        else:
+            buf[i] = v[i]
+            cnt += 1
+    return (0.0 + _pairwise_sum(buf, 0, v.size)) / cnt
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def item_swap_means(m: np.ndarray, D: np.ndarray, E: np.ndarray, F: np.ndarray,
+                    n: np.ndarray, sa: np.ndarray, saa: np.ndarray, sah: np.ndarray,
+                    sb: np.ndarray, sbb: np.ndarray, sbh: np.ndarray, sy: np.ndarray,
+                    syy: np.ndarray, ra: np.ndarray, rb: np.ndarray) -> None:
+    """Mean item-level r of A* and B* (``ra``/``rb``, (pairs, draws)) for the (draws,
+    systems, items) 0/1 masks ``m``; ``D``/``E``/``F`` (pairs, systems, items) the swap
+    differences, the sums (pairs, items) the unswapped per-item sums of each pair."""
+    K, S, n_items = D.shape
+    P = m.shape[0]
+    for j in prange(K):  # pairs in parallel: each output is computed by one thread alone
+        mD, mE, mF = np.empty(n_items), np.empty(n_items), np.empty(n_items)
+        va, vb, buf = np.empty(n_items), np.empty(n_items), np.empty(n_items)
+        for p in range(P):
+            mD[:] = 0.0
+            mE[:] = 0.0
+            mF[:] = 0.0
+            for s in range(S):
+                for i in range(n_items):
+                    w = m[p, s, i]
+                    mD[i] += w * D[j, s, i]
+                    mE[i] += w * E[j, s, i]
+                    mF[i] += w * F[j, s, i]
+            for i in range(n_items):
+                va[i] = _pearson(n[j, i], sa[j, i] + mD[i], saa[j, i] + mE[i],
+                                 sah[j, i] + mF[i], sy[j, i], syy[j, i])
+                vb[i] = _pearson(n[j, i], sb[j, i] - mD[i], sbb[j, i] - mE[i],
+                                 sbh[j, i] - mF[i], sy[j, i], syy[j, i])
+            ra[j, p] = _nanmean(va, buf)
+            rb[j, p] = _nanmean(vb, buf)

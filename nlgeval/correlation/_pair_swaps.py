@@ -1,0 +1,199 @@
+"""PERM-BOTH draws of Pearson's r for every pair of a metric set, batched over pairs and draws.
+
+A study of k metrics compares k (k - 1) / 2 pairs on the same swap masks (Deutsch, Dror &
+Roth 2021). Per call this module prepares every metric once (z-standardised, its largest
+magnitude) and the ratings once (scaled, centred), derives each pair's swap terms from them
+with a few element-wise operations, contracts the masks with all pairs' terms (segment level:
+the matrix products of :mod:`nlgeval.correlation._pearson_swaps`, in its fixed blocks of
+``PERM_BLOCK`` masks; system level: the same einsum; item level: a compiled kernel with the
+einsum's sums), and takes the coefficients of every draw and pair in one array operation. The
+numbers are those of :func:`nlgeval.correlation._pearson_swaps._pearson_swap_draws_many`
+called block by block (tests/test_pair_swaps.py compares them bit for bit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from nlgeval.correlation._constant import unit_scaled
+from nlgeval.correlation._pearson_swaps import _r_of, _swap_terms
+from nlgeval.correlation.levels import level_statistic
+from nlgeval.correlation.permutations import _standardise
+
+#: permutations per segment-level swap product: OpenBLAS rounds a row of a product
+#: differently with another number of rows, so a draw must not depend on the chunking
+PERM_BLOCK = 8
+_SYSTEM_CELLS = 4_000_000  # bound on one system-level (draws, systems, pairs) block
+_ITEM_MAX = 8192  # the compiled item-level mean sums rows as numpy does up to this length
+
+Terms = tuple[np.ndarray, ...]
+
+
+class PairTerms:
+    """The swap terms of every metric pair of a study, prepared once per call.
+
+    When every metric is present in the same cells (the usual study), each metric is
+    z-standardised once, the ratings are scaled and centred once, and a pair's terms are a
+    few element-wise operations on the two standardised metrics: the same numbers as
+    :func:`_swap_terms` on the pair's own standardisation (the same cells, the same power-of-
+    two scaling -- a maximum is exact -- and the same operations). Otherwise each pair is
+    prepared on its own by ``standardise_pair`` (the pair's complete cells).
+    """
+
+    def __init__(self, metrics: Mapping[str, np.ndarray], Y: np.ndarray, level: str,
+                 standardise_pair: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
+                 ) -> None:
+        self.metrics, self.Y, self.level = metrics, np.asarray(Y, dtype=float), level
+        self._pair = standardise_pair
+        Xs = [np.asarray(X, dtype=float) for X in metrics.values()]
+        ok = np.isfinite(self.Y) & (np.isfinite(Xs[0]) if Xs else True)
+        self.shared = all(np.array_equal(np.isfinite(X) & np.isfinite(self.Y), ok) for X in Xs)
+        if self.shared:
+            self._share(dict(zip(metrics, Xs, strict=True)), ok)
+
+    def _share(self, Xs: dict[str, np.ndarray], ok: np.ndarray) -> None:
+        Z = {m: np.where(ok, _standardise(np.where(ok, X, np.nan)), np.nan)
+             for m, X in Xs.items()}
+        if any(not np.array_equal(np.isfinite(z), ok) for z in Z.values()):
+            self.shared = False  # a standardised value overflowed: each pair on its own
+            return
+        H = np.where(ok, self.Y, np.nan)
+        self.r = {m: float(level_statistic(z, H, self.level, "pearson")) for m, z in Z.items()}
+        Hs = unit_scaled(H, ok, axis=None)
+        if ok.any():
+            Hs = Hs - Hs[ok].mean()
+        self.V, self.H0 = ok.astype(float), np.where(ok, Hs, 0.0)
+        self.Z0 = {m: np.where(ok, z, 0.0) for m, z in Z.items()}
+        self.big = {m: np.where(ok, np.abs(z), 0.0).max(initial=0.0) for m, z in Z.items()}
+        self._scaled: dict[tuple[str, int], np.ndarray] = {}
+
+    def _z(self, m: str, e: int) -> np.ndarray:
+        if (m, e) not in self._scaled:
+            self._scaled[(m, e)] = np.ldexp(self.Z0[m], -e)
+        return self._scaled[(m, e)]
+
+    def terms(self, a: str, b: str) -> tuple[Terms, float, float]:
+        """The pair's (V, A0, B0, H0, D, E, F) of :func:`_swap_terms`, r(A) and r(B)."""
+        if not self.shared:
+            A, B, H = self._pair(self.metrics[a], self.metrics[b], self.Y)
+            r_a = float(level_statistic(A, H, self.level, "pearson"))
+            return _swap_terms(A, B, H), r_a, float(level_statistic(B, H, self.level, "pearson"))
+        _, e = np.frexp(max(self.big[a], self.big[b]))
+        A0, B0, H0 = self._z(a, int(e)), self._z(b, int(e)), self.H0
+        D = B0 - A0
+        return (self.V, A0, B0, H0, D, B0 * B0 - A0 * A0, D * H0), self.r[a], self.r[b]
+
+
+def pair_swap_deltas(
+    prep: PairTerms, pairs: Sequence[tuple[str, str]], masks: np.ndarray, group: int,
+) -> dict[tuple[str, str], tuple[float, float, np.ndarray]]:
+    """r(A), r(B) and r(A*) - r(B*) on every swap mask (P, S, I), for every pair.
+
+    Segment level: ``group`` pairs share one matrix product per block of ``PERM_BLOCK``
+    masks (the products of the block-by-block code); system and item level: the same sums,
+    any number of pairs at once. The coefficients are element-wise and row-wise arithmetic
+    on (pairs, draws) arrays, the same numbers as block by block.
+    """
+    out = {}
+    m = masks.reshape(masks.shape[0], -1)
+    m = m if m.dtype == float else m.astype(float)
+    m3 = m.reshape(masks.shape)
+    if prep.level != "segment":
+        group = max(1, len(pairs))
+    for g0 in range(0, len(pairs), group):
+        chunk = pairs[g0:g0 + group]
+        prepared = [prep.terms(a, b) for a, b in chunk]
+        terms = [t for t, _, _ in prepared]
+        if prep.level == "segment":
+            ra, rb = _segment_draws(terms, m)
+        elif prep.level == "system":
+            ra, rb = _system_draws(terms, m3)
+        else:
+            ra, rb = _item_draws(terms, m3)
+        for j, (pair, (_, r_a, r_b)) in enumerate(zip(chunk, prepared, strict=True)):
+            out[pair] = (r_a, r_b, ra[j] - rb[j])
+    return out
+
+
+def _stack_sums(terms: Sequence[Terms], axis: int | None, which: Sequence[int]
+                ) -> list[np.ndarray]:
+    """Per pair, the sums of the block code (``axis`` as it takes them) of the products
+    ``which`` (0 V, 1 A0, 2 A0^2, 3 A0 H0, 4 B0, 5 B0^2, 6 B0 H0, 7 H0, 8 H0^2), stacked."""
+    out = []
+    for q in which:
+        col = []
+        for V, A0, B0, H0, *_ in terms:
+            M = (V, A0, A0 * A0, A0 * H0, B0, B0 * B0, B0 * H0, H0, H0 * H0)[q]
+            col.append(M.sum() if axis is None else M.sum(axis=axis))
+        out.append(np.asarray(col, dtype=float))
+    return out
+
+
+def _segment_draws(terms: Sequence[Terms], m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    P = m.shape[0]
+    cols = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
+    prod = np.empty((cols.shape[0], P))
+    for b0 in range(0, P, PERM_BLOCK):
+        blk = m[b0:b0 + PERM_BLOCK]
+        k = blk.shape[0]
+        if k < PERM_BLOCK:  # padded as the block code: the same product shape
+            blk = np.concatenate([blk, np.repeat(blk[:1], PERM_BLOCK - k, axis=0)])
+        prod[:, b0:b0 + k] = (blk @ cols.T).T[:, :k]
+    mD, mE, mF = prod[0::3], prod[1::3], prod[2::3]
+    n, sa, saa, sah, sb, sbb, sbh, sy, syy = (s[:, None] for s in
+                                              _stack_sums(terms, None, range(9)))
+    return (_r_of(n, sa + mD, saa + mE, sah + mF, sy, syy),
+            _r_of(n, sb - mD, sbb - mE, sbh - mF, sy, syy))
+
+
+def _system_draws(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    P, S = m3.shape[:2]
+    step = max(1, _SYSTEM_CELLS // max(1, P * S))
+    parts = [_system_part(terms[k:k + step], m3) for k in range(0, len(terms), step)]
+    return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
+
+
+def _system_part(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # the block code's einsum (same subscripts: the same sums), then each pair's (draws,
+    # systems) block as the block code takes it, one pair per leading index
+    mD = np.einsum("psi,ksi->psk", m3, np.stack([t[4] for t in terms])).transpose(2, 0, 1)
+    cnt, sa, sb, sh = (s[:, None, :] for s in _stack_sums(terms, 1, (0, 1, 4, 7)))
+    w = (cnt > 0).astype(float)
+    safe = np.maximum(cnt, 1)
+    ma = (sa + mD) / safe
+    mb = (sb - mD) / safe
+    mh = sh / safe
+    n, sy, syy = w.sum(-1), (w * mh).sum(-1), (w * mh * mh).sum(-1)
+    return (_r_of(n, (w * ma).sum(-1), (w * ma * ma).sum(-1), (w * ma * mh).sum(-1), sy, syy),
+            _r_of(n, (w * mb).sum(-1), (w * mb * mb).sum(-1), (w * mb * mh).sum(-1), sy, syy))
+
+
+def _item_draws(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from nlgeval.correlation._pair_kernels import item_swap_means
+
+    if m3.shape[2] > _ITEM_MAX:
+        return _item_draws_arrays(terms, m3)
+    D, E, F = (np.ascontiguousarray(np.stack([t[j] for t in terms])) for j in (4, 5, 6))
+    sums = _stack_sums(terms, 0, range(9))
+    ra = np.empty((len(terms), m3.shape[0]))
+    rb = np.empty_like(ra)
+    item_swap_means(np.ascontiguousarray(m3), D, E, F, *sums, ra, rb)  # type: ignore[call-arg]  # numba
+    return ra, rb
+
+
+def _item_draws_arrays(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Item level pair by pair with numpy (very many items), as the block code."""
+    import warnings
+
+    out = []
+    for V, A0, B0, H0, D, E, F in terms:
+        mD, mE, mF = (np.einsum("psi,si->pi", m3, M) for M in (D, E, F))
+        n, sy, syy = V.sum(axis=0), H0.sum(axis=0), (H0 * H0).sum(axis=0)
+        ra = _r_of(n, A0.sum(0) + mD, (A0 * A0).sum(0) + mE, (A0 * H0).sum(0) + mF, sy, syy)
+        rb = _r_of(n, B0.sum(0) - mD, (B0 * B0).sum(0) - mE, (B0 * H0).sum(0) - mF, sy, syy)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out.append((np.nanmean(ra, axis=1), np.nanmean(rb, axis=1)))
+    return np.array([a for a, _ in out]), np.array([b for _, b in out])
