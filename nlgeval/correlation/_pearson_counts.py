@@ -9,6 +9,9 @@ and centred before summing, as scipy's ``pearsonr``; used by
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import numpy as np
 
 from nlgeval.correlation.coefficients import CONSTANT_RTOL, pearson_from_sums, unit_scaled
@@ -25,10 +28,21 @@ def pearson_from_counts(
     -- a pair of small matrix products per statistic. Equal to the coefficient on the expanded
     resample (tested against the explicit loop).
     """
+    return pearson_counts_plan(X, Y, level)(ws, wi)
+
+
+def pearson_counts_plan(
+    X: np.ndarray, Y: np.ndarray, level: str
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """:func:`pearson_from_counts` of ``X`` and ``Y`` as a function of the counts: the
+    scaling, centring and stacking that do not depend on the resamples are done once here
+    (a bootstrap calls it once per block of resamples)."""
     ok = np.isfinite(X) & np.isfinite(Y)
     V = ok.astype(float)
     if level == "item":
-        return _item_pearson_from_counts(X, Y, ok, ws, wi)
+        return partial(_item_pearson_from_counts, X, Y, ok)
+    if level not in ("segment", "system"):
+        raise InputError(f"unknown level '{level}'")
     # scale by a power of two (exact; no overflow or underflow in the sums of squares, as
     # scipy's pearsonr) and centre once on the complete cells (r is shift-invariant; this
     # limits cancellation)
@@ -38,27 +52,32 @@ def pearson_from_counts(
     if level == "segment":
         # all six statistics in one product: (B, S) @ (S, 6 I), then weight by items and sum
         M = np.concatenate([V, X0, Y0, X0 * X0, Y0 * Y0, X0 * Y0], axis=1)
-        n_items = V.shape[1]
-        T = np.einsum("bki,bi->bk", (ws @ M).reshape(ws.shape[0], 6, n_items), wi)
-        n, sx, sy, sxx, syy, sxy = T.T
-        return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
-                           syy / np.maximum(n, 1))
-    if level == "system":
-        S = V.shape[0]
-        T = wi @ np.concatenate([V, X0, Y0], axis=0).T    # (B, 3 S) in one product
-        cnt = T[:, :S]                                    # complete cells per system
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mx = T[:, S:2 * S] / cnt
-            my = T[:, 2 * S:] / cnt
-        w = np.where(cnt > 0, ws, 0.0)
-        mx = np.where(cnt > 0, mx, 0.0)
-        my = np.where(cnt > 0, my, 0.0)
-        n = w.sum(axis=1)
-        sx, sy = (w * mx).sum(axis=1), (w * my).sum(axis=1)
-        sxx, syy = (w * mx * mx).sum(axis=1), (w * my * my).sum(axis=1)
-        return pearson_from_sums(n, sx, sy, sxx, syy, (w * mx * my).sum(axis=1),
-                           sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
-    raise InputError(f"unknown level '{level}'")
+        return partial(_segment_from_counts, M, V.shape[1])
+    return partial(_system_from_counts, np.concatenate([V, X0, Y0], axis=0).T, V.shape[0])
+
+
+def _segment_from_counts(M: np.ndarray, n_items: int, ws: np.ndarray, wi: np.ndarray
+                         ) -> np.ndarray:
+    T = np.einsum("bki,bi->bk", (ws @ M).reshape(ws.shape[0], 6, n_items), wi)
+    n, sx, sy, sxx, syy, sxy = T.T
+    return pearson_from_sums(n, sx, sy, sxx, syy, sxy, sxx / np.maximum(n, 1),
+                             syy / np.maximum(n, 1))
+
+
+def _system_from_counts(MT: np.ndarray, S: int, ws: np.ndarray, wi: np.ndarray) -> np.ndarray:
+    T = wi @ MT                                       # (B, 3 S) in one product
+    cnt = T[:, :S]                                    # complete cells per system
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = T[:, S:2 * S] / cnt
+        my = T[:, 2 * S:] / cnt
+    w = np.where(cnt > 0, ws, 0.0)
+    mx = np.where(cnt > 0, mx, 0.0)
+    my = np.where(cnt > 0, my, 0.0)
+    n = w.sum(axis=1)
+    sx, sy = (w * mx).sum(axis=1), (w * my).sum(axis=1)
+    sxx, syy = (w * mx * mx).sum(axis=1), (w * my * my).sum(axis=1)
+    return pearson_from_sums(n, sx, sy, sxx, syy, (w * mx * my).sum(axis=1),
+                             sxx / np.maximum(n, 1), syy / np.maximum(n, 1))
 
 
 def _item_pearson_from_counts(

@@ -35,7 +35,7 @@ from typing import Literal
 
 import numpy as np
 
-from nlgeval.correlation._pearson_counts import pearson_from_counts
+from nlgeval.correlation._pearson_counts import pearson_counts_plan
 from nlgeval.correlation._resampled_means import (
     _CELLS_PER_CHUNK,
     DRAW_CELLS,
@@ -218,14 +218,16 @@ def _pearson_in_blocks(
     row in an order that depends on the product's shape), and memory is one block's."""
     B = sys_idx.shape[0]
     out = np.empty(B)
+    of_counts = pearson_counts_plan(X, Y, level)  # what does not depend on the resamples
+    # the counts of all resamples at once (integers: the same as block by block)
+    ws_all, wi_all = resample_counts(sys_idx, X.shape[0]), resample_counts(item_idx, X.shape[1])
     for b0 in range(0, B, PEARSON_BLOCK):
-        si, ii = sys_idx[b0:b0 + PEARSON_BLOCK], item_idx[b0:b0 + PEARSON_BLOCK]
-        k = si.shape[0]
+        ws, wi = ws_all[b0:b0 + PEARSON_BLOCK].copy(), wi_all[b0:b0 + PEARSON_BLOCK].copy()
+        k = ws.shape[0]
         if k < PEARSON_BLOCK:
-            si, ii = (np.concatenate([a, np.repeat(a[:1], PEARSON_BLOCK - k, axis=0)])
-                      for a in (si, ii))
-        ws, wi = resample_counts(si, X.shape[0]), resample_counts(ii, X.shape[1])
-        out[b0:b0 + k] = pearson_from_counts(X, Y, level, ws, wi)[:k]
+            ws, wi = (np.concatenate([a, np.repeat(a[:1], PEARSON_BLOCK - k, axis=0)])
+                      for a in (ws, wi))
+        out[b0:b0 + k] = of_counts(ws, wi)[:k]
     return out
 
 
