@@ -61,6 +61,7 @@ from nlgeval.correlation.williams import (
     Alternative,
     WilliamsResult,
     williams_from_scores,
+    williams_pairs,
     williams_test,
 )
 from nlgeval.errors import InputError
@@ -234,6 +235,8 @@ def comparison_matrix(
     names = list(metrics)
     rows = []
     deltas_of = {}
+    tests = williams_pairs(metrics, Y, level, coefficient, "greater") if use == "williams" \
+        else {}
     if use != "williams" and coefficient == "pearson":
         # the masks a chunk at a time (one stream: the same masks as one draw)
         size = max(1, _MASK_CELLS // max(1, np.size(Y)) // _PERM_BLOCK) * _PERM_BLOCK
@@ -247,7 +250,7 @@ def comparison_matrix(
     for i, a in enumerate(names):
         for j, b in enumerate(names):
             if use == "williams" and i != j:
-                w = williams_from_scores(metrics[a], metrics[b], Y, level, coefficient, "greater")
+                w = tests[(a, b)]
                 rows.append({"metric_a": a, "metric_b": b, "r_a": w.r12, "r_b": w.r13,
                              "statistic": w.statistic, "pvalue": w.pvalue, "method": "williams"})
             elif use != "williams" and i < j:

@@ -8,6 +8,7 @@ orientation convention and re-exports every name defined here.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -62,19 +63,30 @@ def williams_test(
         raise InputError(f"alternative must be two-sided, greater or less, got {alternative!r}")
     if n <= 3 or not all(np.isfinite(v) for v in vals):
         return WilliamsResult(math.nan, max(n - 3, 0), math.nan, r12, r13, r23, n, alternative)
+    t = _williams_t(r12, r13, r23, n)
+    if t is None:
+        return WilliamsResult(math.nan, n - 3, math.nan, r12, r13, r23, n, alternative)
+    p = _t_pvalues(np.array([t]), n - 3, alternative)[0]
+    return WilliamsResult(float(t), n - 3, float(min(1.0, p)), r12, r13, r23, n, alternative)
+
+
+def _williams_t(r12: float, r13: float, r23: float, n: int) -> float | None:
+    """Williams' t (finite correlations, n > 3); None when the correlation matrix is not
+    positive semi-definite."""
     det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
     denom = 2 * (n - 1) / (n - 3) * det + ((r12 + r13) / 2) ** 2 * (1 - r23) ** 3
     if det < -1e-12 or denom <= 0:
-        return WilliamsResult(math.nan, n - 3, math.nan, r12, r13, r23, n, alternative)
-    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denom)
-    df = n - 3
+        return None
+    return (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denom)
+
+
+def _t_pvalues(t: np.ndarray, df: int, alternative: str) -> np.ndarray:
+    """Student-t p-values of ``t`` (element-wise, so one call serves many tests)."""
     if alternative == "two-sided":
-        p = 2 * stats.t.sf(abs(t), df)
-    elif alternative == "greater":
-        p = stats.t.sf(t, df)
-    else:
-        p = stats.t.cdf(t, df)
-    return WilliamsResult(float(t), df, float(min(1.0, p)), r12, r13, r23, n, alternative)
+        return 2 * stats.t.sf(np.abs(t), df)
+    if alternative == "greater":
+        return stats.t.sf(t, df)
+    return stats.t.cdf(t, df)
 
 
 def _level_vectors(
@@ -130,3 +142,98 @@ def williams_from_scores(
     r13 = float(batch_correlation(h, b, coefficient))
     r23 = float(batch_correlation(a, b, coefficient))
     return williams_test(r12, r13, r23, int(h.size), alternative)
+
+
+def williams_pairs(
+    metrics: Mapping[str, np.ndarray],
+    Y: np.ndarray,
+    level: str = "system",
+    coefficient: str = "pearson",
+    alternative: Alternative = "greater",
+) -> dict[tuple[str, str], WilliamsResult]:
+    """:func:`williams_from_scores` of every ordered pair of ``metrics`` (a != b), with the
+    shared work done once.
+
+    When every metric is present in the same cells (the usual study), each pair's vectors are
+    the metrics' own, so r(human, metric) is computed once per metric and r(A, B) once per
+    unordered pair (the coefficient is symmetric), and the t-distribution is evaluated for
+    all pairs in one call: the same numbers as pair by pair (tests/test_williams_pairs.py).
+    Otherwise every ordered pair is tested on its own complete cells.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> H = rng.normal(size=(5, 20))
+    >>> mets = {"a": H + 0.5 * rng.normal(size=(5, 20)), "b": H + 2 * rng.normal(size=(5, 20))}
+    >>> res = williams_pairs(mets, H, "segment")
+    >>> sorted(res), res[("a", "b")] == williams_from_scores(mets["a"], mets["b"], H, "segment")
+    ([('a', 'b'), ('b', 'a')], True)
+    """
+    level = check_level(level)
+    coefficient = check_coefficient(coefficient)
+    if coefficient not in ("pearson", "spearman"):
+        raise InputError("Williams' test is for Pearson (or Spearman on ranks); use "
+                         "permutation_test for Kendall")
+    Xs = {m: np.asarray(X, dtype=float) for m, X in metrics.items()}
+    Y = np.asarray(Y, dtype=float)
+    names = list(Xs)
+    shared = _shared_vectors(Xs, Y, level)
+    if shared is None:
+        return {(a, b): williams_from_scores(Xs[a], Xs[b], Y, level, coefficient, alternative)
+                for a in names for b in names if a != b}
+    h, vec = shared
+    r_h = {m: float(batch_correlation(h, v, coefficient)) for m, v in vec.items()}
+    keys, r12, r13, r23 = [], [], [], []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            r_ab = float(batch_correlation(vec[a], vec[b], coefficient))
+            for x, y in ((a, b), (b, a)):
+                keys.append((x, y))
+                r12.append(r_h[x])
+                r13.append(r_h[y])
+                r23.append(r_ab)
+    return dict(zip(keys, _williams_many(r12, r13, r23, int(h.size), alternative),
+                    strict=True))
+
+
+def _shared_vectors(Xs: dict[str, np.ndarray], Y: np.ndarray, level: str
+                    ) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+    """The human vector and each metric's vector at ``level`` when every pair's complete
+    units are the same (:func:`_level_vectors` of any pair); None otherwise."""
+    oks = [np.isfinite(X) & np.isfinite(Y) for X in Xs.values()]
+    if not oks or any(not np.array_equal(o, oks[0]) for o in oks[1:]):
+        return None
+    ok = oks[0]
+    H = np.where(ok, Y, np.nan)
+    if level == "segment":
+        return H[ok], {m: np.where(ok, X, np.nan)[ok] for m, X in Xs.items()}
+    if level != "system":
+        _level_vectors(Y, Y, Y, level)  # raises the error for other levels
+    means = {m: system_means(np.where(ok, X, np.nan), H) for m, X in Xs.items()}
+    keeps = [np.isfinite(a) & np.isfinite(h) for a, h in means.values()]
+    if any(not np.array_equal(k, keeps[0]) for k in keeps[1:]):
+        return None
+    keep = keeps[0]
+    h = next(iter(means.values()))[1]
+    return h[keep], {m: a[keep] for m, (a, _) in means.items()}
+
+
+def _williams_many(r12: list[float], r13: list[float], r23: list[float], n: int,
+                   alternative: str) -> list[WilliamsResult]:
+    """:func:`williams_test` of many correlation triples with one t-distribution call."""
+    if alternative not in ("two-sided", "greater", "less"):
+        raise InputError(f"alternative must be two-sided, greater or less, got {alternative!r}")
+    ts = [_williams_t(a, b, c, n) if n > 3 and all(np.isfinite(v) for v in (a, b, c))
+          else None for a, b, c in zip(r12, r13, r23, strict=True)]
+    good = [t for t in ts if t is not None]
+    ps = iter(_t_pvalues(np.array(good, dtype=float), n - 3, alternative) if good else [])
+    out = []
+    for t, a, b, c in zip(ts, r12, r13, r23, strict=True):
+        if t is None:
+            out.append(WilliamsResult(math.nan, max(n - 3, 0), math.nan, a, b, c, n,
+                                      alternative))
+        else:
+            out.append(WilliamsResult(float(t), n - 3, float(min(1.0, next(ps))), a, b, c, n,
+                                      alternative))
+    return out
