@@ -43,7 +43,8 @@ def _add_init(exp: typer.Typer) -> None:
     @exp.command("init")
     def init(
         directory: DirArg,
-        mode: Annotated[str, typer.Option(help="absolute, relative or triangle.")] = "absolute",
+        mode: Annotated[str, typer.Option(
+            help="absolute, relative, triangle, mqm, esa or bws.")] = "absolute",
         force: Annotated[bool, typer.Option("--force", help="Overwrite.")] = False,
     ) -> None:
         """Write a small working example experiment to copy from."""
@@ -192,6 +193,10 @@ def _add_export(exp: typer.Typer) -> None:
             "--participants", help="Also write one row per participant (platform ids, "
             "consent time, completion code, time on task) to this CSV, for paying and "
             "audits.")] = None,
+        bws_logit: Annotated[float | None, typer.Option(
+            "--bws-logit", help="Best-worst scaling, with --out FOLDER: also fit the maxdiff "
+            "logit (Marley & Louviere 2005) with this Gaussian prior (0: maximum likelihood) "
+            "into bws_logit.csv.")] = None,
         spreadsheet: Annotated[bool, typer.Option(
             "--spreadsheet-safe",
             help="Prefix text cells that a spreadsheet would run as a formula (=, +, -, @) "
@@ -221,7 +226,7 @@ def _add_export(exp: typer.Typer) -> None:
 
                 files = write_export(store, cfg, out,  # type: ignore[arg-type]  # folder: out set
                                      include_practice=include_practice,
-                                     include_checks=include_checks)
+                                     include_checks=include_checks, logit_prior=bws_logit)
             df = export_ratings(store, cfg, include_practice=include_practice,
                                 include_checks=include_checks)
             if flags is not None:

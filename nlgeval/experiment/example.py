@@ -2,7 +2,11 @@
 
 LG-Eval's documentation is a walk-through with example experiments rather than a list of options
 (Kow & Belz 2012, section 3.2); ``init`` does the same: it writes a working ``experiment.toml``
-with every option commented, plus toy outputs, for absolute, relative or triangle judgements.
+with every option commented, plus toy outputs, for absolute, relative or triangle judgements,
+MQM or ESA error spans (Freitag et al. 2021; Kocmi et al. 2024) or best-worst scaling
+(Louviere et al. 2015). The error-span and best-worst examples are crowd studies for six
+evaluators with an open sign-up link and a consent form, ready for ``nlgeval experiment
+simulate`` (a dry run before anyone is paid).
 """
 
 from __future__ import annotations
@@ -34,11 +38,22 @@ _INPUTS = [
     "all: sunny spells, some clouds",
 ]
 _SYSTEMS = ("human", "neural", "template")
+MODES = ("absolute", "relative", "triangle", "mqm", "esa", "bws")
+ExampleMode = Literal["absolute", "relative", "triangle", "mqm", "esa", "bws"]
+_TITLES = {"absolute": "Weather forecast quality", "relative": "Which forecast is better?",
+           "triangle": "Spot the odd forecast", "mqm": "Mark the errors in weather forecasts",
+           "esa": "Error spans and a score for weather forecasts",
+           "bws": "Best and worst weather forecasts"}
+_WHAT = {"absolute": "one text to judge", "relative": "two texts, A and B, to compare",
+         "triangle": "three texts: pick the one by a different author",
+         "mqm": "one text: mark each error in it, with its category and severity",
+         "esa": "one text: mark its errors, then give it a score from 0 to 100",
+         "bws": "four texts: pick the best and the worst"}
 
 _HEADER = '''# nlgeval experiment: {title}
 # Serve it with:  nlgeval experiment create DIR  &&  nlgeval serve DIR
 title = "{title}"
-mode = "{mode}"            # absolute | relative | triangle
+mode = "{mode}"            # absolute | relative | triangle | mqm | esa | bws
 outputs = "outputs.csv"    # system, item, text (nlgeval's canonical outputs table)
 context = "context.csv"    # item, text: the input shown above the outputs (optional)
 seed = 7                   # seeds the Latin square and every evaluator's trial order
@@ -103,6 +118,36 @@ questionnaire = "questionnaire.csv"   # from `nlgeval triangle design` (judge, p
 question = "Two of these forecasts were written by the same author. Which one is different?"
 '''
 
+_CROWD = '''evaluators = 6              # trial sets; the open sign-up link hands them out in turn
+
+[crowd]                     # a crowd study (Prolific, MTurk): open sign-up link, consent
+consent = "Your answers are stored without your name and used for research only."
+completion_code = "WEATHER1"
+min_trial_ms = 0            # never withhold the code for fast answers (raise it for real)
+'''
+
+_MQM = '''
+[mqm]                       # error spans, MQM (Freitag et al. 2021); weights: theirs
+categories = ["Accuracy/Addition", "Accuracy/Omission", "Accuracy/Mistranslation",
+              "Fluency/Grammar", "Fluency/Punctuation", "Fluency/Spelling", "Style/Awkward",
+              "Other", "Non-translation"]
+severities = ["minor", "major"]
+'''
+
+_ESA = '''
+[esa]                       # error spans, then a 0-100 score (Kocmi et al. 2024)
+left_label = "No meaning preserved"
+right_label = "Perfect meaning and grammar"
+'''
+
+_BWS = '''
+[bws]                       # best-worst scaling (Louviere et al. 2015)
+tuple_size = 4              # outputs per tuple; each output in the same number of tuples
+raters = 2                  # evaluators per tuple
+criterion = "quality"       # the name of the counting scores in the export
+question = "Which forecast is the best, and which is the worst?"
+'''
+
 _QUESTIONNAIRE = '''
 [[questionnaire]]
 name = "native_speaker"
@@ -118,9 +163,50 @@ type = "text"
 '''
 
 
+def _outputs(mode: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The toy outputs (``system, item, text``) and inputs (``item, text``); best-worst
+    scaling gets two more systems (a copy of the input, a forecast cut short), since a tuple
+    holds four outputs of one input."""
+    n = 6
+    rows = []
+    for i, texts in enumerate(_WEATHER[:n + 1], 1):
+        item = f"w{i}" if i <= n else "p1"
+        for s, t in zip(_SYSTEMS, texts, strict=True):
+            rows.append({"system": s, "item": item, "text": t})
+        if mode == "bws":
+            rows.append({"system": "copy", "item": item, "text": _INPUTS[i - 1]})
+            words = texts[0].split()
+            rows.append({"system": "cut", "item": item,
+                         "text": " ".join(words[:max(2, len(words) // 2)]) + " ..."})
+    outputs = pd.DataFrame(rows)
+    if mode in ("mqm", "esa", "bws"):
+        outputs = outputs[outputs["item"] != "p1"]  # no practice trials in these examples
+    ctx = pd.DataFrame({"item": [f"w{i}" for i in range(1, n + 1)] + ["p1"],
+                        "text": _INPUTS[:n] + [_INPUTS[n]]})
+    return outputs, ctx
+
+
+def _mode_part(mode: str, directory: Path, outputs: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The mode's part of ``experiment.toml`` (and, for triangle, its questionnaire file)."""
+    if mode == "absolute":
+        return _ABSOLUTE, outputs
+    if mode == "relative":
+        return _RELATIVE, outputs
+    if mode == "triangle":
+        from nlgeval.triangle.design import triangle_design
+
+        outputs = outputs[outputs["system"].isin(["human", "neural"])]
+        q = triangle_design(6, seed=7, pool=outputs[outputs["item"] != "p1"],
+                            source_a="human", source_b="neural")
+        q = q[[c for c in q.columns if not c.startswith("text_")]]
+        q.to_csv(directory / "questionnaire.csv", index=False)
+        return _TRIANGLE, outputs
+    return _CROWD + {"mqm": _MQM, "esa": _ESA, "bws": _BWS}[mode], outputs
+
+
 def write_example(
     directory: str | Path,
-    mode: Literal["absolute", "relative", "triangle"] = "absolute",
+    mode: ExampleMode = "absolute",
     *,
     overwrite: bool = False,
 ) -> Path:
@@ -136,44 +222,23 @@ def write_example(
     ['context.csv', 'experiment.toml', 'outputs.csv']
     >>> load_config(d).mode
     'relative'
+    >>> cfg = load_config(write_example(tmp.name + "/bws", "bws"))
+    >>> cfg.mode, cfg.evaluators, cfg.crowd.open_link
+    ('bws', 6, True)
     >>> tmp.cleanup()
     """
     directory = Path(directory)
     if (directory / "experiment.toml").exists() and not overwrite:
         raise InputError("already holds an experiment.toml (use --force to overwrite)",
                          file=directory)
-    if mode not in ("absolute", "relative", "triangle"):
-        raise InputError(f"unknown mode '{mode}' (absolute, relative, triangle)")
+    if mode not in MODES:
+        raise InputError(f"unknown mode '{mode}' ({', '.join(MODES)})")
     directory.mkdir(parents=True, exist_ok=True)
-    n = 6
-    rows = []
-    for i, texts in enumerate(_WEATHER[:n], 1):
-        for s, t in zip(_SYSTEMS, texts, strict=True):
-            rows.append({"system": s, "item": f"w{i}", "text": t})
-    for s, t in zip(_SYSTEMS, _WEATHER[n], strict=True):
-        rows.append({"system": s, "item": "p1", "text": t})
-    outputs = pd.DataFrame(rows)
-    ctx = pd.DataFrame({"item": [f"w{i}" for i in range(1, n + 1)] + ["p1"],
-                        "text": _INPUTS[:n] + [_INPUTS[n]]})
-    title = {"absolute": "Weather forecast quality", "relative": "Which forecast is better?",
-             "triangle": "Spot the odd forecast"}[mode]
-    what = {"absolute": "one text to judge", "relative": "two texts, A and B, to compare",
-            "triangle": "three texts: pick the one by a different author"}[mode]
-    text = _HEADER.format(title=title, mode=mode, what=what, s="" if mode == "absolute" else "s")
-    if mode == "absolute":
-        text += _ABSOLUTE
-    elif mode == "relative":
-        text += _RELATIVE
-    else:
-        from nlgeval.triangle.design import triangle_design
-
-        outputs = outputs[outputs["system"].isin(["human", "neural"])]
-        q = triangle_design(6, seed=7, pool=outputs[outputs["item"] != "p1"],
-                            source_a="human", source_b="neural")
-        q = q[[c for c in q.columns if not c.startswith("text_")]]
-        q.to_csv(directory / "questionnaire.csv", index=False)
-        text += _TRIANGLE
-    text += _QUESTIONNAIRE
+    outputs, ctx = _outputs(mode)
+    text = _HEADER.format(title=_TITLES[mode], mode=mode, what=_WHAT[mode],
+                          s="" if mode in ("absolute", "mqm", "esa") else "s")
+    part, outputs = _mode_part(mode, directory, outputs)
+    text += part + _QUESTIONNAIRE
     (directory / "experiment.toml").write_text(text, encoding="utf-8")
     outputs.to_csv(directory / "outputs.csv", index=False)
     ctx.to_csv(directory / "context.csv", index=False)

@@ -6,10 +6,12 @@ columns ``rater, item, system, criterion, score`` first (``nlgeval validate --hu
 ``compare`` and ``agreement`` read them), then the mode's own columns and the timing and
 quality-control columns. For relative (pairwise) judgements ``system`` and ``system_b`` are the
 pair and ``score`` the preference for ``system`` (the shape ``nlgeval compare`` reads as
-pairwise judgements). Span modes also write ``spans.csv`` (one row per marked error span) and
-best-worst scaling its raw choices (``choices.csv``) when the mode provides them. Next to
-them: ``flags.csv`` (the quality flags per evaluator) and, when the study has an exit
-questionnaire, ``questionnaire.csv``.
+pairwise judgements). Span modes (MQM, ESA) also write ``spans.csv`` (one row per marked
+error span: :func:`nlgeval.experiment.export.export_spans`); best-worst scaling writes its
+counting scores per rater and output as ``ratings.csv``, the raw choices (``choices.csv``)
+and the counting scores over all raters (``bws_scores.csv``; see
+:mod:`nlgeval.experiment.modes.bws`). Next to them: ``flags.csv`` (the quality flags per
+evaluator) and, when the study has an exit questionnaire, ``questionnaire.csv``.
 
 Examples
 --------
@@ -26,20 +28,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from nlgeval.experiment.config import ExperimentConfig
 from nlgeval.experiment.export import export_questionnaire, export_ratings, quality_flags
 
 __all__ = ["write_export"]
-
-
-def _extra_tables(store: Any, cfg: ExperimentConfig) -> dict[str, pd.DataFrame]:
-    """The mode's own tables (``spans``, ``choices``), when its mode provides them through
-    an ``export_tables(store, cfg)`` hook."""
-    mode = getattr(cfg, "mode_impl", None)
-    hook = getattr(mode, "export_tables", None)
-    return dict(hook(store, cfg)) if hook is not None else {}
 
 
 def write_export(
@@ -49,9 +41,13 @@ def write_export(
     *,
     include_practice: bool = False,
     include_checks: bool = False,
+    logit_prior: float | None = None,
 ) -> dict[str, Path]:
     """Write the study's export files into the folder ``out`` (see the module docstring);
-    returns the path of each table by name (``ratings``, ``flags``, ...).
+    returns the path of each table by name (``ratings``, ``flags``, ...). A mode with an
+    ``export_tables(export, logit_prior=...)`` hook (best-worst scaling) makes its own
+    ``ratings`` and analysis tables from the export; ``logit_prior`` asks it for its
+    logit fit.
 
     Examples
     --------
@@ -59,14 +55,21 @@ def write_export(
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    tables: dict[str, pd.DataFrame] = {
-        "ratings": export_ratings(store, cfg, include_practice=include_practice,
-                                  include_checks=include_checks),
-        "flags": quality_flags(store, cfg),
-    }
+    from nlgeval.experiment.modes.spans import SpanMode
+
+    raw = export_ratings(store, cfg, include_practice=include_practice,
+                         include_checks=include_checks)
+    mode = cfg.mode_impl
+    hook = getattr(mode, "export_tables", None)
+    tables = dict(hook(raw, logit_prior=logit_prior)) if hook else {"ratings": raw}
+    tables["flags"] = quality_flags(store, cfg)
     if cfg.questionnaire:
         tables["questionnaire"] = export_questionnaire(store)
-    tables.update(_extra_tables(store, cfg))
+    if isinstance(mode, SpanMode):
+        from nlgeval.experiment.export import export_spans
+
+        tables["spans"] = export_spans(store, include_practice=include_practice,
+                                       include_checks=include_checks)
     paths = {}
     for name, df in tables.items():
         paths[name] = out / f"{name}.csv"

@@ -21,8 +21,10 @@ flags them all unless ``pace_ms`` makes them wait before each answer.
 
 from __future__ import annotations
 
+import html
 import http.cookiejar
 import json
+import re
 import threading
 import time
 import urllib.error
@@ -39,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
-from nlgeval.experiment.config import ExperimentConfig, format_value
+from nlgeval.experiment.config import CriterionConfig, ExperimentConfig, format_value
 from nlgeval.experiment.simulate_raters import (
     ITEM_SD,
     SimulatedRater,
@@ -148,9 +150,10 @@ def _scale_answer(offered: list[dict[str, str]], lo: float, hi: float, frac: flo
 
 
 def answer_trial(fields: list[dict[str, str]], trial: TrialView, cfg: ExperimentConfig,
-                 rater: SimulatedRater) -> dict[str, str]:
+                 rater: SimulatedRater, text: str = "") -> dict[str, str]:
     """The posted trial form: the page's hidden fields, then one answer per criterion (a
-    slider marked as moved) or the odd text of a triangle.
+    slider marked as moved), the odd text of a triangle, the best and worst text of a
+    best-worst tuple, or the error spans in the output ``text`` (MQM; ESA also scores it).
 
     Examples
     --------
@@ -170,15 +173,45 @@ def answer_trial(fields: list[dict[str, str]], trial: TrialView, cfg: Experiment
     if _options(fields, "odd"):
         data["odd"] = str(rater.odd_one_out(trial))
         return data
+    if _options(fields, "best"):
+        best, worst = rater.best_worst(trial)
+        data.update(best=str(best), worst=str(worst))
+        return data
+    if "spans" in data:
+        _answer_spans(data, fields, trial, cfg, rater, text)
+    criteria = getattr(cfg.options, "scale", None)
+    if criteria is not None:  # ESA: the 0-100 score after the spans
+        _answer_scale(data, fields, 0, criteria, trial, rater)
+        return data
     for i, c in enumerate(cfg.criteria):
-        key = f"c{i}"
-        v = _scale_answer(_options(fields, key), c.scale_min, c.scale_max,
-                          rater.fraction(trial, c.name))
-        if v is not None:
-            data[key] = v
-            if any(f.get("type") == "range" for f in _options(fields, key)):
-                data[f"{key}_moved"] = "1"
+        _answer_scale(data, fields, i, c, trial, rater)
     return data
+
+
+def _answer_scale(data: dict[str, str], fields: list[dict[str, str]], i: int,
+                  c: CriterionConfig, trial: TrialView, rater: SimulatedRater) -> None:
+    """Criterion ``i``'s answer (field ``c<i>``; a slider marked as moved)."""
+    key = f"c{i}"
+    v = _scale_answer(_options(fields, key), c.scale_min, c.scale_max,
+                      rater.fraction(trial, c.name))
+    if v is not None:
+        data[key] = v
+        if any(f.get("type") == "range" for f in _options(fields, key)):
+            data[f"{key}_moved"] = "1"
+
+
+def _answer_spans(data: dict[str, str], fields: list[dict[str, str]], trial: TrialView,
+                  cfg: ExperimentConfig, rater: SimulatedRater, text: str) -> None:
+    """The error spans (MQM, ESA) as the page's script posts them: JSON in ``spans``, and
+    "no errors" ticked when there are none."""
+    opts = cfg.options
+    # a non-translation error replaces every other (Freitag et al. 2021): never picked here
+    skip = getattr(opts, "non_translation", None)
+    cats = [c for c in getattr(opts, "category_names", ("",)) if c != skip] or [""]
+    spans = rater.error_spans(trial, text, cats, list(opts.severities))
+    data["spans"] = json.dumps(spans)
+    if not spans and any(f.get("name") == "no_errors" for f in fields):
+        data["no_errors"] = "1"
 
 
 def _answer_start(fields: list[dict[str, str]], cfg: ExperimentConfig,
@@ -229,8 +262,13 @@ def _sign_up(browser: _Browser, x: Experiment, k: int) -> str | None:
 
 
 def _fail(x: Experiment, who: int, status: int, path: str, page: str) -> InputError:
-    return InputError(f"simulated evaluator {who}: the server answered {status} at {path} "
-                      f"({' '.join(page.split())[:300]})", file=x.cfg.path)
+    """The error of a page a browser would not expect, with what the page says."""
+    main = re.search(r"<main[^>]*>(.*?)</main>", page, re.S)
+    said = html.unescape(re.sub(r"<[^>]+>", " ", main.group(1) if main else page))
+    return InputError(f"simulated evaluator {who}: the server answered {status} at "
+                      f"{re.sub(r'/e/[^/]+', '/e/<token>', path)}: "
+                      f"{' '.join(said.split())[:300]}",
+                      file=x.cfg.path)
 
 
 def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int,
@@ -258,7 +296,8 @@ def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int
             data = _answer_start(fields, x.cfg, rater)
         elif "/trial/" in action:
             trial = TrialView(*x.trials[int(action.rsplit("/", 1)[1])])
-            data = answer_trial(fields, trial, x.cfg, rater)
+            data = answer_trial(fields, trial, x.cfg, rater,
+                                x.texts.get((trial.system, trial.item), ""))
             row["trials"] += 1
             if pace_ms:
                 time.sleep(pace_ms / 1000)

@@ -27,6 +27,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -174,6 +175,38 @@ class SimulatedRater:
         gap = abs(self.q(sources[0]) - self.q(sources[-1])) if len(sources) > 1 else 1.0
         p = 1.0 if t.qc_kind else 1 / 3 + 2 / 3 * min(1.0, 2 * gap)
         return odd if self.rng.uniform() < p else int(self.rng.choice(wrong))
+
+    def best_worst(self, t: TrialView) -> tuple[int, int]:
+        """The texts (1, 2, ...) picked as the best and the worst of a best-worst tuple: a
+        diligent rater by the outputs' latent qualities plus noise, the others at random."""
+        d = t.details or {}
+        shown = list(d.get("sources", []))
+        if self.careless:
+            best, worst = self.rng.choice(len(shown), size=2, replace=False)
+            return int(best) + 1, int(worst) + 1
+        u = np.array([self.q(s) for s in shown]) + self.rng.normal(0.0, NOISE_SD, len(shown))
+        return int(np.argmax(u)) + 1, int(np.argmin(u)) + 1
+
+    def error_spans(self, t: TrialView, text: str, categories: list[str],
+                    severities: list[str]) -> list[dict[str, object]]:
+        """Error spans for an MQM or ESA trial, on whole words at random positions: a
+        diligent rater marks about ``4 x (1 - quality)`` errors, major ones with probability
+        ``1 - quality``; the others mark 0 to 3 errors of random severity."""
+        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        if self.careless:
+            n, p_major = int(self.rng.integers(0, 4)), 0.5
+        else:
+            q = self.q(t.system)
+            n, p_major = int(self.rng.poisson(4 * (1 - q))), 1 - q
+        n = min(n, len(words))
+        spans: list[dict[str, object]] = []
+        for w in sorted(self.rng.choice(len(words), size=n, replace=False)) if n else []:
+            start, end = words[int(w)]
+            major = "major" in severities and self.rng.uniform() < p_major
+            spans.append({"start": start, "end": end, "quote": text[start:end],
+                          "severity": "major" if major else severities[0],
+                          "category": self.pick(categories)})
+        return spans
 
     def pick(self, options: list[str]) -> str:
         """One of ``options`` uniformly (a question the model has no view on)."""
