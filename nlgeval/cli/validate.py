@@ -111,8 +111,10 @@ def validate(
     backend: Annotated[str, typer.Option(
         "--backend", help="Where the correlations, bootstrap and permutation tests run, one "
                           "task per criterion: serial, process (local processes, see "
-                          "--workers) or dask (see --scheduler). Never changes a number.")]
-    = "serial",
+                          "--workers), dask (see --scheduler) or auto (process when there "
+                          "are two cores and criteria and enough resamples, else serial). "
+                          "Never changes a number.")]
+    = "auto",
     workers: Annotated[int | None, typer.Option(
         "--workers", help="Processes for --backend process (default: all cores) or the size "
                           "of a Dask LocalCluster.")] = None,
@@ -151,10 +153,9 @@ def validate(
     ...
     SystemExit: 2
     """
-    # (long only through its option declarations: the body is parse -> settings -> study ->
-    # render)
+    # long only through its option declarations; the body is settings -> inputs -> study ->
+    # report, each a named step below
     setup(quiet)
-    from nlgeval.report import run_validation, write_report
     from nlgeval.report.writer import figure_formats
 
     fig_formats = figure_formats(figures)  # checked before any data is read
@@ -173,28 +174,49 @@ def validate(
     )
     t0 = time.perf_counter()
     corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
+    settings = _with_human_systems(settings, human_systems, human)
+    t_load = time.perf_counter() - t0
+    study = _run_study(corp, _metric_list(metrics, human, corp, ext), settings, ext, quiet)
+    study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
+    out_dir = out if out is not None else Path("reports") / corp.name
+    _write_and_show(study, corp.name, out_dir, fig_formats, as_json, quiet)
+
+
+def _with_human_systems(settings: Any, human_systems: str | None, human: Path | None) -> Any:
+    """--human-systems plus the systems the ratings file flags in a 'human' column."""
     flagged = _human_flagged(human)
     if split_list(human_systems) or flagged:
-        settings = settings.replace(human_systems=[*(split_list(human_systems) or []),
-                                                   *flagged])
-    t_load = time.perf_counter() - t0
+        return settings.replace(human_systems=[*(split_list(human_systems) or []), *flagged])
+    return settings
+
+
+def _run_study(corp: Any, metrics: list[str] | None, settings: Any, ext: Any,
+               quiet: bool) -> Any:
+    """:func:`nlgeval.report.run_validation`; its warnings are printed once each on stderr
+    (unless ``quiet``)."""
+    from nlgeval.report import run_validation
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        study = run_validation(corp, _metric_list(metrics, human, corp, ext), settings=settings,
-                               scores=ext)
+        study = run_validation(corp, metrics, settings=settings, scores=ext)
     if not quiet:
         for msg in dict.fromkeys(str(w.message) for w in caught):
             typer.echo(f"warning: {msg}", err=True)
-    study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
-    out_dir = out if out is not None else Path("reports") / corp.name
+    return study
+
+
+def _write_and_show(study: Any, corpus_name: str, out_dir: Path, fig_formats: Any,
+                    as_json: bool, quiet: bool) -> None:
+    """Write the report directory, then print the JSON object or the summary."""
+    from nlgeval.report import write_report
+
     write_report(study, out_dir, extra_record={"argv": sys.argv[1:]}, figures=fig_formats)
     if as_json:
         full = study.to_dict()
-        emit_json({"corpus": corp.name, "out": str(out_dir),
+        emit_json({"corpus": corpus_name, "out": str(out_dir),
                    **{k: full[k] for k in ("settings", "correlations", "verdict",
                                            "leaderboards", "signatures", "notes")}})
-        return
-    if not quiet:
+    elif not quiet:
         _print_summary(study, out_dir)
 
 

@@ -8,6 +8,7 @@ options from it, and the resolved settings are written to ``run.json`` under ``s
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,10 @@ from nlgeval.results import Result
 #: Multiple-comparison corrections (statsmodels ``multipletests`` methods): Holm (1979),
 #: Benjamini & Hochberg (1995), Benjamini & Yekutieli (2001), Bonferroni, or none.
 CORRECTIONS = ("holm", "bh", "by", "bonferroni", "none")
+#: ``backend="auto"`` runs the criteria in worker processes from this much resampling work
+#: ((resamples + permutations) x cells x metrics; WebNLG 2020 is 4.6e7): below it, starting
+#: the workers costs more than the second core gives back
+AUTO_PROCESS_WORK = 2_000_000
 
 
 def _names(value: Sequence[str] | str | None, what: str) -> tuple[str, ...] | None:
@@ -103,7 +108,7 @@ class ValidationSettings(Result):
     table9: bool = True
     cache: bool = True
     cache_dir: str | None = None
-    backend: str = "serial"
+    backend: str = "auto"
     workers: int | None = None
     scheduler: str | None = None
 
@@ -155,8 +160,8 @@ class ValidationSettings(Result):
                 raise InputError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
         if self.scheduler is not None and self.backend != "dask":
             object.__setattr__(self, "backend", "dask")
-        if self.backend not in BACKENDS:
-            raise InputError(f"backend must be one of {', '.join(BACKENDS)}, "
+        if self.backend not in ("auto", *BACKENDS):
+            raise InputError(f"backend must be one of {', '.join(('auto', *BACKENDS))}, "
                              f"got {self.backend!r}")
         if self.workers is not None and (isinstance(self.workers, bool)
                                          or not isinstance(self.workers, int)
@@ -217,6 +222,24 @@ class ValidationSettings(Result):
                             resamples=self.resamples, resample=self.resample,
                             confidence_level=self.confidence_level, seed=self.seed,
                             epsilon=dict(self.epsilon) if self.epsilon else None)
+
+    def for_study(self, n_criteria: int, n_cells: int, n_metrics: int) -> ValidationSettings:
+        """The settings with ``backend="auto"`` resolved for a study of ``n_criteria`` criteria
+        and ``n_metrics`` metrics on ``n_cells`` (systems x items) cells: ``process`` (one task
+        per criterion on every core) when there are two or more cores and criteria and the
+        resampling work is large enough to pay for the worker processes (about
+        :data:`AUTO_PROCESS_WORK` resampled cells), else ``serial``. Either gives the same
+        numbers; run.json records the one used.
+
+        >>> s = ValidationSettings(resamples=20, permutations=0).for_study(5, 100, 2)
+        >>> s.backend
+        'serial'
+        """
+        if self.backend != "auto":
+            return self
+        work = (self.resamples + self.permutations) * n_cells * n_metrics
+        many = n_criteria >= 2 and (os.cpu_count() or 1) >= 2 and work >= AUTO_PROCESS_WORK
+        return self.replace(backend="process" if many else "serial")
 
     def replace(self, **changes: Any) -> ValidationSettings:
         """A copy with ``changes`` (validated again).

@@ -237,6 +237,9 @@ def run_study(
     timings = Timings()
     with timings.step("scoring"):
         prep = prepare_scores(corpus, settings, inputs)
+    # backend "auto": worker processes for the criteria when the work pays for them
+    settings = settings.for_study(len(prep.criteria), len(prep.systems) * len(prep.rated_items),
+                                  len(prep.metrics))
     # refuse, in one line, a study that will not fit in memory (before the statistics)
     check_study_memory(estimate_study_memory(len(prep.systems), len(prep.rated_items),
                                              len(prep.metrics), len(prep.criteria)))
