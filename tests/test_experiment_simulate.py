@@ -195,3 +195,44 @@ def test_more_evaluators_than_personal_links(tmp_path: Path, capsys: pytest.Capt
             main(["experiment", "simulate", str(d), *args])
         assert exc.value.code == 2
         assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["mqm", "esa", "bws"])
+def test_round_trip_new_modes(tmp_path: Path, mode: str) -> None:
+    """The acceptance interface: init --mode -> create -> simulate -> export -> validate;
+    the segment scores (MQM, ESA) and the best-worst counting scores follow the latent
+    qualities (the first system the best)."""
+    d = tmp_path / mode
+    _ok(["experiment", "init", str(d), "--mode", mode])
+    _ok(["experiment", "create", str(d)])
+    out = json.loads(_ok(["experiment", "simulate", str(d), "--evaluators", "6", "--seed", "1",
+                          "--json"]))
+    assert [e["outcome"] for e in out["evaluators"]] == ["finished"] * 6
+    assert all(e["participant"].startswith("SIM") for e in out["evaluators"])  # signed up
+    x = tmp_path / "x"
+    _ok(["experiment", "export", str(d), "--out", str(x)])
+    names = sorted(p.name for p in x.iterdir())
+    ratings = pd.read_csv(x / "ratings.csv")
+    assert list(ratings.columns[:5]) == ["rater", "item", "system", "criterion", "score"]
+    q = out["qualities"]
+    best_first = sorted(q, key=q.get, reverse=True)
+    assert ratings.groupby("system")["score"].mean().sort_values(
+        ascending=False).index.tolist() == best_first
+    if mode == "bws":
+        assert {"choices.csv", "bws_scores.csv"} <= set(names)
+        choices = pd.read_csv(x / "choices.csv")
+        shown = choices.groupby(["item", "system"]).size()
+        assert shown.nunique() == 1  # every output in the same number of (tuple, rater)s
+        assert (choices.groupby(["rater", "tuple_id"])[["best", "worst"]].sum() == 1).all().all()
+    else:
+        spans = pd.read_csv(x / "spans.csv")
+        assert {"start", "end", "severity"} <= set(spans.columns)
+        per = spans.dropna(subset=["severity"]).groupby("system").size()
+        assert per[best_first[0]] < per[best_first[-1]]  # worse systems, more errors
+    scores = _scores_file(tmp_path, sorted(ratings["item"].astype(str).unique()), q)
+    v = json.loads(_ok(["validate", "--human", str(x / "ratings.csv"), "--scores", str(scores),
+                        "--metrics", "none", "--json", "--out", str(tmp_path / "val")]))
+    corr = pd.DataFrame(v["correlations"])
+    sys_k = corr[(corr["metric"] == "follows") & (corr["level"] == "system")
+                 & (corr["coefficient"] == "kendall")]
+    assert np.allclose(sys_k["r"], 1.0) and len(sys_k) >= 1
