@@ -1,0 +1,96 @@
+"""Best-worst scaling in a real headless Chromium on a phone: the best and the worst text
+chosen with the keyboard only (Tab into a radio group, arrow keys / Space to choose, Enter on
+Next), a missing choice refused with the answer kept, and the export holds the choices.
+Nothing is downloaded: Playwright launches ``/usr/bin/chromium``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from experiment_helpers import running_server, write_experiment
+from typer.testing import CliRunner
+
+from nlgeval.cli import app as cli_app
+from nlgeval.experiment import create_experiment
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = [pytest.mark.browser]
+if not CHROMIUM.exists():
+    pytestmark.append(pytest.mark.skip(
+        reason="/usr/bin/chromium is missing (Debian package 'chromium'; `make system-deps`)"))
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+
+
+def _tab_to(page, name: str) -> None:  # noqa: ANN001
+    """Press Tab until the focus is in the radio group ``name`` (keyboard only)."""
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.name") == name:
+            return
+    raise AssertionError(f"Tab never reached the {name!r} choices")
+
+
+def _shown(page) -> list[str]:  # noqa: ANN001
+    """The systems of the texts shown, in order (each text names its system)."""
+    return re.findall(r"Output of (S\d) for", page.inner_text("section.outputs"))
+
+
+def test_bws_keyboard_only_on_a_phone(tmp_path: Path) -> None:
+    d = write_experiment(tmp_path / "bws", mode="bws", systems=4, items=2, evaluators=1,
+                         practice=0, criteria="", questionnaire=False,
+                         extra="[bws]\nquestion = \"Best and worst?\"\n")
+    made = create_experiment(d)
+    token = made.evaluators["token"].iloc[0]
+    picks: list[tuple[str, str]] = []
+    with sync_api.sync_playwright() as p, running_server(d) as srv:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                    has_touch=True, device_scale_factor=2)
+        page = phone.new_page()
+        page.goto(f"{srv.base}/e/{token}")
+        page.get_by_role("button", name="Start").press("Enter")  # focused on arrival
+        page.wait_for_selector("text=Best and worst?")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"page scrolls sideways on a phone ({width}px)"
+        page.screenshot(path=str(tmp_path / "bws-phone.png"), full_page=True)
+        # only a best text: refused, the missing part marked, the choice kept
+        _tab_to(page, "best")
+        page.keyboard.press("Space")  # the first text is the best
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#form-error")
+        assert page.locator("fieldset.invalid").count() == 1
+        assert page.locator("input[name=best][value='1']").is_checked()
+        assert page.evaluate("document.activeElement.name") == "worst"  # focus on the gap
+        page.keyboard.press("ArrowDown")  # the second text ...
+        page.keyboard.press("ArrowDown")  # ... no: the third is the worst
+        shown = _shown(page)
+        picks.append((shown[0], shown[2]))
+        page.keyboard.press("Enter")
+        page.wait_for_selector("text=remaining")
+        n_tuples = 1 + int(re.search(r"(\d+) items? remaining",
+                                     page.inner_text("header")).group(1))
+        for _ in range(n_tuples - 1):
+            shown = _shown(page)
+            _tab_to(page, "best")
+            page.keyboard.press("ArrowDown")  # focus on text 1, ArrowDown: text 2 is best
+            _tab_to(page, "worst")
+            page.keyboard.press("Space")  # text 1 is the worst
+            picks.append((shown[1], shown[0]))
+            page.keyboard.press("Enter")
+            page.wait_for_load_state()
+        page.wait_for_selector("text=Thank you")
+        browser.close()
+    out = tmp_path / "x"
+    r = CliRunner().invoke(cli_app, ["experiment", "export", str(d), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    choices = pd.read_csv(out / "choices.csv")
+    got = sorted((g.loc[g["best"] == 1, "system"].item(), g.loc[g["worst"] == 1, "system"].item())
+                 for _t, g in choices.groupby("tuple_id"))
+    assert got == sorted(picks)
+    assert len(picks) == choices["tuple_id"].nunique() == n_tuples
