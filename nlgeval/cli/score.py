@@ -6,7 +6,7 @@ A thin layer over :func:`nlgeval.metrics.scoring.score_corpus`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -85,21 +85,13 @@ def score(
     """Score every output with automatic metrics; print corpus-level scores per system."""
     setup(quiet)
     from nlgeval.corpora import load_corpus
-    from nlgeval.metrics import get_metric, parse_metric_list
     from nlgeval.metrics.scoring import score_corpus
 
-    specs = parse_metric_list(metrics)
-    for s in specs:  # fail fast on a bad spec, before loading the corpus
-        get_metric(s)
+    specs = _checked_specs(metrics)  # fail fast on a bad spec, before loading the corpus
     if out is not None:
         check_table_path(out, SEGMENT_FORMATS)
     c = load_corpus(corpus, data_dir)
-    be = None
-    if backend is not None or scheduler is not None:
-        from nlgeval.parallel import get_backend
-
-        be = get_backend(backend, jobs, scheduler=scheduler,
-                         announce=None if quiet or as_json else lambda s: typer.echo(s, err=True))
+    be = _backend(backend, jobs, scheduler, announce=not (quiet or as_json))
     res = score_corpus(
         c,
         specs,
@@ -112,16 +104,42 @@ def score(
     )
     if out is not None:
         write_frame(res.segments, out, SEGMENT_FORMATS)
+    _show(res, c.name, out, as_json, quiet)
+
+
+def _checked_specs(metrics: str) -> list[str]:
+    """The metric specs of ``--metrics``, each built once to check it."""
+    from nlgeval.metrics import get_metric, parse_metric_list
+
+    specs = parse_metric_list(metrics)
+    for s in specs:
+        get_metric(s)
+    return specs
+
+
+def _backend(backend: str | None, jobs: int | None, scheduler: str | None, *,
+             announce: bool) -> Any:
+    """The execution backend of ``--backend``/``--scheduler``, or ``None`` (this process)."""
+    if backend is None and scheduler is None:
+        return None
+    from nlgeval.parallel import get_backend
+
+    return get_backend(backend, jobs, scheduler=scheduler,
+                       announce=(lambda s: typer.echo(s, err=True)) if announce else None)
+
+
+def _show(res: ScoreResult, corpus_name: str, out: Path | None, as_json: bool,
+          quiet: bool) -> None:
+    """The JSON object, or the table of corpus-level scores (and where the segments went)."""
     if as_json:
-        payload = {
-            "corpus": c.name,
+        emit_json({
+            "corpus": corpus_name,
             **res.to_dict(),
             "n_segments": int(len(res.segments)),
             "out": str(out) if out is not None else None,
-        }
-        emit_json(payload)
+        })
         return
-    _print_table(res, c.name)
+    _print_table(res, corpus_name)
     if out is not None and not quiet:
         typer.echo(f"segment scores: {out}", err=True)
 

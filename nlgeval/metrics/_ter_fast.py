@@ -180,16 +180,11 @@ def _perform_shift(w, start, length, target, out) -> None:
             k += 1
 
 
-# shape: one numba loop that mirrors sacrebleu's _shift step by step, to be read side by side
 @njit(cache=True)
-def _shift_round(w, r, lo, hi, cost, op, prev, cur, cand, best_words, checked):
-    """One call of sacrebleu's ``_shift``: ``(gain, found, checked, distance of w)``; the best
-    shifted hypothesis is left in ``best_words``."""
-    n, m = len(w), len(r)
-    pre = _full_matrix(w, r, lo, hi, cost, op)
-
-    # back-trace (sacrebleu reads it backwards into a string), then the flipped trace's
-    # alignment: align[ref position] = hypothesis position, error flags on both sides
+def _alignment(op, n, m):
+    """The back-trace of ``op`` (sacrebleu reads it backwards into a string), then the flipped
+    trace's alignment: ``(align, ref_err, hyp_err)`` with ``align[ref position] = hypothesis
+    position`` and error flags on both sides."""
     trace = np.empty(n + m, dtype=np.int8)
     t = 0
     i, j = n, m
@@ -227,12 +222,80 @@ def _shift_round(w, r, lo, hi, cost, op, prev, cur, cand, best_words, checked):
             pos_r += 1
             align[pos_r] = pos_h
             ref_err[pos_r] = 1
+    return align, ref_err, hyp_err
 
-    found = False
-    b_gain = 0
-    b_len = 0
-    b_start = 0
-    b_idx = 0
+
+@njit(cache=True)
+def _is_candidate(start_h, start_r, length, align, ref_err, hyp_err) -> bool:
+    """``_shift``'s three filters of the block (start_h, start_r, length): errors on both
+    sides, and the reference block not aligned into the hypothesis block."""
+    herr = 0
+    for k in range(start_h, start_h + length):
+        herr += hyp_err[k]
+    rerr = 0
+    for k in range(start_r, start_r + length):
+        rerr += ref_err[k]
+    a = align[start_r]
+    return herr != 0 and rerr != 0 and not (start_h <= a < start_h + length)
+
+
+@njit(cache=True)
+def _ranks_first(gain, length, start, idx, best) -> bool:
+    """sacrebleu's ranking tuple (gain, length, -start, -target) compared strictly with the best
+    so far, ``best = [found, gain, length, start, target]`` (the first candidate always wins)."""
+    if best[0] == 0:
+        return True
+    if gain != best[1]:
+        return gain > best[1]
+    if length != best[2]:
+        return length > best[2]
+    if start != best[3]:
+        return start < best[3]
+    return idx < best[4]
+
+
+@njit(cache=True)
+def _try_targets(w, r, start_h, start_r, length, align, pre, lo, hi, cost, prev, cur, cand,
+                 best_words, best, checked):
+    """Every target position of one candidate block, as ``_shift`` scores them; the best shift
+    is kept in ``best``/``best_words``. Returns the updated candidate count."""
+    n, m = len(w), len(r)
+    prev_idx = -1
+    for offset in range(-1, length):
+        if start_r + offset == -1:
+            idx = 0
+        elif start_r + offset < m:
+            idx = align[start_r + offset] + 1
+        else:
+            break
+        if idx == prev_idx:
+            continue
+        prev_idx = idx
+        _perform_shift(w, start_h, length, idx, cand)
+        first = 0
+        while first < n and cand[first] == w[first]:
+            first += 1
+        if first == n:
+            dist = pre
+        else:
+            dist = _candidate_distance(cand, r, first, lo, hi, cost, prev, cur)
+        checked += 1
+        gain = pre - dist
+        if _ranks_first(gain, length, start_h, idx, best):
+            best[0], best[1], best[2], best[3], best[4] = 1, gain, length, start_h, idx
+            best_words[:] = cand
+    return checked
+
+
+@njit(cache=True)
+def _shift_round(w, r, lo, hi, cost, op, prev, cur, cand, best_words, checked):
+    """One call of sacrebleu's ``_shift``: ``(gain, found, checked, distance of w)``; the best
+    shifted hypothesis is left in ``best_words``. The blocks are enumerated as
+    ``_find_shifted_pairs`` does (hypothesis start, reference start, block length)."""
+    n, m = len(w), len(r)
+    pre = _full_matrix(w, r, lo, hi, cost, op)
+    align, ref_err, hyp_err = _alignment(op, n, m)
+    best = np.zeros(5, dtype=np.int64)  # found, gain, length, start, target
     stop = False
     for start_h in range(n):
         if stop:
@@ -246,61 +309,17 @@ def _shift_round(w, r, lo, hi, cost, op, prev, cur, cand, best_words, checked):
             while w[start_h + length] == r[start_r + length] and length < MAX_SHIFT_SIZE:
                 length += 1
                 # --- the candidate block (start_h, start_r, length), as _shift sees it
-                evaluated = False
-                herr = 0
-                for k in range(start_h, start_h + length):
-                    herr += hyp_err[k]
-                rerr = 0
-                for k in range(start_r, start_r + length):
-                    rerr += ref_err[k]
-                a = align[start_r]
-                if herr != 0 and rerr != 0 and not (start_h <= a < start_h + length):
-                    evaluated = True
-                    prev_idx = -1
-                    for offset in range(-1, length):
-                        if start_r + offset == -1:
-                            idx = 0
-                        elif start_r + offset < m:
-                            idx = align[start_r + offset] + 1
-                        else:
-                            break
-                        if idx == prev_idx:
-                            continue
-                        prev_idx = idx
-                        _perform_shift(w, start_h, length, idx, cand)
-                        first = 0
-                        while first < n and cand[first] == w[first]:
-                            first += 1
-                        if first == n:
-                            dist = pre
-                        else:
-                            dist = _candidate_distance(cand, r, first, lo, hi, cost, prev, cur)
-                        checked += 1
-                        gain = pre - dist
-                        better = not found
-                        if not better:
-                            if gain != b_gain:
-                                better = gain > b_gain
-                            elif length != b_len:
-                                better = length > b_len
-                            elif start_h != b_start:
-                                better = start_h < b_start
-                            else:
-                                better = idx < b_idx
-                        if better:
-                            found = True
-                            b_gain = gain
-                            b_len = length
-                            b_start = start_h
-                            b_idx = idx
-                            best_words[:] = cand
+                evaluated = _is_candidate(start_h, start_r, length, align, ref_err, hyp_err)
+                if evaluated:
+                    checked = _try_targets(w, r, start_h, start_r, length, align, pre, lo, hi,
+                                           cost, prev, cur, cand, best_words, best, checked)
                 if evaluated and checked >= MAX_SHIFT_CANDIDATES:
                     stop = True
                     break
                 # --- back in _find_shifted_pairs
                 if n == start_h + length or m == start_r + length:
                     break
-    return b_gain, found, checked, pre
+    return best[1], best[0] == 1, checked, pre
 
 
 @njit(cache=True)

@@ -9,6 +9,7 @@ layout: :mod:`nlgeval.corpora.mtme`); the score files are read by
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -334,42 +335,77 @@ def read_mtme(
     >>> tmp.cleanup()
     """
     folder, lp = _open_folder(path, lp)
-    testset = folder.name
     notes: list[str] = []
+    texts = _read_texts(folder, lp, reference, exclude_systems, include_human_systems, notes)
+    wanted = [human] if isinstance(human, str) else list(human or [])
+    return _with_scores(texts, wanted, metric_scores, lower_is_better, notes)
+
+
+@dataclass(frozen=True)
+class _Texts:
+    """What :func:`_read_texts` read of one language pair: everything but the score files."""
+
+    folder: Path
+    lp: str
+    src_path: Path
+    src: list[str | None]
+    items: list[str]
+    documents: pd.DataFrame
+    ref_files: dict[str, Path]
+    reference: str
+    systems: list[str]
+    kept_humans: tuple[str, ...]
+    all_systems: set[str]
+    outputs: pd.DataFrame
+    n_missing_out: int
+    references: pd.DataFrame
+    n_no_ref: int
+
+
+def _read_texts(folder: Path, lp: str, reference: str | None, exclude_systems: Collection[str],
+                include_human_systems: bool, notes: list[str]) -> _Texts:
+    """Sources, item ids, documents, the reference and the system outputs, in that order."""
     src_path, src = _read_source(folder, lp)
     n = len(src)
     items = _read_item_ids(folder, lp, n, src_path, notes)
     documents = _read_documents(folder, lp, items, src_path, notes)
     ref_files = _find_references(folder, lp)
-    reference, ref_text = _choose_reference(ref_files, reference, testset, lp, n, src_path,
+    reference, ref_text = _choose_reference(ref_files, reference, folder.name, lp, n, src_path,
                                             notes)
     outputs_by_sys = _read_system_outputs(folder, lp, n, src_path, notes)
     systems, kept_humans = _choose_systems(set(outputs_by_sys), list(ref_files), reference,
                                            exclude_systems, include_human_systems, notes,
                                            folder / "system-outputs" / lp)
-    all_systems = set(outputs_by_sys)
     outputs, n_missing_out = _outputs_frame(systems, items, outputs_by_sys, src, notes)
     references, n_no_ref = _references_frame(items, ref_text, reference, notes)
-    wanted = [human] if isinstance(human, str) else list(human or [])
+    return _Texts(folder, lp, src_path, src, items, documents, ref_files, reference, systems,
+                  kept_humans, set(outputs_by_sys), outputs, n_missing_out, references, n_no_ref)
+
+
+def _with_scores(t: _Texts, wanted: list[str], metric_scores: bool,
+                 lower_is_better: Collection[str], notes: list[str]) -> MTMEData:
+    """Read the human and metric score files and build the :class:`MTMEData`."""
+    n = len(t.src)
     ratings_parts, human_sys_parts, criteria = _read_human_scores(
-        folder, lp, wanted, n, items, systems, all_systems, notes)
-    located = (_read_metric_scores(folder, lp, n, items, systems, all_systems, list(ref_files),
-                                   reference, notes) if metric_scores else [])
-    loc = _drop_missing_outputs(_concat(located, LOCATED_COLUMNS), outputs, n_missing_out,
+        t.folder, t.lp, wanted, n, t.items, t.systems, t.all_systems, notes)
+    located = (_read_metric_scores(t.folder, t.lp, n, t.items, t.systems, t.all_systems,
+                                   list(t.ref_files), t.reference, notes)
+               if metric_scores else [])
+    loc = _drop_missing_outputs(_concat(located, LOCATED_COLUMNS), t.outputs, t.n_missing_out,
                                 "metric", notes)
     scores, system_scores = _by_level(loc)
     human_system_scores = _concat(human_sys_parts, HUMAN_SYSTEM_COLUMNS)
     higher_is_better = _orientation(list(dict.fromkeys(loc["metric"])), lower_is_better, notes)
-    ratings = (_drop_missing_outputs(pd.concat(ratings_parts, ignore_index=True), outputs,
-                                     n_missing_out, "human", notes) if ratings_parts else None)
-    info = _corpus_info(folder, lp, criteria, src_path, ref_files[reference])
-    corpus = Corpus.build(info, outputs, references, ratings, empty_outputs="keep",
-                          require_references=n_no_ref == 0, notes=notes)
+    ratings = (_drop_missing_outputs(pd.concat(ratings_parts, ignore_index=True), t.outputs,
+                                     t.n_missing_out, "human", notes) if ratings_parts else None)
+    info = _corpus_info(t.folder, t.lp, criteria, t.src_path, t.ref_files[t.reference])
+    corpus = Corpus.build(info, t.outputs, t.references, ratings, empty_outputs="keep",
+                          require_references=t.n_no_ref == 0, notes=notes)
     return MTMEData(
         corpus=corpus, scores=scores, system_scores=system_scores,
         human_system_scores=human_system_scores, higher_is_better=higher_is_better,
-        notes=list(corpus.notes), testset=testset, lp=lp, reference=reference,
-        human_systems=kept_humans,
-        sources=pd.DataFrame({"item": items, "text": ["" if s is None else s for s in src]}),
-        documents=documents, _located=loc.drop(columns="_level").reset_index(drop=True),
+        notes=list(corpus.notes), testset=t.folder.name, lp=t.lp, reference=t.reference,
+        human_systems=t.kept_humans,
+        sources=pd.DataFrame({"item": t.items, "text": ["" if s is None else s for s in t.src]}),
+        documents=t.documents, _located=loc.drop(columns="_level").reset_index(drop=True),
     )

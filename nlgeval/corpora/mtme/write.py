@@ -326,19 +326,11 @@ def _write_files(folder: Path, lp: str, files: Mapping[str, str], overwrite: boo
 
 
 def write_mtme(
-    corpus: Corpus,
-    path: str | Path,
-    lp: str,
-    *,
-    scores: pd.DataFrame | None = None,
-    human_criterion: str | Sequence[str] | None = None,
-    reference: str | None = None,
-    sources: pd.DataFrame | Mapping[str, str] | None = None,
-    documents: pd.DataFrame | None = None,
-    reference_names: Mapping[str, str] | None = None,
-    lower_is_better: Collection[str] = (),
-    item_order: Sequence[str] | None = None,
-    overwrite: bool = False,
+    corpus: Corpus, path: str | Path, lp: str, *, scores: pd.DataFrame | None = None,
+    human_criterion: str | Sequence[str] | None = None, reference: str | None = None,
+    sources: pd.DataFrame | Mapping[str, str] | None = None, documents: pd.DataFrame | None = None,
+    reference_names: Mapping[str, str] | None = None, lower_is_better: Collection[str] = (),
+    item_order: Sequence[str] | None = None, overwrite: bool = False,
 ) -> MTMEWritten:
     """Write ``corpus`` (and metric ``scores``) as language pair ``lp`` of an MTME test set.
 
@@ -394,8 +386,7 @@ def write_mtme(
     >>> from nlgeval.corpora import load_corpus
     >>> scores = pd.DataFrame({"system": ["A", "B", "A", "B"], "item": ["1", "1", "2", "2"],
     ...                        "metric": "len", "score": [3, 3, 2, 2]})
-    >>> written = write_mtme(load_corpus(folder), folder / "mtme" / "toy", "en-de",
-    ...                      scores=scores)
+    >>> written = write_mtme(load_corpus(folder), folder / "mtme/toy", "en-de", scores=scores)
     >>> [f for f in written.files if "scores" in f]
     ['human-scores/en-de.fluency.seg.score', 'human-scores/en-de.fluency.sys.score',
      'metric-scores/en-de/len-r1.seg.score']
@@ -403,10 +394,31 @@ def write_mtme(
     ['A', '3.0', 'A', '2.0', 'B', '3.0', 'B', '2.0']
     >>> tmp.cleanup()
     """
-    folder = Path(path).expanduser()
+    lp = _language_pair(lp)
+    notes: list[str] = []
+    w, items, ref_ids = _put_texts(corpus, lp, sources, documents, reference_names, item_order,
+                                   notes)
+    _put_human_scores(w, corpus, human_criterion, items, lp, notes)
+    if scores is not None:
+        _put_metric_scores(w, _tidy_for_writing(scores),
+                           _metric_reference(reference, ref_ids, dict(reference_names or {})),
+                           ref_ids, corpus.systems, items, lp, set(lower_is_better), notes)
+    return _finish(w, Path(path).expanduser(), lp, overwrite, notes)
+
+
+def _language_pair(lp: str) -> str:
+    """``lp`` stripped; it must be usable in file names (no ``.``)."""
     lp = str(lp).strip()
     _check_name(lp, "language pair", extra=".")
-    notes: list[str] = []
+    return lp
+
+
+def _put_texts(corpus: Corpus, lp: str, sources: pd.DataFrame | Mapping[str, str] | None,
+               documents: pd.DataFrame | None, reference_names: Mapping[str, str] | None,
+               item_order: Sequence[str] | None, notes: list[str]
+               ) -> tuple[_Files, list[str], list[str]]:
+    """The text files (sources, documents, references, outputs): the files, the segment order
+    and the MTME names of the references written."""
     out = corpus.outputs
     items = _segment_order(corpus, item_order)
     docs = _documents_for(documents, out, items, notes)
@@ -418,12 +430,11 @@ def write_mtme(
                for s, g in out.groupby("system", sort=False)}
     ref_ids = _put_references(w, corpus, items, lp, rename, text_by, notes)
     _put_outputs(w, corpus.systems, text_by, items, lp, notes)
-    _put_human_scores(w, corpus, human_criterion, items, lp, notes)
-    if scores is not None:
-        tidy = _tidy_for_writing(scores)
-        reference = _metric_reference(reference, ref_ids, rename)
-        _put_metric_scores(w, tidy, reference, ref_ids, corpus.systems, items, lp,
-                           set(lower_is_better), notes)
+    return w, items, ref_ids
+
+
+def _finish(w: _Files, folder: Path, lp: str, overwrite: bool, notes: list[str]) -> MTMEWritten:
+    """Note the stripped trailing spaces, write the files, say what was written."""
     if w.n_trailing:
         notes.append(f"{w.n_trailing} text(s) had trailing whitespace, removed (MTME strips it "
                      "when reading)")
