@@ -236,7 +236,7 @@ def test_script_in_an_output_is_shown_as_text(tmp_path: Path) -> None:
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
     assert "<script>alert" not in page and "<img src=x" not in page
     # researcher Markdown cannot inject markup either
-    from nlgeval.experiment.app import render_markdown
+    from nlgeval.experiment.markup import render_markdown
 
     html = str(render_markdown("**Hi** <script>alert(1)</script> & <b>x</b>"))
     assert "<strong>Hi</strong>" in html and "<script>" not in html and "<b>" not in html

@@ -13,7 +13,8 @@ import pytest
 from experiment_helpers import answer_form, csrf_of, form_action, write_experiment
 
 from nlgeval.experiment import create_experiment
-from nlgeval.experiment.app import create_app, render_markdown
+from nlgeval.experiment.app import create_app
+from nlgeval.experiment.markup import render_markdown
 from nlgeval.experiment.storage import Judgement, Store
 
 
@@ -524,7 +525,7 @@ def test_screening_answers_screen_out_or_let_through(tmp_path: Path) -> None:
 
 
 def test_the_kept_answers_of_a_released_set_are_not_reported_as_passed(tmp_path: Path) -> None:
-    from nlgeval.experiment.participants import release_set
+    from nlgeval.experiment.storage.leases import release_set
     from nlgeval.experiment.quality import quality_flags
     from nlgeval.experiment.storage import utcnow
 

@@ -21,11 +21,11 @@ PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 def message_ids() -> set[str]:
     """Every message id the templates and the evaluator-facing views use."""
     ids: set[str] = set()
-    for f in (ROOT / "templates").glob("*.html"):
+    for f in (ROOT / "templates").rglob("*.html"):
         text = f.read_text(encoding="utf-8")
         ids |= set(re.findall(r'\b_\("([^"]*)"', text))
         ids |= {s for pair in re.findall(r'ngettext\("([^"]*)", "([^"]*)"', text) for s in pair}
-    for f in ("evaluator.py", "app.py"):  # x._("..." "...") in Python: read with ast
+    for f in ("evaluator.py", "app.py", "loaded.py"):  # x._("..." "...") in Python: read with ast
         tree = ast.parse((ROOT / f).read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and getattr(node.func, "attr",

@@ -324,7 +324,7 @@ def test_links_come_from_the_base_url_not_the_host_header(tmp_path: Path) -> Non
 def test_an_answer_sent_with_a_replaced_token_is_not_stored(tmp_path: Path) -> None:
     """A set handed out again (lease expired, researcher reset) has a new token: a late
     answer read under the old one must not land in the next participant's set."""
-    from nlgeval.experiment.views import CLAIM
+    from nlgeval.experiment.storage.answers import CLAIM
 
     d = write_experiment(tmp_path / "c", practice=0)
     made = create_experiment(d)

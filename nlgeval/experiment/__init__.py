@@ -5,8 +5,10 @@ Modules (one job each):
 ``config``   the experiment directory and ``experiment.toml``, validated up front.
 ``scales``   preset verbal descriptor scales (the 2023 seed's Table 1, relative preference scales).
 ``build``    ``create``: Latin-square (or triangle-questionnaire) trial sets into the database.
-``storage``  SQLAlchemy models; SQLite (WAL, group commit) by default, PostgreSQL by URL.
+``storage``  every SQL statement, by concept (design, answers, leases, researcher, reports);
+             SQLite (WAL, group commit) by default, PostgreSQL by URL.
 ``settings`` what ``create --database/--base-url`` remembers for serve, status and export.
+``loaded``   the experiment a running app serves (config, store, texts), loaded at start-up.
 ``app``      the Flask application: ``site`` blueprint (home, health, favicon, error pages).
 ``evaluator`` blueprint: open sign-up link, personal link, trials, questionnaire, thank-you.
 ``researcher`` blueprint: password-protected dashboard and the token view.

@@ -34,40 +34,17 @@ Guarantees, each tested:
 
 from __future__ import annotations
 
-import hmac
-import secrets
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from flask import (
-    Blueprint,
-    Flask,
-    Response,
-    abort,
-    current_app,
-    render_template,
-    request,
-    session,
-    url_for,
-)
-from markupsafe import Markup
-from sqlalchemy import delete, select
+from flask import Blueprint, Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from nlgeval.experiment.build import check_experiment, database_url
-from nlgeval.experiment.config import ExperimentConfig
-from nlgeval.experiment.i18n import (
-    criterion_wording,
-    gettext_for,
-    text_direction,
-    translate,
-)
-from nlgeval.experiment.markup import render_markdown
+from nlgeval.experiment.evaluator import evaluator_blueprint
+from nlgeval.experiment.i18n import criterion_wording, gettext_for, text_direction
+from nlgeval.experiment.loaded import Experiment, load_experiment
 from nlgeval.experiment.platforms import content_security_policy
-from nlgeval.experiment.storage import Context, Meta, Output, Store, Trial
+from nlgeval.experiment.researcher import researcher_blueprint
 
-MAX_COMMENT = 5000
 CSP = content_security_policy(())  # no framing; [crowd] frame_ancestors allows some sites
 # the site icon, inline (an .svg in static/ would need a package-data rule to ship)
 FAVICON = (
@@ -77,129 +54,12 @@ FAVICON = (
 )
 
 
-@dataclass
-class Experiment:
-    """What every request needs, loaded once when the app is made (the texts are copied into
-    the database at ``create`` and never change afterwards).
-
-    Examples
-    --------
-    >>> from nlgeval.experiment.sandbox import example_study_folder
-    >>> with example_study_folder() as made:
-    ...     x = load_experiment(made.directory)
-    ...     x._("Next"), len(x.texts) > 0
-    ...     x.store.dispose()
-    ('Next', True)
-    """
-
-    cfg: ExperimentConfig
-    store: Store
-    meta: dict[str, str]
-    texts: dict[tuple[str, str], str]
-    contexts: dict[str, str]
-    intro_html: Markup
-    instructions_html: Markup
-    consent_html: Markup | None
-    thank_you_html: Markup
-    secret: bytes = field(repr=False, default=b"")
-    #: where participants reach the server (``--base-url`` or the remembered one): links
-    #: shown in pages are built from it, never from the request's Host header
-    base_url: str = "http://127.0.0.1:8000"
-    #: what never changes about a trial, by id: (id, position, practice, item, system,
-    #: system_b, details, qc_kind); per request only whether it is answered is read
-    trials: dict[int, tuple[Any, ...]] = field(repr=False, default_factory=dict)
-
-    def _(self, msg: str, **kw: object) -> str:
-        return translate(self.cfg.language, msg, **kw)
-
-    # ------------------------------------------------------------------ shared helpers
-    def csrf_token(self) -> str:
-        tok = session.get("csrf")
-        if not tok:
-            tok = secrets.token_urlsafe(24)
-            session["csrf"] = tok
-        return tok
-
-    def check_csrf(self) -> None:
-        sent = request.form.get("csrf", "")
-        have = session.get("csrf", "")
-        if not sent or not have or not hmac.compare_digest(sent, have):
-            abort(400, self._("This form has expired or did not come from this site (CSRF "
-                              "check failed). Go back to your personal link and try again."))
-
-    def link(self, endpoint: str, **kw: Any) -> str:
-        """An absolute link under :attr:`base_url` (a shown link must not depend on the
-        Host header a client sent)."""
-        return self.base_url + url_for(endpoint, **kw)
-
-    def render(self, template: str, status: int = 200, **kw: Any) -> Response:
-        return Response(render_template(template, cfg=self.cfg, **kw), status=status)
-
-
-def load_experiment(
-    directory: str | Path, *, database: str | None = None, threads: int = 8,
-    base_url: str | None = None,
-) -> Experiment:
-    """Validate the experiment directory and its database (at start-up, not mid-session).
-
-    Examples
-    --------
-    >>> from nlgeval.experiment.sandbox import example_study_folder
-    >>> with example_study_folder() as made:
-    ...     x = load_experiment(made.directory)
-    ...     x.cfg.title, x.consent_html is None
-    ...     x.store.dispose()
-    ('Weather forecast quality', True)
-    """
-    from nlgeval.experiment.config import load_config
-    from nlgeval.experiment.settings import base_url_for, secret_key
-
-    cfg = load_config(directory)
-    store = Store(database_url(cfg, database), pool_size=threads)
-    meta = check_experiment(cfg, store)
-    if meta.pop("secret_key", None) is not None:  # made by an older version: out of the db
-        with store.write() as s:
-            s.execute(delete(Meta).where(Meta.key == "secret_key"))
-    with store.read() as s:
-        texts = {(o.system, o.item): o.text for o in s.execute(select(Output)).scalars()}
-        contexts = {c.item: c.text for c in s.execute(select(Context)).scalars()}
-        t = Trial.__table__.c
-        trials = {r.id: tuple(r) for r in s.execute(select(
-            t.id, t.position, t.practice, t.item, t.system, t.system_b, t.details, t.qc_kind))}
-    consent = cfg.crowd.consent if cfg.crowd is not None else ""
-    return Experiment(
-        cfg=cfg, store=store, meta=meta, texts=texts, contexts=contexts,
-        intro_html=render_markdown(cfg.introduction),
-        instructions_html=render_markdown(cfg.instructions),
-        consent_html=render_markdown(consent) if consent.strip() else None,
-        thank_you_html=render_markdown(cfg.thank_you),
-        secret=secret_key(cfg.directory).encode(), trials=trials,
-        base_url=base_url_for(cfg.directory, base_url),
-    )
-
-
-def current_experiment() -> Experiment:
-    """The experiment of the app handling the current request (loaded once by
-    :func:`create_app`).
-
-    Examples
-    --------
-    >>> from flask import Flask
-    >>> app = Flask("demo")  # create_app stores the loaded Experiment here
-    >>> app.extensions["nlgeval_experiment"] = {"experiment": "the loaded experiment"}
-    >>> with app.app_context():
-    ...     current_experiment()
-    'the loaded experiment'
-    """
-    return current_app.extensions["nlgeval_experiment"]["experiment"]
-
-
 def _site_blueprint(x: Experiment) -> Blueprint:
     bp = Blueprint("site", __name__)
 
     @bp.get("/")
     def index() -> Response:
-        return x.render("index.html")
+        return x.render("site/index.html")
 
     @bp.get("/healthz")
     def healthz() -> str:
@@ -223,7 +83,7 @@ def _site_blueprint(x: Experiment) -> Blueprint:
         elif code in (405, 500) or desc == type(err).description:
             desc = x._("The server could not handle this request. Your earlier answers are "
                        "saved; please try again from your personal link.")
-        resp = x.render("error.html", status=code, code=code, message=desc)
+        resp = x.render("site/error.html", status=code, code=code, message=desc)
         if code == 405 and hasattr(err, "valid_methods") and err.valid_methods:
             resp.headers["Allow"] = ", ".join(err.valid_methods)
         return resp
@@ -235,7 +95,7 @@ def _site_blueprint(x: Experiment) -> Blueprint:
         logging.getLogger("nlgeval.experiment").exception("unhandled error", exc_info=err)
         msg = x._("The server could not handle this request. Your earlier answers are saved; "
                   "please try again from your personal link.")
-        return x.render("error.html", status=500, code=500, message=msg)
+        return x.render("site/error.html", status=500, code=500, message=msg)
 
     return bp
 
@@ -271,9 +131,6 @@ def create_app(
     (200, True)
     404
     """
-    from nlgeval.experiment.evaluator import evaluator_blueprint
-    from nlgeval.experiment.researcher import researcher_blueprint
-
     x = load_experiment(directory, database=database, threads=threads, base_url=base_url)
     app = Flask(__name__, static_folder="static", template_folder="templates")
     if proxies:  # the client address from X-Forwarded-For, set by this many proxies

@@ -19,17 +19,8 @@ import pandas as pd
 from nlgeval.errors import InputError
 from nlgeval.experiment.checks import add_checks
 from nlgeval.experiment.config import ExperimentConfig, load_config
-from nlgeval.experiment.storage import (
-    Context,
-    Evaluator,
-    Judgement,
-    Meta,
-    Output,
-    Store,
-    Trial,
-    default_url,
-    redact,
-)
+from nlgeval.experiment.storage import Store, default_url, redact
+from nlgeval.experiment.storage.design import count_judgements, write_design
 from nlgeval.experiment.trials import Materials, load_materials
 from nlgeval.results import Result
 
@@ -87,8 +78,7 @@ def _refuse_overwrite(store: Store, directory: str | Path, force: bool) -> None:
     """Never drop judgements; recreate an unused database only with ``force``."""
     if not store.exists():
         return
-    with store.read() as s:
-        n_j = s.query(Judgement).count()
+    n_j = count_judgements(store)
     if n_j:
         raise InputError(
             f"this experiment's database already holds {n_j} judgement(s); export them "
@@ -98,20 +88,20 @@ def _refuse_overwrite(store: Store, directory: str | Path, force: bool) -> None:
                          "recreate it; no judgements have been collected yet)", file=directory)
 
 
-def _meta_rows(cfg: ExperimentConfig, mat: Materials, seed: int) -> list[Meta]:
+def _meta_rows(cfg: ExperimentConfig, mat: Materials, seed: int) -> dict[str, str]:
     """Secrets (researcher token, sign-up link), fingerprint and design facts (the signing
     key is kept out of the database: :func:`nlgeval.experiment.settings.new_secret_key`)."""
     code = (cfg.crowd.completion_code if cfg.crowd and cfg.crowd.completion_code
             else secrets.token_hex(4).upper())
-    return [
-        Meta(key="researcher_token", value=secrets.token_urlsafe(24)),
-        Meta(key="fingerprint", value=cfg.fingerprint()),
-        Meta(key="mode", value=cfg.mode),
-        Meta(key="systems", value=json.dumps(list(mat.systems))),
-        Meta(key="seed", value=str(seed)),
-        Meta(key="join_token", value=secrets.token_urlsafe(12)),
-        Meta(key="completion_code", value=code),
-    ]
+    return {
+        "researcher_token": secrets.token_urlsafe(24),
+        "fingerprint": cfg.fingerprint(),
+        "mode": cfg.mode,
+        "systems": json.dumps(list(mat.systems)),
+        "seed": str(seed),
+        "join_token": secrets.token_urlsafe(12),
+        "completion_code": code,
+    }
 
 
 def _needed_outputs(trials: pd.DataFrame) -> set[tuple[str, str]]:
@@ -131,35 +121,32 @@ def _optional(v: Any) -> str | None:
     return None if v is None or pd.isna(v) else str(v)
 
 
-def _write_database(s: Any, cfg: ExperimentConfig, mat: Materials, trials: pd.DataFrame,
+def _write_database(store: Store, cfg: ExperimentConfig, mat: Materials, trials: pd.DataFrame,
                     seed: int) -> tuple[str, list[dict[str, Any]]]:
-    """Fill a new database in session ``s``; returns the researcher token and one summary row
-    per evaluator (with their personal token)."""
+    """Fill a new database (:func:`~nlgeval.experiment.storage.design.write_design`); returns
+    the researcher token and one summary row per evaluator (with their personal token)."""
     meta = _meta_rows(cfg, mat, seed)
-    s.add_all(meta)
     needed = _needed_outputs(trials)
-    s.add_all([Output(system=r.system, item=r.item, text=r.text)
-               for r in mat.corpus.outputs.itertuples(index=False)
-               if (r.system, r.item) in needed])
     used_items = {it for _, it in needed}
-    s.add_all([Context(item=k, text=v) for k, v in mat.context.items() if k in used_items])
+    sets = []
     ev_rows = []
     for name, sub in trials.groupby("evaluator", sort=False):
         token = secrets.token_urlsafe(18)
-        ev = Evaluator(name=str(name), token=token)
-        s.add(ev)
-        s.flush()
-        s.add_all([Trial(
-            evaluator_id=ev.id, position=int(rec.position), practice=bool(rec.practice),
+        sets.append((str(name), token, [dict(
+            position=int(rec.position), practice=bool(rec.practice),
             item=str(rec.item), system=str(rec.system), system_b=_optional(rec.system_b),
             details=rec.details, qc_kind=_optional(rec.qc_kind),
-        ) for rec in sub.itertuples(index=False)])
+        ) for rec in sub.itertuples(index=False)]))
         ev_rows.append({
             "evaluator": str(name), "token": token, "n_trials": int(len(sub)),
             "n_practice": int(sub["practice"].sum()),
             "n_checks": int(sub["qc_kind"].notna().sum()),
         })
-    return meta[0].value, ev_rows
+    write_design(store, meta, [(r.system, r.item, r.text)
+                               for r in mat.corpus.outputs.itertuples(index=False)
+                               if (r.system, r.item) in needed],
+                 {k: v for k, v in mat.context.items() if k in used_items}, sets)
+    return meta["researcher_token"], ev_rows
 
 
 def create_experiment(
@@ -214,8 +201,7 @@ def create_experiment(
     try:
         _refuse_overwrite(store, directory, force)
         store.create_schema(drop=True)
-        with store.write() as s:
-            researcher, ev_rows = _write_database(s, cfg, mat, trials, seed)
+        researcher, ev_rows = _write_database(store, cfg, mat, trials, seed)
         new_secret_key(cfg.directory)  # a new experiment: new session cookies and codes
         trials.assign(details=trials["details"].map(
             lambda d: json.dumps(d) if d else "")).to_csv(cfg.directory / "trials.csv",
@@ -248,8 +234,7 @@ def check_experiment(cfg: ExperimentConfig, store: Store) -> dict[str, str]:
     store.upgrade_schema()
     meta = store.meta()
     if meta.get("fingerprint") != cfg.fingerprint():
-        with store.read() as s:
-            n_j = s.query(Judgement).count()
+        n_j = count_judgements(store)
         raise InputError(
             "the criteria, rating tools or mode in experiment.toml changed since `nlgeval "
             f"experiment create` ({n_j} judgement(s) collected under the old ones); restore the "

@@ -2,28 +2,25 @@
 
 The views are module-level functions on one module-level :data:`evaluator_blueprint`
 (registered by :func:`nlgeval.experiment.app.create_app`); each reaches the experiment of the
-app serving the request through :func:`~nlgeval.experiment.app.current_experiment`, and what
-they read and check is in :mod:`nlgeval.experiment.evaluator_forms`.
+app serving the request through :func:`~nlgeval.experiment.loaded.current_experiment`, what
+they read and check is in :mod:`nlgeval.experiment.evaluator_forms`, and what they store is
+written by :mod:`nlgeval.experiment.storage.answers`.
 
 Per request the evaluator's state is read in one query (the evaluator row and their trials,
 a few dozen rows); texts and the static part of every trial come from memory. A trial's
 answer, the claim that makes it idempotent and the server-side "became current" time of the
-next trial are written in one transaction (:meth:`Store.commit`, grouped with concurrent
-answers on SQLite), so time on task needs no extra write. Both use prebuilt SQLAlchemy Core
-statements (see :class:`~nlgeval.experiment.storage.Store` for why).
+next trial are written in one transaction (grouped with concurrent answers on SQLite, one
+statement on PostgreSQL), so time on task needs no extra write.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from typing import Any, cast
+from typing import Any
 
 from flask import Blueprint, Response, abort, redirect, request, session, url_for
-from sqlalchemy import Connection, Table, select, update
-from sqlalchemy.exc import IntegrityError
 
-from nlgeval.experiment.app import MAX_COMMENT, Experiment, current_experiment
 from nlgeval.experiment.config import format_value
 from nlgeval.experiment.evaluator_forms import (
     captured_params,
@@ -35,6 +32,7 @@ from nlgeval.experiment.evaluator_forms import (
     state_or_404,
     texts_for,
 )
+from nlgeval.experiment.loaded import MAX_COMMENT, Experiment, current_experiment
 from nlgeval.experiment.outcomes import intro_outcome
 from nlgeval.experiment.participants import (
     claim_set,
@@ -43,18 +41,18 @@ from nlgeval.experiment.participants import (
     completion_code,
     too_fast,
 )
-from nlgeval.experiment.storage import Evaluator, Judgement, Trial, utcnow
-from nlgeval.experiment.views import (
-    CLAIM,
-    MAKE_CURRENT,
-    State,
-    TrialView,
-    answer_statement_pg,
-    slider_start,
+from nlgeval.experiment.storage import utcnow
+from nlgeval.experiment.storage.answers import (
+    mark_finished,
+    save_answer,
+    save_questionnaire,
+    set_of_token,
+    start_trials,
+    who,
 )
+from nlgeval.experiment.views import State, TrialView, slider_start
 
 MAX_ID = 2**31 - 1  # ids beyond a 32-bit integer cannot exist (and would overflow SQLite/PG)
-_J = cast(Table, Judgement.__table__)  # a declarative class's table (typed FromClause)
 
 #: The evaluator's routes: ``/join/<token>`` (open sign-up), ``/e/<token>`` (the current
 #: step) and its POST targets (start, trial, questionnaire).
@@ -99,9 +97,7 @@ def _own_set(x: Experiment, pid: str | None) -> str | None:
     mine = session.get("evaluator")
     if not mine or len(mine) > 64:
         return None
-    with x.store.connect() as c:
-        row = c.execute(select(Evaluator.participant, Evaluator.released_at)
-                        .where(Evaluator.token == mine)).first()
+    row = set_of_token(x.store, mine)
     if row is None or row.released_at is not None or (pid is not None and row.participant != pid):
         return None
     return mine
@@ -114,7 +110,7 @@ def _study_full(x: Experiment) -> Any:
     assert crowd is not None
     if crowd.full_redirect_url:
         return redirect(crowd.full_redirect_url.replace("{code}", crowd.full_code), 303)
-    return x.render("full.html", status=409, code=crowd.full_code)
+    return x.render("evaluator/full.html", status=409, code=crowd.full_code)
 
 
 @evaluator_blueprint.get("/join/<jtoken>")
@@ -137,7 +133,7 @@ def join_page(jtoken: str) -> Any:
     mine = _own_set(x, pid)
     if mine:
         return redirect(url_for("evaluator.page", token=mine), 303)
-    return x.render("join.html", jtoken=jtoken, params=params, csrf=x.csrf_token())
+    return x.render("evaluator/join.html", jtoken=jtoken, params=params, csrf=x.csrf_token())
 
 
 @evaluator_blueprint.post("/join/<jtoken>")
@@ -200,21 +196,18 @@ def page(token: str) -> Any:
     st = state_or_404(x, token)
     ev = st.ev
     if ev.started_at is None:
-        return x.render("intro.html", ev=ev, counts=st.counts(), csrf=x.csrf_token(),
+        return x.render("evaluator/intro.html", ev=ev, counts=st.counts(), csrf=x.csrf_token(),
                         intro=x.intro_html, instructions=x.instructions_html,
                         consent=x.consent_html, errors={})
     trial = st.current
     if trial is not None:
         return _render_trial(x, st, trial)
     if x.cfg.questionnaire and ev.answers is None:
-        return x.render("questionnaire.html", ev=ev, counts=st.counts(),
+        return x.render("evaluator/questionnaire.html", ev=ev, counts=st.counts(),
                         csrf=x.csrf_token(), values={}, errors={})
     if ev.finished_at is None:
-        with x.store.write() as s:
-            s.execute(update(Evaluator).where(Evaluator.id == ev.id,
-                                              Evaluator.finished_at.is_(None))
-                      .values(finished_at=utcnow()))
-    return x.render("thanks.html", ev=ev, thank_you=x.thank_you_html,
+        mark_finished(x.store, ev.id, utcnow())
+    return x.render("evaluator/thanks.html", ev=ev, thank_you=x.thank_you_html,
                     completion=_completion(x, st))
 
 
@@ -231,10 +224,7 @@ def _completion(x: Experiment, st: State) -> dict[str, Any] | None:
                             "completion code is shown. The researcher will review your "
                             "submission.")}
     if crowd.participant_codes:
-        with x.store.connect() as c:
-            who = c.execute(select(Evaluator.participant, Evaluator.name)
-                            .where(Evaluator.id == st.ev.id)).one()
-        done["code"] = completion_code(x.secret, code_subject(*who))
+        done["code"] = completion_code(x.secret, code_subject(*who(x.store, st.ev.id)))
         url = crowd.redirect_url
         done["url"] = url.replace("{code}", done["code"]) if url else ""
     return done
@@ -265,14 +255,8 @@ def start(token: str) -> Any:
         return early
     now = utcnow()
     first = st.current
-    with x.store.write() as s:
-        started = s.execute(  # type: ignore[attr-defined]  # DML: a CursorResult (rowcount)
-            update(Evaluator).where(Evaluator.id == st.ev.id, Evaluator.started_at.is_(None))
-            .values(started_at=now, consent_at=now if x.consent_html is not None else None)
-        ).rowcount
-        if started and first is not None:
-            s.execute(update(Trial).where(Trial.id == first.id, Trial.available_at.is_(None))
-                      .values(available_at=now))
+    start_trials(x.store, st.ev.id, first.id if first is not None else None, now,
+                 consent_at=now if x.consent_html is not None else None)
     return redirect(here, 303)
 
 
@@ -316,32 +300,8 @@ def submit_trial(token: str, trial_id: int) -> Any:
     rows = [{"trial_id": trial.id, "criterion": name, "response": v,
              "confirmed": confirmed.get(name, False), "comment": comment.strip(),
              "time_ms": time_ms, "created_at": now} for name, v in scores.items()]
-    next_id = later[0].id if later else None
-    if x.store.engine.dialect.name == "postgresql":  # one statement, one round trip (views.py)
-        params: dict[str, Any] = {"q_id": trial.id, "q_now": now, "q_shown": shown_at,
-                                  "q_token": token,
-                                  "q_next": next_id, "q_comment": comment.strip(),
-                                  "q_time_ms": time_ms}
-        for k, r in enumerate(rows):
-            params.update({f"c{k}": r["criterion"], f"r{k}": r["response"],
-                           f"f{k}": r["confirmed"]})
-        try:
-            x.store.execute_alone(answer_statement_pg(len(rows)), params)
-        except IntegrityError:
-            pass  # a concurrent duplicate lost the race: the judgement is already stored
-        return redirect(here, 303)
-
-    def save(c: Connection) -> None:
-        if c.execute(CLAIM, {"q_id": trial.id, "q_now": now, "q_shown": shown_at,
-                             "q_token": token}).rowcount:
-            c.execute(_J.insert(), rows)
-            if next_id is not None:  # the next trial becomes current now
-                c.execute(MAKE_CURRENT, {"q_id": next_id, "q_now": now})
-
-    try:
-        x.store.commit(save)
-    except IntegrityError:
-        pass  # a concurrent duplicate lost the race: the judgement is already stored
+    save_answer(x.store, token, trial.id, later[0].id if later else None, rows, now=now,
+                shown_at=shown_at, time_ms=time_ms, comment=comment.strip())
     return redirect(here, 303)
 
 
@@ -392,9 +352,7 @@ def submit_questionnaire(token: str) -> Any:
         abort(409, x._("The questionnaire comes after the trials."))
     answers, errors = _questionnaire_answers(x)
     if errors:
-        return x.render("questionnaire.html", status=422, ev=ev, counts=st.counts(),
+        return x.render("evaluator/questionnaire.html", status=422, ev=ev, counts=st.counts(),
                         csrf=x.csrf_token(), values=dict(request.form), errors=errors)
-    with x.store.write() as s:
-        s.execute(update(Evaluator).where(Evaluator.id == ev.id, Evaluator.answers.is_(None))
-                  .values(answers=answers, finished_at=utcnow()))
+    save_questionnaire(x.store, ev.id, answers, utcnow())
     return redirect(here, 303)

@@ -1,7 +1,7 @@
 """What the evaluator's routes (:mod:`nlgeval.experiment.evaluator`) read and check: the
 evaluator's state, the texts of a trial, the signed "shown at" stamp, the posted trial form and
 the open sign-up link's parameters. Each takes the experiment loaded by ``create_app``
-(:class:`~nlgeval.experiment.app.Experiment`) and, where it reads the form, runs inside a
+(:class:`~nlgeval.experiment.loaded.Experiment`) and, where it reads the form, runs inside a
 request.
 """
 
@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 
 from flask import abort, request
 
-from nlgeval.experiment.app import MAX_COMMENT, Experiment
 from nlgeval.experiment.config import CriterionConfig, format_value
 from nlgeval.experiment.i18n import criterion_wording
+from nlgeval.experiment.loaded import MAX_COMMENT, Experiment
 from nlgeval.experiment.modes import get_mode
+from nlgeval.experiment.storage.answers import state_rows
 from nlgeval.experiment.views import (
-    STATE_QUERY,
     BadForm,
     EvaluatorView,
     State,
@@ -36,7 +36,7 @@ def state_or_404(x: Experiment, token: str) -> State:
 
     Examples
     --------
-    >>> from nlgeval.experiment.app import load_experiment
+    >>> from nlgeval.experiment.loaded import load_experiment
     >>> from nlgeval.experiment.sandbox import example_study_folder
     >>> with example_study_folder() as made:
     ...     x = load_experiment(made.directory)
@@ -47,8 +47,7 @@ def state_or_404(x: Experiment, token: str) -> State:
     """
     if len(token) > 64:
         abort(404)
-    with x.store.connect() as c:
-        rows = c.execute(STATE_QUERY, {"q_token": token}).all()
+    rows = state_rows(x.store, token)
     if not rows:
         abort(404)
     r0 = rows[0]

@@ -32,7 +32,6 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import select
 
 from nlgeval.experiment.config import ExperimentConfig
 from nlgeval.experiment.modes import RATING_COLUMNS, Mode, get_mode
@@ -41,7 +40,8 @@ from nlgeval.experiment.quality import ms_between
 from nlgeval.experiment.quality import quality_flags as quality_flags
 from nlgeval.experiment.status import export_questionnaire as export_questionnaire
 from nlgeval.experiment.status import progress as progress
-from nlgeval.experiment.storage import Evaluator, Judgement, Store, Trial
+from nlgeval.experiment.storage import Store
+from nlgeval.experiment.storage.reports import evaluators, rating_rows, trial_times
 
 # A text cell starting with one of these is run as a formula by Excel/LibreOffice/Sheets
 # (OWASP "CSV injection"); evaluators type free-text comments and questionnaire answers.
@@ -127,21 +127,8 @@ def export_ratings(
     scale = {}
     if cfg is not None:
         scale = {c.name: (c.scale_min, c.scale_max) for c in cfg.criteria}
-    q = (
-        select(Evaluator.name, Trial.item, Trial.system, Trial.system_b, Trial.details,
-               Trial.practice, Trial.position, Judgement.criterion, Judgement.response,
-               Judgement.comment, Judgement.time_ms, Judgement.created_at, Trial.qc_kind,
-               Trial.available_at, Trial.answered_at, Evaluator.participant)
-        .join(Trial, Trial.evaluator_id == Evaluator.id)
-        .join(Judgement, Judgement.trial_id == Trial.id)
-        .order_by(Evaluator.id, Trial.position, Judgement.id)
-    )
-    if not include_practice:
-        q = q.where(Trial.practice.is_(False))
-    if not include_checks:
-        q = q.where(Trial.qc_kind.is_(None))
-    with store.read() as s:
-        rows = s.execute(q).all()
+    rows = rating_rows(store, include_practice=include_practice,
+                       include_checks=include_checks)
     flags = quality_flags(store, cfg).set_index("evaluator") if rows else None
     speeder_ms = cfg.checks.speeder_ms if cfg is not None else 0
     recs: list[dict[str, Any]] = []
@@ -196,14 +183,7 @@ def participants_table(store: Store, cfg: ExperimentConfig, secret: bytes | None
 
     crowd = cfg.crowd
     study_code = store.meta().get("completion_code", "")
-    with store.read() as s:
-        evs = s.execute(select(Evaluator).where(
-            (Evaluator.claimed_at.is_not(None)) | (Evaluator.started_at.is_not(None)))
-            .order_by(Evaluator.id)).scalars().all()
-        times: dict[int, list[tuple[Any, Any]]] = {}
-        for ev_id, avail, ans in s.execute(select(Trial.evaluator_id, Trial.available_at,
-                                                  Trial.answered_at)):
-            times.setdefault(ev_id, []).append((avail, ans))
+    evs, times = evaluators(store, taken=True), trial_times(store)
     recs = []
     for ev in evs:
         ts = times.get(ev.id, [])

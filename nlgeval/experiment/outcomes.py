@@ -2,7 +2,7 @@
 does not consent, or whose screening answers screen them out, leaves with the platform's code
 or redirect, and their trial set goes back to the pool (the record of who it was, with the
 outcome, is kept on a released copy, as for an expired lease:
-:func:`nlgeval.experiment.participants.release_set`). Used by the evaluator's ``start`` route.
+:func:`nlgeval.experiment.storage.leases.release_set`). Used by the evaluator's ``start`` route.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, abort, request, session
-from sqlalchemy import select, update
 
-from nlgeval.experiment.app import Experiment
+from nlgeval.experiment.loaded import Experiment
 from nlgeval.experiment.platforms import outcome_page
-from nlgeval.experiment.storage import Evaluator, utcnow
+from nlgeval.experiment.storage import utcnow
+from nlgeval.experiment.storage.leases import end_with_outcome
 from nlgeval.experiment.views import State
 
 OUTCOMES = ("no_consent", "screened_out")
@@ -36,16 +36,8 @@ def end_participation(x: Experiment, st: State, outcome: str) -> Response:
     ...     r.status_code, app.test_client().get(f"/e/{tok}").status_code  # the link is spent
     (200, 404)
     """
-    from nlgeval.experiment.participants import release_set
-
     assert outcome in OUTCOMES
-    now = utcnow()
-    with x.store.write() as s:
-        x.store.serialize(s)
-        release_set(s, st.ev.id, now)
-        kept = s.execute(select(Evaluator.id).where(Evaluator.released_at == now)
-                         .order_by(Evaluator.id.desc()).limit(1)).scalar_one()
-        s.execute(update(Evaluator).where(Evaluator.id == kept).values(outcome=outcome))
+    end_with_outcome(x.store, st.ev.id, outcome, utcnow())
     if session.get("evaluator") == st.ev.token:
         session.pop("evaluator")
     crowd = x.cfg.crowd
@@ -54,7 +46,7 @@ def end_participation(x: Experiment, st: State, outcome: str) -> Response:
         code, url = crowd.no_consent_code, crowd.no_consent_redirect_url
     elif crowd is not None:
         code, url = crowd.screened_out_code, crowd.screened_out_redirect_url
-    return x.render("outcome.html", outcome=outcome, done=outcome_page(code, url))
+    return x.render("evaluator/outcome.html", outcome=outcome, done=outcome_page(code, url))
 
 
 def intro_outcome(x: Experiment, st: State) -> Response | None:
@@ -88,7 +80,7 @@ def intro_outcome(x: Experiment, st: State) -> Response | None:
                            why=f"{v[:100]!r} is not an option"))
         answers[q.name] = v
     if errors:
-        return x.render("intro.html", status=422, ev=st.ev, counts=st.counts(),
+        return x.render("evaluator/intro.html", status=422, ev=st.ev, counts=st.counts(),
                         csrf=x.csrf_token(), intro=x.intro_html,
                         instructions=x.instructions_html, consent=x.consent_html,
                         errors=errors, values=dict(request.form))

@@ -14,9 +14,9 @@ anonymous participant with an id of its own; people are never merged.
 A set handed out but not progressing for ``lease_minutes`` goes back to the pool: its answers
 so far are moved to a kept copy of the set (``released_at`` set, ``~released`` added to the
 evaluator's name, so exports mark them), and the set itself starts afresh under a new link
-(:func:`release_set`). Each client address may take ``join_limit`` sets per
-``join_window_minutes`` (counted in the database, across server processes, by an HMAC of the
-address, so no address is stored).
+(:func:`nlgeval.experiment.storage.leases.release_set`). Each client address may take
+``join_limit`` sets per ``join_window_minutes`` (counted in the database, across server
+processes, by an HMAC of the address, so no address is stored).
 
 Per-participant completion codes are an HMAC of the participant (or evaluator) id under the
 experiment's signing key (:func:`completion_code`): the researcher can list them
@@ -29,41 +29,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import secrets
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, func, select, text, update
-from sqlalchemy.orm import Session
-
 from nlgeval.experiment.config import CrowdConfig
-from nlgeval.experiment.storage import (
-    ADVISORY_KEY,
-    Evaluator,
-    Judgement,
-    Store,
-    Trial,
-    utcnow,
+from nlgeval.experiment.storage import Store, utcnow
+from nlgeval.experiment.storage.leases import (
+    Claim,
+    JoinRequest,
+    claim,
+    finished_sets,
+    release_expired,
 )
-
-
-@dataclass(frozen=True)
-class Claim:
-    """The outcome of a join: the set's ``token``, or why there is none (``refused``:
-    ``"taken"`` -- the id is already in a set, in another browser; ``"ended"`` -- the id
-    declined consent or was screened out before; ``"limit"`` -- too many joins from this
-    address; ``"full"`` -- no free set).
-
-    Examples
-    --------
-    >>> Claim(token="abc").refused is None, Claim(refused="full").token is None
-    (True, True)
-    """
-
-    token: str | None = None
-    refused: str | None = None
 
 
 def client_hash(secret: bytes, address: str) -> str:
@@ -77,31 +54,6 @@ def client_hash(secret: bytes, address: str) -> str:
     return hmac.new(secret, b"client:" + address.encode(), hashlib.sha256).hexdigest()[:32]
 
 
-def _seen_before(s: Session | Connection, pid: str, session_id: str | None, keys: tuple[str, ...]
-                 ) -> Claim | None:
-    """The participant's set if they are known (recognised only by the platform session id
-    they joined with: the cookie was checked before), "taken" if known without it, "ended"
-    if they declined consent or were screened out (no second try with the same id)."""
-    row = s.execute(select(Evaluator.token, Evaluator.params).where(
-        Evaluator.participant == pid, Evaluator.released_at.is_(None))).first()
-    if row is None:
-        ended = s.execute(select(Evaluator.id).where(
-            Evaluator.participant == pid, Evaluator.outcome.is_not(None)).limit(1)).first()
-        return Claim(refused="ended") if ended is not None else None
-    had = row.params or {}
-    if session_id and any(had.get(k) == session_id for k in keys):
-        return Claim(token=row.token)
-    return Claim(refused="taken")
-
-
-def _free_set(s: Session | Connection) -> Any:
-    return s.execute(
-        select(Evaluator.id, Evaluator.token)
-        .where(Evaluator.claimed_at.is_(None), Evaluator.started_at.is_(None),
-               Evaluator.released_at.is_(None))
-        .order_by(Evaluator.id).limit(1)).first()
-
-
 def claim_set(
     store: Store, crowd: CrowdConfig, *, pid: str | None, params: dict[str, str],
     client: str, now: datetime | None = None,
@@ -111,7 +63,8 @@ def claim_set(
     a set, else the next free set in design order (after returning expired leases to the
     pool), unless this client took ``join_limit`` sets in the window. ``pid=None`` makes an
     anonymous participant. Each attempt is one serialised write transaction (a group-commit
-    job on SQLite, under an advisory lock on PostgreSQL; :func:`_claim_job`), so concurrent
+    job on SQLite, under an advisory lock on PostgreSQL;
+    :func:`~nlgeval.experiment.storage.leases.claim`), so concurrent
     joins (other threads, other server processes) cannot take one set twice or give one id
     two sets.
 
@@ -131,112 +84,14 @@ def claim_set(
     (True, Claim(token=None, refused='taken'))
     """
     now = now or utcnow()
-    got = store.commit(_claim_job(crowd, pid, params, client, now))
+    req = JoinRequest(
+        pid, next((params[k] for k in crowd.session_keys if params.get(k)), None),
+        crowd.session_keys, params, client, crowd.join_limit, crowd.join_window_minutes)
+    got = claim(store, req, now)
     if got.refused == "full" and crowd.lease_minutes:  # return idle sets, then try again
-        with store.write() as s:
-            store.serialize(s)
-            for ev_id in expired_leases(s, now - timedelta(minutes=crowd.lease_minutes)):
-                release_set(s, ev_id, now)
-        got = store.commit(_claim_job(crowd, pid, params, client, now))
+        release_expired(store, now - timedelta(minutes=crowd.lease_minutes), now)
+        got = claim(store, req, now)
     return got
-
-
-def _claim_job(crowd: CrowdConfig, pid: str | None, params: dict[str, str], client: str,
-               now: datetime) -> Callable[[Connection], Claim]:
-    """The claim as a job for :meth:`~nlgeval.experiment.storage.Store.commit`: on SQLite,
-    joins that arrive together are run one after another in one transaction and share its
-    ``fsync`` (group commit); on PostgreSQL an advisory lock serialises them."""
-    session_id = next((params[k] for k in crowd.session_keys if params.get(k)), None)
-
-    def job(c: Connection) -> Claim:
-        if c.dialect.name == "postgresql":
-            c.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": ADVISORY_KEY})
-        if pid is not None:
-            seen = _seen_before(c, pid, session_id, crowd.session_keys)
-            if seen is not None:
-                return seen
-        if crowd.join_limit:
-            since = now - timedelta(minutes=crowd.join_window_minutes)
-            n = c.execute(select(func.count(Evaluator.id)).where(
-                Evaluator.claimed_by == client, Evaluator.claimed_at >= since)).scalar_one()
-            if n >= crowd.join_limit:
-                return Claim(refused="limit")
-        free = _free_set(c)
-        if free is None:
-            return Claim(refused="full")
-        c.execute(update(Evaluator).where(Evaluator.id == free.id).values(
-            claimed_at=now, participant=pid or f"anon-{secrets.token_hex(6)}",
-            params=params or None, claimed_by=client))
-        return Claim(token=free.token)
-
-    return job
-
-
-def expired_leases(s: Session, before: datetime) -> list[int]:
-    """Sets handed out by the sign-up link, not finished, whose last progress (claimed,
-    started, last answer) was before ``before``.
-
-    Examples
-    --------
-    >>> from nlgeval.experiment.sandbox import example_experiment
-    >>> with example_experiment() as (store, cfg), store.read() as s:
-    ...     expired_leases(s, utcnow())  # nothing handed out yet
-    []
-    """
-    last = (select(Trial.evaluator_id, func.max(Trial.answered_at).label("answered"))
-            .group_by(Trial.evaluator_id).subquery())
-    rows = s.execute(
-        select(Evaluator.id, Evaluator.claimed_at, Evaluator.started_at, last.c.answered)
-        .outerjoin(last, last.c.evaluator_id == Evaluator.id)
-        .where(Evaluator.claimed_at.is_not(None), Evaluator.finished_at.is_(None),
-               Evaluator.released_at.is_(None))).all()
-    return [r.id for r in rows
-            if max(t for t in (r.claimed_at, r.started_at, r.answered) if t) < before]
-
-
-def release_set(s: Session, ev_id: int, now: datetime) -> None:
-    """Give set ``ev_id`` back to the pool: a kept copy of the evaluator (``~released``
-    added to the name, ``released_at`` set, a new unusable token) takes over its answered
-    trials with their judgements; the set itself starts afresh with a new personal link.
-
-    Examples
-    --------
-    >>> from nlgeval.experiment.sandbox import example_experiment
-    >>> with example_experiment() as (store, cfg):
-    ...     with store.write() as s:
-    ...         release_set(s, 1, utcnow())
-    ...     with store.read() as s:
-    ...         [(e.name, e.released_at is not None) for e in s.query(Evaluator)][-1]
-    ('1~released', True)
-    """
-    ev = s.get(Evaluator, ev_id)
-    assert ev is not None
-    n = s.execute(select(func.count(Evaluator.id)).where(
-        Evaluator.name.like(f"{ev.name}~released%"))).scalar_one()
-    kept = Evaluator(
-        name=f"{ev.name}~released" + (f"{n + 1}" if n else ""),
-        token=secrets.token_urlsafe(18), created_at=ev.created_at, started_at=ev.started_at,
-        answers=ev.answers, claimed_at=ev.claimed_at, participant=ev.participant,
-        params=ev.params, consent_at=ev.consent_at, claimed_by=ev.claimed_by,
-        released_at=now)
-    s.add(kept)
-    s.flush()
-    done = s.execute(select(Trial).where(Trial.evaluator_id == ev_id,
-                                         Trial.answered_at.is_not(None))).scalars().all()
-    for t in done:
-        copy = Trial(evaluator_id=kept.id, position=t.position, practice=t.practice,
-                     item=t.item, system=t.system, system_b=t.system_b, details=t.details,
-                     shown_at=t.shown_at, available_at=t.available_at, qc_kind=t.qc_kind,
-                     answered_at=t.answered_at)
-        s.add(copy)
-        s.flush()
-        s.execute(update(Judgement).where(Judgement.trial_id == t.id)
-                  .values(trial_id=copy.id))
-    s.execute(update(Trial).where(Trial.evaluator_id == ev_id)
-              .values(answered_at=None, shown_at=None, available_at=None))
-    s.execute(update(Evaluator).where(Evaluator.id == ev_id).values(
-        token=secrets.token_urlsafe(18), started_at=None, finished_at=None, answers=None,
-        claimed_at=None, participant=None, params=None, consent_at=None, claimed_by=None))
 
 
 def completion_code(secret: bytes, who: str) -> str:
@@ -299,14 +154,7 @@ def participant_codes(store: Store, crowd: CrowdConfig, secret: bytes) -> list[d
     ...     participant_codes(store, CrowdConfig(participant_codes=True), b"key")
     []
     """
-    with store.read() as s:
-        evs = s.execute(select(Evaluator.id, Evaluator.name, Evaluator.participant,
-                               Evaluator.started_at, Evaluator.finished_at)
-                        .where(Evaluator.finished_at.is_not(None))
-                        .order_by(Evaluator.id)).all()
-        answered: dict[int, list[datetime | None]] = {}
-        for ev_id, at in s.execute(select(Trial.evaluator_id, Trial.answered_at)):
-            answered.setdefault(ev_id, []).append(at)
+    evs, answered = finished_sets(store)
     out = []
     for e in evs:
         fast = too_fast(e.started_at, answered.get(e.id, []), crowd.min_trial_ms)

@@ -26,12 +26,12 @@ Examples
 
 from __future__ import annotations
 
+import builtins
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from nlgeval.experiment.config_tables import Reader
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 PLATFORM_KEYS = {"frame_ancestors", "no_consent_code", "no_consent_redirect_url",
                  "screened_out_code", "screened_out_redirect_url", "screening"}
@@ -74,6 +74,31 @@ def content_security_policy(frame_ancestors: tuple[str, ...]) -> str:
     ancestors = " ".join(frame_ancestors) if frame_ancestors else "'none'"
     return ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             f"form-action 'self'; frame-ancestors {ancestors}; base-uri 'none'")
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """What this module needs of the config's table reader
+    (:class:`nlgeval.experiment.config_tables.Reader`), named here so that the config does
+    not import back into this module.
+
+    Examples
+    --------
+    >>> from nlgeval.experiment.config_tables import Reader as ConfigReader
+    >>> isinstance(ConfigReader({}, "crowd", Path("experiment.toml")), Reader)
+    True
+    """
+
+    file: Path
+
+    def __init__(self, table: Mapping[builtins.str, Any], where: builtins.str,
+                 file: Path) -> None: ...
+    def key(self, k: builtins.str) -> builtins.str: ...
+    def fail(self, k: builtins.str, msg: builtins.str) -> Exception: ...
+    def str(self, k: builtins.str, default: builtins.str | None = None, *,
+            required: bool = False) -> builtins.str: ...
+    def strs(self, k: builtins.str) -> tuple[builtins.str, ...]: ...
+    def unknown(self, allowed: set[builtins.str]) -> None: ...
 
 
 def _url(r: Reader, key: str) -> str:

@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
 
 from nlgeval.experiment.config import TRIANGLE_CRITERION, ExperimentConfig
-from nlgeval.experiment.storage import Evaluator, Judgement, Store, Trial
+from nlgeval.experiment.storage import Store
+from nlgeval.experiment.storage.reports import quality_rows
 from nlgeval.human.qc import MIN_DEGRADED_PAIRS, degraded_test
 
 FLAG_COLUMNS = ["evaluator", "participant", "n_trials", "n_checks", "n_checks_answered",
@@ -125,18 +125,7 @@ def _quality_data(store: Store) -> tuple[Sequence[Any], dict[int, list[Any]],
                                          dict[int, dict[str, float]]]:
     """Evaluators, their main (non-practice) trials by evaluator id, and the answers of each
     trial by criterion."""
-    with store.read() as s:
-        evs = s.execute(select(Evaluator.id, Evaluator.name, Evaluator.participant,
-                               Evaluator.started_at, Evaluator.released_at)
-                        .order_by(Evaluator.id)).all()
-        trials = s.execute(
-            select(Trial.id, Trial.evaluator_id, Trial.position, Trial.qc_kind, Trial.details,
-                   Trial.available_at, Trial.answered_at)
-            .where(Trial.practice.is_(False))).all()
-        judg = s.execute(
-            select(Judgement.trial_id, Judgement.criterion, Judgement.response)
-            .join(Trial, Trial.id == Judgement.trial_id)
-            .where(Trial.practice.is_(False))).all()
+    evs, trials, judg = quality_rows(store)
     resp: dict[int, dict[str, float]] = {}
     for tid, crit, v in judg:
         resp.setdefault(tid, {})[crit] = float(v)

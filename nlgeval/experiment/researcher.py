@@ -11,15 +11,15 @@ is set it needs the log-in too.
 
 The views are module-level functions on one module-level :data:`researcher_blueprint`
 (registered by :func:`nlgeval.experiment.app.create_app`); each reaches the experiment of the
-app serving the request through :func:`current_experiment`, and the log-in throttle lives in
-the app too (:class:`LoginThrottle`), so two apps in one process share nothing.
+app serving the request through :func:`~nlgeval.experiment.loaded.current_experiment`, and
+the log-in throttle lives in the app too (:class:`LoginThrottle`), so two apps in one process
+share nothing; what it reads and writes is in :mod:`nlgeval.experiment.storage.researcher`.
 """
 
 from __future__ import annotations
 
 import hmac
 import math
-import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,10 +27,8 @@ from typing import Any
 import pandas as pd
 from flask import Blueprint, Response, abort, current_app, redirect, request, session, url_for
 from flask.blueprints import BlueprintSetupState
-from sqlalchemy import delete, select, update
 from werkzeug.security import check_password_hash
 
-from nlgeval.experiment.app import Experiment
 from nlgeval.experiment.export import (
     export_questionnaire,
     export_ratings,
@@ -38,6 +36,7 @@ from nlgeval.experiment.export import (
     quality_flags,
     spreadsheet_safe,
 )
+from nlgeval.experiment.loaded import Experiment, current_experiment
 from nlgeval.experiment.quality import checks_summary
 from nlgeval.experiment.researcher_auth import FAIL_WINDOW_S as FAIL_WINDOW_S
 from nlgeval.experiment.researcher_auth import MAX_FAILS as MAX_FAILS
@@ -48,7 +47,8 @@ from nlgeval.experiment.researcher_auth import (
     session_alive,
     start_session,
 )
-from nlgeval.experiment.storage import Evaluator, Judgement, Trial
+from nlgeval.experiment.storage.design import count_judgements
+from nlgeval.experiment.storage.researcher import comments, evaluator_ids, reset_set
 
 SESSION_HOURS = 8
 DOWNLOADS = ("ratings", "questionnaire", "flags", "participants")
@@ -56,21 +56,6 @@ _THROTTLE_KEY = "nlgeval_login_throttle"
 
 #: The researcher's routes: ``/r/<token>`` (+ downloads), ``/login``, ``/logout``, ``/dashboard``.
 researcher_blueprint = Blueprint("researcher", __name__)
-
-
-def current_experiment() -> Experiment:
-    """The experiment of the app handling the current request (loaded once by ``create_app``).
-
-    Examples
-    --------
-    >>> from flask import Flask
-    >>> app = Flask("demo")  # create_app stores the loaded Experiment here
-    >>> app.extensions["nlgeval_experiment"] = {"experiment": "the loaded experiment"}
-    >>> with app.app_context():
-    ...     current_experiment()
-    'the loaded experiment'
-    """
-    return current_app.extensions["nlgeval_experiment"]["experiment"]
 
 
 @researcher_blueprint.record_once
@@ -109,18 +94,11 @@ def _download(kind: str) -> Response:
 
 def _comment_rows(x: Experiment) -> tuple[int, dict[str, int], list[dict[str, Any]]]:
     """The number of judgements, evaluator ids by name, and one comment row per trial."""
-    with x.store.read() as s:
-        n_judgements = s.query(Judgement).count()
-        ids = dict(s.execute(select(Evaluator.name, Evaluator.id)).all())
-        comments = s.execute(
-            select(Evaluator.name, Trial.position, Judgement.comment)
-            .join(Trial, Trial.evaluator_id == Evaluator.id)
-            .join(Judgement, Judgement.trial_id == Trial.id)
-            .where(Judgement.comment != "")
-            .order_by(Evaluator.id, Trial.position)).all()
+    n_judgements = count_judgements(x.store)
+    ids = evaluator_ids(x.store)
     seen = set()
     rows = []
-    for name, pos, text in comments:  # one row per trial (criteria share the comment)
+    for name, pos, text in comments(x.store):  # one row per trial (criteria share the comment)
         if (name, pos) not in seen:
             seen.add((name, pos))
             rows.append({"evaluator": name, "position": pos, "comment": text})
@@ -146,7 +124,7 @@ def _overview(link: Callable[..., str], dashboard: bool) -> Response:
     if x.cfg.crowd is not None and x.cfg.crowd.open_link and x.meta.get("join_token"):
         join = x.link("evaluator.join_page", jtoken=x.meta["join_token"])
     return x.render(
-        "researcher.html", rows=rows, link=link, dashboard=dashboard,
+        "researcher/dashboard.html", rows=rows, link=link, dashboard=dashboard,
         n_judgements=n_judgements, comments=comment_rows, join_link=join,
         done=int(prog["done"].sum()) if len(prog) else 0,
         total=int(prog["total"].sum()) if len(prog) else 0,
@@ -255,7 +233,7 @@ def login() -> Any:
         throttle: LoginThrottle = current_app.extensions[_THROTTLE_KEY]
         wait = throttle.wait(who, now)
         if wait > 0:
-            resp = x.render("error.html", status=429, code=429, message=(
+            resp = x.render("site/error.html", status=429, code=429, message=(
                 f"Too many failed log-ins from your address: try again in {math.ceil(wait)} "
                 "s (each further failure doubles the wait, up to 30 s)."))
             resp.headers["Retry-After"] = str(math.ceil(wait))
@@ -271,7 +249,7 @@ def login() -> Any:
             return redirect(url_for("researcher.dashboard"), 303)
         throttle.record(who, now)
         error = "Wrong password." if h else ""
-    return x.render("login.html", status=401 if error else 200, csrf=x.csrf_token(),
+    return x.render("researcher/login.html", status=401 if error else 200, csrf=x.csrf_token(),
                     has_password=bool(h), error=error)
 
 
@@ -367,14 +345,6 @@ def reset(ev_id: int) -> Any:
     x.check_csrf()
     if ev_id > 2**31 - 1 or request.form.get("confirm") != "1":
         abort(400, "Tick the box to confirm: the evaluator's judgements will be deleted.")
-    with x.store.write() as s:
-        if s.get(Evaluator, ev_id) is None:
-            abort(404)
-        ids = select(Trial.id).where(Trial.evaluator_id == ev_id)
-        s.execute(delete(Judgement).where(Judgement.trial_id.in_(ids)))
-        s.execute(update(Trial).where(Trial.evaluator_id == ev_id)
-                  .values(answered_at=None, shown_at=None, available_at=None))
-        s.execute(update(Evaluator).where(Evaluator.id == ev_id).values(
-            token=secrets.token_urlsafe(18), started_at=None, finished_at=None,
-            answers=None, claimed_at=None, participant=None, params=None, consent_at=None))
+    if not reset_set(x.store, ev_id):
+        abort(404)
     return redirect(url_for("researcher.dashboard"), 303)

@@ -10,9 +10,13 @@ import threading
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from sqlalchemy import delete, select
-
-from nlgeval.experiment.storage import Meta, ResearcherSession, Store, utcnow
+from nlgeval.experiment.storage import Store, utcnow
+from nlgeval.experiment.storage.researcher import (
+    add_session,
+    drop_session,
+    replace_password,
+    session_exists,
+)
 
 PASSWORD_KEY = "researcher_password"
 MAX_FAILS = 5  # failed log-ins per client address and window before backing off (429)
@@ -85,24 +89,18 @@ def start_session(store: Store) -> str:
     (True, False)
     """
     sid = secrets.token_urlsafe(24)
-    with store.write() as s:
-        s.add(ResearcherSession(sid_hash=_sid_hash(sid)))
+    add_session(store, _sid_hash(sid))
     return sid
 
 
 def session_alive(store: Store, sid: str, hours: float) -> bool:
     """Whether session ``sid`` exists server-side and is younger than ``hours``."""
-    since = utcnow() - timedelta(hours=hours)
-    with store.connect() as c:
-        return c.execute(select(ResearcherSession.id).where(
-            ResearcherSession.sid_hash == _sid_hash(sid),
-            ResearcherSession.created_at >= since)).first() is not None
+    return session_exists(store, _sid_hash(sid), since=utcnow() - timedelta(hours=hours))
 
 
 def end_session(store: Store, sid: str) -> None:
     """Forget session ``sid`` (log-out)."""
-    with store.write() as s:
-        s.execute(delete(ResearcherSession).where(ResearcherSession.sid_hash == _sid_hash(sid)))
+    drop_session(store, _sid_hash(sid))
 
 
 def set_password(store: Store, password_hash: str) -> None:
@@ -116,6 +114,4 @@ def set_password(store: Store, password_hash: str) -> None:
     ...     store.meta()[PASSWORD_KEY]
     'hash'
     """
-    with store.write() as s:
-        s.merge(Meta(key=PASSWORD_KEY, value=password_hash))
-        s.execute(delete(ResearcherSession))
+    replace_password(store, PASSWORD_KEY, password_hash)

@@ -52,7 +52,7 @@ from nlgeval.experiment.views import TrialView
 from nlgeval.results import Result
 
 if TYPE_CHECKING:
-    from nlgeval.experiment.app import Experiment
+    from nlgeval.experiment.loaded import Experiment
 
 __all__ = ["SimulationResult", "simulate_experiment"]
 

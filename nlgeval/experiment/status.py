@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import pandas as pd
-from sqlalchemy import func, select
 
-from nlgeval.experiment.storage import Evaluator, Store, Trial
+from nlgeval.experiment.storage import Store
+from nlgeval.experiment.storage.reports import evaluators, main_trials, trial_counts
 
 
 def progress(store: Store) -> pd.DataFrame:
@@ -24,13 +24,7 @@ def progress(store: Store) -> pd.DataFrame:
     1         2     0      6               1
     2         3     0      6               1
     """
-    with store.read() as s:
-        evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()
-        counts = s.execute(
-            select(Trial.evaluator_id, Trial.practice, func.count(Trial.id),
-                   func.count(Trial.answered_at))
-            .group_by(Trial.evaluator_id, Trial.practice)
-        ).all()
+    evs, counts = evaluators(store), trial_counts(store)
     c: dict[tuple[int, bool], tuple[int, int]] = {
         (e, bool(p)): (int(n), int(a)) for e, p, n, a in counts
     }
@@ -66,8 +60,7 @@ def export_questionnaire(store: Store) -> pd.DataFrame:
     >>> answers.columns.tolist()
     ['rater', 'question', 'answer']
     """
-    with store.read() as s:
-        evs = s.execute(select(Evaluator).order_by(Evaluator.id)).scalars().all()
+    evs = evaluators(store)
     recs = [
         {"rater": ev.name, "question": k, "answer": v}
         for ev in evs for k, v in (ev.answers or {}).items()
@@ -95,14 +88,7 @@ def progress_by(store: Store, by: str) -> pd.DataFrame:
     """
     if by not in ("system", "item"):
         raise ValueError(f"progress_by: by must be 'system' or 'item', got {by!r}")
-    with store.read() as s:
-        rows = s.execute(
-            select(Trial.evaluator_id, Trial.item, Trial.system, Trial.system_b,
-                   Trial.answered_at)
-            .join(Evaluator, Evaluator.id == Trial.evaluator_id)
-            .where(Trial.practice.is_(False), Trial.qc_kind.is_(None),
-                   Evaluator.released_at.is_(None))
-            .order_by(Trial.id)).all()
+    rows = main_trials(store)
     recs = []
     for r in rows:
         keys = [r.item] if by == "item" else [r.system] + ([r.system_b] if r.system_b else [])

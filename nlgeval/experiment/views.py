@@ -1,6 +1,6 @@
 """What the evaluator pages work with: an evaluator's state (their row and trials, read in one
-query per request by :mod:`nlgeval.experiment.evaluator`, with the prebuilt statements here),
-and the checks of slider values a browser can send."""
+query per request by :func:`nlgeval.experiment.storage.answers.state_rows`), and the checks of
+slider values a browser can send."""
 
 from __future__ import annotations
 
@@ -9,80 +9,11 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, cast
-
-from sqlalchemy import DateTime, Table, bindparam, select, text
+from typing import Any
 
 from nlgeval.experiment.config import CriterionConfig, format_value
-from nlgeval.experiment.storage import Evaluator, Judgement, Trial
 
 _NUMBER = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,12})?")
-
-# The hot path's statements, built once on the Core tables: building and compiling them per
-# request was a third of a request's CPU time when profiled (see Store's docstring).
-# the declarative classes' tables (typed FromClause, which has no insert/update)
-_T, _J, _E = (cast(Table, c.__table__) for c in (Trial, Judgement, Evaluator))
-STATE_QUERY = (
-    select(_E.c.id, _E.c.token, _E.c.started_at, _E.c.finished_at, _E.c.answers,
-           _T.c.id.label("tid"), _T.c.answered_at)
-    .outerjoin(_T, _T.c.evaluator_id == _E.c.id)
-    .where(_E.c.token == bindparam("q_token"))
-)
-# the evaluator who may answer: the one holding the token now (a set reset by the researcher
-# or returned to the pool after its lease gets a new token, so a late answer sent with the
-# old one cannot land in the next participant's set)
-_OWNER = select(_E.c.id).where(_E.c.token == bindparam("q_token")).scalar_subquery()
-CLAIM = (  # the conditional UPDATE that makes an answer idempotent
-    _T.update().where(_T.c.id == bindparam("q_id"), _T.c.answered_at.is_(None),
-                      _T.c.evaluator_id == _OWNER)
-    .values(answered_at=bindparam("q_now"), shown_at=bindparam("q_shown"))
-)
-MAKE_CURRENT = (
-    _T.update().where(_T.c.id == bindparam("q_id"), _T.c.available_at.is_(None))
-    .values(available_at=bindparam("q_now"))
-)
-
-
-_ANSWER_PG: dict[int, Any] = {}
-
-
-def answer_statement_pg(n: int) -> Any:
-    """PostgreSQL: a trial's answer with ``n`` criteria as ONE statement (data-modifying
-    ``WITH``): claim the trial (``answered_at IS NULL``), insert the judgements only if the
-    claim succeeded, and make the next trial current; it returns how many trials it claimed
-    (0 or 1). Run in autocommit mode it is its own transaction -- one round trip instead of
-    five (BEGIN, claim, insert, next trial, COMMIT), each of which gives the GIL away -- and
-    just as atomic: a unique violation (a concurrent duplicate) undoes all of it. Built once
-    per ``n`` (SQLite keeps :data:`CLAIM` and :data:`MAKE_CURRENT` in a group commit).
-
-    Examples
-    --------
-    >>> sql = str(answer_statement_pg(2))
-    >>> sql.count("INSERT INTO nlgeval_judgements"), ":r1" in sql, ":r2" in sql
-    (1, True, False)
-    """
-    if n not in _ANSWER_PG:
-        rows = ", ".join(f"(CAST(:c{k} AS VARCHAR), CAST(:r{k} AS DOUBLE PRECISION), "
-                         f"CAST(:f{k} AS BOOLEAN))" for k in range(n))
-        _ANSWER_PG[n] = text(f"""
-            WITH claim AS (
-                UPDATE nlgeval_trials SET answered_at = :q_now, shown_at = :q_shown
-                WHERE id = :q_id AND answered_at IS NULL AND evaluator_id =
-                    (SELECT e.id FROM nlgeval_evaluators e WHERE e.token = :q_token)
-                RETURNING id),
-            ins AS (
-                INSERT INTO nlgeval_judgements
-                    (trial_id, criterion, response, confirmed, comment, time_ms, created_at)
-                SELECT claim.id, v.c, v.r, v.f, CAST(:q_comment AS TEXT),
-                       CAST(:q_time_ms AS INTEGER), CAST(:q_now AS TIMESTAMP)
-                FROM claim, (VALUES {rows}) AS v (c, r, f)),
-            nxt AS (
-                UPDATE nlgeval_trials SET available_at = :q_now
-                WHERE id = :q_next AND available_at IS NULL
-                  AND EXISTS (SELECT 1 FROM claim))
-            SELECT count(*) FROM claim""").bindparams(
-            bindparam("q_now", type_=DateTime), bindparam("q_shown", type_=DateTime))
-    return _ANSWER_PG[n]
 
 
 class BadForm(Exception):

@@ -1,16 +1,9 @@
-"""Where an experiment keeps its state: a real database through SQLAlchemy.
+"""The database engine of an experiment: :class:`Store` (an SQLAlchemy engine, session factory,
+group commit and SQLite's writer lock), the default URL and the schema's creation and upgrade.
 
 SQLite (one file, ``experiment.db`` in the experiment directory, WAL journal, ``synchronous=FULL``
 so a committed judgement survives a killed process and a power cut) by default; PostgreSQL by URL
 (``postgresql+psycopg://user@host/db``) for bigger studies.
-
-Tables (all prefixed ``nlgeval_`` so they cannot clash with others in a shared database):
-``meta`` (researcher token, session secret, config fingerprint), ``evaluators`` (one per
-trial set, with the unguessable personal token), ``outputs`` (the texts, copied at ``create`` so
-what evaluators see cannot drift from what was designed), ``trials`` (one row per trial, in the
-evaluator's order, practice flagged) and ``judgements`` (one row per trial and criterion; the
-``UNIQUE (trial_id, criterion)`` constraint makes a duplicate judgement impossible whatever the
-web layer does).
 """
 
 from __future__ import annotations
@@ -23,19 +16,11 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, Row, create_engine, event, inspect, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from nlgeval.errors import InputError
-from nlgeval.experiment.schema import Base as Base
-from nlgeval.experiment.schema import Context as Context
-from nlgeval.experiment.schema import Evaluator as Evaluator
-from nlgeval.experiment.schema import Judgement as Judgement
-from nlgeval.experiment.schema import Meta as Meta
-from nlgeval.experiment.schema import Output as Output
-from nlgeval.experiment.schema import ResearcherSession as ResearcherSession
-from nlgeval.experiment.schema import Trial as Trial
-from nlgeval.experiment.schema import utcnow as utcnow
+from nlgeval.experiment.storage.schema import Base, Meta
 
 try:
     import fcntl
@@ -45,6 +30,8 @@ except ImportError:  # not POSIX: one server process only (see prefork.py)
 DB_NAME = "experiment.db"
 ADVISORY_KEY = 0x6E6C6765  # PostgreSQL advisory lock of serialize() ("nlge")
 POOL_RECYCLE_S = 1800  # PostgreSQL: replace pooled connections after 30 minutes
+#: a result row of any width (its columns are named in the docstring of the function)
+AnyRow = Row[*tuple[Any, ...]]
 
 
 def default_url(directory: str | Path) -> str:

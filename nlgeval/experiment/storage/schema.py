@@ -1,6 +1,6 @@
 """The tables of an experiment database (SQLAlchemy declarative models), all prefixed
-``nlgeval_``; :class:`nlgeval.experiment.storage.Store` is the only code that reads or writes
-them (the table layout is described in :mod:`nlgeval.experiment.storage`)."""
+``nlgeval_`` (the layout is described in :mod:`nlgeval.experiment.storage`); only the
+``storage`` package reads or writes them."""
 
 from __future__ import annotations
 
