@@ -14,6 +14,9 @@ KNOWN_CYCLES = {
     # (ROW, read_text_utf8; CorpusInfo for type hints only) that the package defines itself
     frozenset({"nlgeval.io", "nlgeval.io._formats"}),
     frozenset({"nlgeval.corpus", "nlgeval.corpus._validate"}),
+    # map_split (89646c8, the Dask work) imports get_backend and map_tasks from its own package
+    # inside the function; left for its owner (the parallel package)
+    frozenset({"nlgeval.parallel", "nlgeval.parallel.split"}),
 }
 
 
