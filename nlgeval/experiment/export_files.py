@@ -7,9 +7,10 @@ columns ``rater, item, system, criterion, score`` first (``nlgeval validate --hu
 quality-control columns. For relative (pairwise) judgements ``system`` and ``system_b`` are the
 pair and ``score`` the preference for ``system`` (the shape ``nlgeval compare`` reads as
 pairwise judgements). Span modes (MQM, ESA) also write ``spans.csv`` (one row per marked
-error span: :func:`nlgeval.experiment.export.export_spans`); best-worst scaling writes its
-counting scores per rater and output as ``ratings.csv``, the raw choices (``choices.csv``)
-and the counting scores over all raters (``bws_scores.csv``; see
+error span: :func:`nlgeval.experiment.export.export_spans`), and MQM's ``ratings.csv`` also
+has the per-category criteria ``MQM-Accuracy``, ``MQM-Fluency``, ... from the spans;
+best-worst scaling writes its counting scores per rater and output as ``ratings.csv``, the
+raw choices (``choices.csv``) and the counting scores over all raters (``bws_scores.csv``; see
 :mod:`nlgeval.experiment.modes.bws`). Next to them: ``flags.csv`` (the quality flags per
 evaluator) and, when the study has an exit questionnaire, ``questionnaire.csv``.
 
@@ -28,10 +29,37 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from nlgeval.experiment.config import ExperimentConfig
-from nlgeval.experiment.export import export_questionnaire, export_ratings, quality_flags
+from nlgeval.experiment.export import (
+    RATING_COLUMNS,
+    export_questionnaire,
+    export_ratings,
+    quality_flags,
+)
 
 __all__ = ["write_export"]
+
+
+def _with_breakdown(raw: pd.DataFrame, spans: pd.DataFrame, cfg: ExperimentConfig
+                    ) -> pd.DataFrame:
+    """The MQM export plus the per-category criteria ``MQM-Accuracy``, ``MQM-Fluency``, ...
+    of every rated output, from its spans (:func:`nlgeval.human.spans.mqm_span_ratings`
+    with the study's weights; as the WMT21 TED corpus has them), each with its rater's
+    quality-control columns."""
+    from nlgeval.human.spans import mqm_span_ratings
+
+    if raw.empty or spans.empty:
+        return raw
+    cols = ["rater", "item", "system", "start", "end", "category", "severity"]
+    weights = getattr(cfg.options, "weights", None) or None
+    per = mqm_span_ratings(spans[cols].astype(object).where(spans[cols].notna(), ""),
+                           weights=weights)
+    per = per.loc[per["criterion"] != "MQM", RATING_COLUMNS]
+    qc = raw.groupby("rater")[["qc_flags", "qc_passed", "participant"]].first()
+    per = per.join(qc, on="rater").assign(practice=False, qc_check="")
+    return pd.concat([raw, per], ignore_index=True)
 
 
 def write_export(
@@ -70,6 +98,8 @@ def write_export(
 
         tables["spans"] = export_spans(store, include_practice=include_practice,
                                        include_checks=include_checks)
+        if mode.name == "mqm":
+            tables["ratings"] = _with_breakdown(raw, tables["spans"], cfg)
     paths = {}
     for name, df in tables.items():
         paths[name] = out / f"{name}.csv"
