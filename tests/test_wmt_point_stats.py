@@ -17,6 +17,27 @@ from nlgeval.correlation.ranking import assign_ranks, rank_clusters
 from nlgeval.errors import InputError
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_small_list_path_equals_array_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lists of at most 8 systems skip the arrays (MTME's callers pass lists); the counts and
+    the result equal the array path's, with ties, NaN, infinities and integers."""
+    rng = np.random.default_rng(100 + seed)
+    S = int(rng.integers(0, 9))
+    h = rng.integers(0, 3, S).astype(float) * 10.0 ** int(rng.integers(-3, 4))
+    m = np.round(rng.normal(size=S), 1)
+    if S > 1:
+        m[1] = m[0] * (1 + 1e-13)                        # tied within TIE_RTOL
+        m[rng.integers(S)] = [np.nan, np.inf, 2.0][seed % 3]
+    to_list = (lambda v: v.tolist()) if seed % 2 else (lambda v: tuple(v.tolist()))
+    fast = pairwise_accuracy_from_scores(to_list(m), to_list(h))
+    monkeypatch.setattr(pw, "_LOOP_SYSTEMS", -1)
+    arr = pairwise_accuracy_from_scores(np.asarray(m), np.asarray(h))
+    assert fast.to_dict() == arr.to_dict() or (np.isnan(fast.statistic)
+                                               and np.isnan(arr.statistic)
+                                               and fast.n_pairs == arr.n_pairs == 0)
+    assert type(fast) is type(arr) and repr(fast).split("(")[0] == repr(arr).split("(")[0]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_pair_loop_equals_array_path(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(seed)

@@ -122,6 +122,16 @@ def pairwise_accuracy_from_scores(metric: Any, human: Any) -> PairwiseAccuracyRe
     >>> res.statistic, res.n_pairs
     (1.0, 3)
     """
+    small = _small_lists(metric, human)
+    if small is not None:   # a few systems as lists (MTME's callers): no array at all
+        agree, n, tied_h, tied_m = _agreement_loop(*small)
+        # the frozen dataclass's fields set directly (its __init__ is a third of this path)
+        res = object.__new__(PairwiseAccuracyResult)
+        res.__dict__.update(statistic=agree / n if n else math.nan, n_pairs=n, n_agree=agree,
+                            n_systems=len(small[0]), n_tied_human=tied_h,
+                            n_tied_metric=tied_m, pvalue=math.nan,
+                            note="" if n else _FEW_SYSTEMS)
+        return res
     m, h = _vector(metric, "metric"), _vector(human, "human")
     if m.shape != h.shape:
         raise InputError(f"metric and human system scores differ in length: {m.size} vs "
@@ -133,9 +143,30 @@ def pairwise_accuracy_from_scores(metric: Any, human: Any) -> PairwiseAccuracyRe
         agree, n, tied_h, tied_m = _agreement_loop(m.tolist(), h.tolist())
     else:
         agree, n, tied_h, tied_m = _agreement_arrays(m, h)
-    note = "" if n else "fewer than 2 systems with both a metric and a human score"
+    note = "" if n else _FEW_SYSTEMS
     return PairwiseAccuracyResult(agree / n if n else math.nan, n, agree, int(m.size), tied_h,
                                   tied_m, note=note)
+
+
+_FEW_SYSTEMS = "fewer than 2 systems with both a metric and a human score"
+
+
+def _small_lists(metric: Any, human: Any) -> tuple[list[float], list[float]] | None:
+    """The systems with both scores as two lists of floats, when both inputs are lists or
+    tuples of at most ``_LOOP_SYSTEMS`` plain numbers (the same floats as ``_vector``'s
+    array); None otherwise (the array path then converts, checks and reports)."""
+    if type(metric) not in (list, tuple) or type(human) not in (list, tuple) \
+            or len(metric) != len(human) or len(metric) > _LOOP_SYSTEMS:
+        return None
+    try:
+        m, h = list(map(float, metric)), list(map(float, human))
+    except (TypeError, ValueError):
+        return None
+    isfinite = math.isfinite
+    if not (isfinite(sum(m)) and isfinite(sum(h))):  # a NaN/inf (or an overflowing sum)
+        keep = [i for i in range(len(m)) if isfinite(m[i]) and isfinite(h[i])]
+        m, h = [m[i] for i in keep], [h[i] for i in keep]
+    return m, h
 
 
 @lru_cache(maxsize=16)
@@ -158,20 +189,36 @@ def _agreement_arrays(m: np.ndarray, h: np.ndarray) -> tuple[int, int, int, int]
 
 
 def _agreement_loop(m: list[float], h: list[float]) -> tuple[int, int, int, int]:
-    """Agreeing pairs, pairs, pairs tied under humans / the metric (``_pair_signs``' rule)."""
-    agree = n = tied_h = tied_m = 0
-    S = len(m)
-    for i in range(S):
-        mi, hi = m[i], h[i]
-        for j in range(i + 1, S):
-            dm, dh = mi - m[j], hi - h[j]
-            sm = 0 if abs(dm) <= TIE_RTOL * max(abs(mi), abs(m[j])) else (1 if dm > 0 else -1)
-            sh = 0 if abs(dh) <= TIE_RTOL * max(abs(hi), abs(h[j])) else (1 if dh > 0 else -1)
-            n += 1
-            agree += sm == sh
-            tied_h += sh == 0
-            tied_m += sm == 0
-    return agree, n, tied_h, tied_m
+    """Agreeing pairs, pairs, pairs tied under humans / the metric (``_pair_signs``' rule:
+    tied when ``|d| <= TIE_RTOL * max(|a|, |b|)``, i.e. neither ``d > t`` nor ``d < -t`` for
+    the finite values here; ``t`` from the scaled magnitudes, the same float)."""
+    agree = tied_h = tied_m = 0
+    S, rtol = len(m), TIE_RTOL
+    am, ah = [rtol * abs(v) for v in m], [rtol * abs(v) for v in h]
+    for i in range(1, S):   # pairs (j, i), j < i: both differences negated, same signs agree
+        mi, hi, ami, ahi = m[i], h[i], am[i], ah[i]
+        for j in range(i):
+            dm, tm = mi - m[j], am[j]
+            if ami > tm:
+                tm = ami
+            if dm > tm:
+                sm = 1
+            elif dm < -tm:
+                sm = -1
+            else:
+                sm = 0
+                tied_m += 1
+            dh, th = hi - h[j], ah[j]
+            if ahi > th:
+                th = ahi
+            if dh > th:
+                agree += sm == 1
+            elif dh < -th:
+                agree += sm == -1
+            else:
+                tied_h += 1
+                agree += sm == 0
+    return agree, S * (S - 1) // 2, tied_h, tied_m
 
 
 def pairwise_accuracy(X: Any, Y: Any) -> PairwiseAccuracyResult:
