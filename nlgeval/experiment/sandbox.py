@@ -16,7 +16,6 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
 
 from flask import Flask
 from flask.testing import FlaskClient
@@ -24,10 +23,10 @@ from flask.testing import FlaskClient
 from nlgeval.experiment.app import create_app
 from nlgeval.experiment.build import CreatedExperiment, create_experiment
 from nlgeval.experiment.config import ExperimentConfig, load_config
-from nlgeval.experiment.example import write_example
+from nlgeval.experiment.example import ExampleMode, write_example
 from nlgeval.experiment.storage import Store
 
-Mode = Literal["absolute", "relative", "triangle"]
+Mode = ExampleMode  # absolute, relative, triangle, mqm, esa or bws
 
 __all__ = [
     "example_app", "example_config", "example_evaluator", "example_experiment", "example_folder",
