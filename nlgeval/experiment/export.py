@@ -146,6 +146,55 @@ def export_ratings(
 
 QC_COLUMNS = ["time_on_task_ms", "speeder", "qc_check", "qc_flags", "qc_passed", "participant"]
 
+SPAN_COLUMNS = ["rater", "item", "system", "start", "end", "category", "severity", "marked",
+                "text", "comment", "practice", "position", "participant"]
+
+
+def export_spans(store: Store, *, include_practice: bool = False,
+                 include_checks: bool = False) -> pd.DataFrame:
+    """The error spans of an MQM or ESA experiment (:mod:`nlgeval.experiment.modes.spans`):
+    one row per marked error -- ``rater, item, system, start, end, category, severity`` as
+    :func:`nlgeval.human.spans.read_spans` reads them (offsets in characters of the output,
+    ``[start, end)``, empty for an error not located in it) plus ``marked`` (the marked
+    text), ``text`` (the whole output), the comment, ``practice``, ``position`` and
+    ``participant`` -- and one row with empty offsets and severity for an output marked
+    without errors, so every judged output is there.
+
+    Examples
+    --------
+    >>> from nlgeval.experiment.sandbox import example_experiment
+    >>> with example_experiment() as (store, cfg):  # an absolute study: no spans
+    ...     export_spans(store)
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: absolute experiments mark no error spans (mode mqm or esa)
+    """
+    from nlgeval.errors import InputError
+    from nlgeval.experiment.modes.spans import SpanMode
+    from nlgeval.experiment.storage.design import texts
+
+    mode = get_mode(store.meta().get("mode", "absolute"))
+    if not isinstance(mode, SpanMode):
+        raise InputError(f"{mode.name} experiments mark no error spans (mode mqm or esa)")
+    rows = rating_rows(store, include_practice=include_practice,
+                       include_checks=include_checks)
+    text_of = texts(store) if rows else {}
+    recs = []
+    for r, sp in mode.span_rows(list(rows)):
+        text = text_of.get((r.system, r.item), "")
+        start, end = (sp.start, sp.end) if sp is not None else (None, None)
+        recs.append({
+            "rater": r.name, "item": r.item, "system": r.system, "start": start, "end": end,
+            "category": sp.category if sp else "", "severity": sp.severity if sp else "",
+            "marked": text[start:end] if start is not None else "", "text": text,
+            "comment": r.comment or "", "practice": bool(r.practice),
+            "position": int(r.position), "participant": r.participant or ""})
+    df = pd.DataFrame.from_records(recs, columns=SPAN_COLUMNS)
+    for c in ("start", "end"):  # integers, None where not located (written as empty cells)
+        df[c] = pd.Series([None if v is None or pd.isna(v) else int(v) for v in df[c]],
+                          index=df.index, dtype=object)
+    return df
+
 
 PARTICIPANT_COLUMNS = ["evaluator", "participant", "STUDY_ID", "SESSION_ID", "assignment_id",
                        "hit_id", "claimed_utc", "consent_utc", "started_utc", "finished_utc",

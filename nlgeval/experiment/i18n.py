@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nlgeval.experiment.i18n_ar import AR
+from nlgeval.experiment.i18n_modes import MODES_AR, MODES_DE
 from nlgeval.experiment.i18n_scales import DEFAULT_QUESTION, SCALES_AR, SCALES_DE
 
 if TYPE_CHECKING:
@@ -158,8 +159,8 @@ DE: dict[str, str] = {
 }
 
 #: the interface catalogues, with the scale presets' wording (:mod:`.i18n_scales`) merged in
-CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": {**SCALES_DE, **DE},
-                                         "ar": {**SCALES_AR, **AR}}
+CATALOGUES: dict[str, dict[str, str]] = {"en": {}, "de": {**SCALES_DE, **MODES_DE, **DE},
+                                         "ar": {**SCALES_AR, **MODES_AR, **AR}}
 LANGUAGES = tuple(CATALOGUES)
 
 

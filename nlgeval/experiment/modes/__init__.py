@@ -25,7 +25,7 @@ from nlgeval.experiment.modes.base import RATING_COLUMNS, Mode
 __all__ = ["BUILTIN", "RATING_COLUMNS", "Mode", "get_mode", "mode_names"]
 
 #: the modes shipped with nlgeval, by module name (= the mode's name)
-BUILTIN = ("absolute", "relative", "triangle")
+BUILTIN = ("absolute", "relative", "triangle", "mqm", "esa", "bws")
 
 
 @cache

@@ -62,6 +62,8 @@ class Mode:
     relative_scales = False
     #: ``practice``/``practice_items`` and ``overlap`` apply
     latin_square = True
+    #: the page shows the trial's texts above the form (span modes show their own widget)
+    shows_texts = True
 
     # -- configuration -------------------------------------------------------------------
 
