@@ -190,6 +190,7 @@ class BWS(Mode):
                     scale: dict[str, tuple[float, float]]) -> list[tuple[Any, dict[str, Any]]]:
         """One row per output shown: its ``best``/``worst`` marks and ``score = best -
         worst`` (the two stored answers of a tuple, best then worst, come together)."""
+        del rank, scale  # a choice has no scale and no orientation
         out: list[tuple[Any, dict[str, Any]]] = []
         picks: dict[str, int] = {}
         for r in rows:
@@ -247,9 +248,6 @@ class BWS(Mode):
 
         return export[list(COLUMNS)].astype({"rater": str, "tuple_id": str}).reset_index(
             drop=True)
-
-    def finish_export(self, df: pd.DataFrame) -> pd.DataFrame:
-        return df
 
 
 MODE = BWS()
