@@ -18,6 +18,9 @@ MODES_DE: dict[str, str] = {
     "Select the erroneous part of the text first.":
         "Wählen Sie zuerst den fehlerhaften Teil des Textes aus.",
     "Mark the errors in the text": "Markieren Sie die Fehler im Text",
+    "Marking errors needs JavaScript: please turn it on for this page.":
+        "Zum Markieren von Fehlern wird JavaScript benötigt: Bitte schalten Sie es für diese "
+        "Seite ein.",
     "Select an erroneous part with the mouse or your finger, or with the keyboard: focus the "
     "text, move with the arrow keys, hold Shift to select, and press Enter. Then choose the "
     "severity and press “Mark error”.":
@@ -52,6 +55,8 @@ MODES_AR: dict[str, str] = {
     "No errors marked yet.": "لم تُحدَّد أي أخطاء بعد.",
     "Select the erroneous part of the text first.": "حدِّد الجزء الخاطئ من النص أولًا.",
     "Mark the errors in the text": "حدِّد الأخطاء في النص",
+    "Marking errors needs JavaScript: please turn it on for this page.":
+        "يتطلّب تحديد الأخطاء تفعيل JavaScript: يُرجى تفعيله لهذه الصفحة.",
     "Select an erroneous part with the mouse or your finger, or with the keyboard: focus the "
     "text, move with the arrow keys, hold Shift to select, and press Enter. Then choose the "
     "severity and press “Mark error”.":
