@@ -12,6 +12,10 @@ from __future__ import annotations
 MODES_DE: dict[str, str] = {
     "Best text": "Bester Text",
     "Worst text": "Schlechtester Text",
+    "Please pick the best text.": "Bitte wählen Sie den besten Text.",
+    "Please pick the worst text.": "Bitte wählen Sie den schlechtesten Text.",
+    "The best and the worst text must be different texts.":
+        "Der beste und der schlechteste Text müssen verschiedene Texte sein.",
     "Delete": "Löschen",
     "not in the text": "nicht im Text",
     "No errors marked yet.": "Noch keine Fehler markiert.",
@@ -50,6 +54,10 @@ MODES_DE: dict[str, str] = {
 MODES_AR: dict[str, str] = {
     "Best text": "أفضل نص",
     "Worst text": "أسوأ نص",
+    "Please pick the best text.": "يُرجى اختيار أفضل نص.",
+    "Please pick the worst text.": "يُرجى اختيار أسوأ نص.",
+    "The best and the worst text must be different texts.":
+        "يجب أن يكون أفضل نص وأسوأ نص نصّين مختلفين.",
     "Delete": "حذف",
     "not in the text": "ليس في النص",
     "No errors marked yet.": "لم تُحدَّد أي أخطاء بعد.",
