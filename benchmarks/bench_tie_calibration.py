@@ -15,14 +15,26 @@ adapters, cached after the first run) when the corpus loads; otherwise the per-s
 is read directly and the metrics are MQM plus seeded Gaussian noise; with neither, synthetic
 matrices of the same shape (the output says which).
 
+Growth (issue 31, ``--growth``): one search with no grouping at 1,000, 10,000 and 100,000
+cells (10 systems) of two synthetic studies -- the text-free scale study of
+``bench_scale_memory.py`` (human scores to 3 decimals, few human ties: the best threshold is
+isolated) and an MQM-like one (half the human scores 0: a flat maximum) -- for the current
+search, the previous bucketed search (``_tie_search_previous.py``; skipped where its projected
+time exceeds ``--old-budget`` seconds) and MTME's own ``tau_optimization`` with
+``sample_rate=1`` (``--mtme DIR``: a checkout or bare clone of google-research/mt-metrics-eval;
+only up to ``--mtme-max`` cells: it holds every pair as a Python object), checking that all give
+the same epsilon.
+
     python benchmarks/bench_tie_calibration.py [--data-dir DIR] [--permutations 1000]
                                                [--synthetic]
+    python benchmarks/bench_tie_calibration.py --growth [--mtme DIR] [--sizes 1000,10000,100000]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import math
 import multiprocessing
 import os
 import resource
@@ -186,6 +198,96 @@ def peak_rss_growth(XA: np.ndarray, Y: np.ndarray) -> tuple[float, float]:
     return (after - before) / 1024, after / 1024
 
 
+def growth_data(kind: str, cells: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(metric, human) matrices of 10 systems x cells/10 items of a synthetic study."""
+    rng = np.random.default_rng(seed)
+    S = 10
+    q = rng.normal(size=S)[:, None] + rng.normal(size=(S, cells // S))
+    if kind == "scale":  # as bench_scale_memory.write_study: few human ties
+        Y = np.round(q + rng.normal(size=q.shape), 3)
+        return np.round(q + rng.normal(size=q.shape), 4), Y
+    Y = -np.round(np.maximum(0.0, rng.normal(size=q.shape) * 3 - q))  # MQM-like, many zeros
+    return Y + rng.normal(size=Y.shape) * 2.0, Y
+
+
+def _mtme_module(path: str | None):  # type: ignore[no-untyped-def]
+    """MTME's tau_optimization module from a checkout or a bare clone (None if unavailable)."""
+    import importlib.util
+    import subprocess
+    import tempfile
+
+    if not path:
+        return None
+    src = Path(path) / "mt_metrics_eval" / "tau_optimization.py"
+    if not src.is_file():
+        text = subprocess.run(["git", f"--git-dir={path}", "show",
+                               "HEAD:mt_metrics_eval/tau_optimization.py"], check=True,
+                              capture_output=True, text=True).stdout
+        src = Path(tempfile.mkdtemp()) / "tau_optimization.py"
+        src.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("mtme_tau_optimization", src)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def _timed(f, *args):  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    out = f(*args)
+    return out, time.perf_counter() - t0
+
+
+def growth(sizes: list[int], mtme_path: str | None, mtme_max: int, old_budget: float) -> int:
+    """Time one ungrouped search per size with the current, previous and MTME algorithms."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _tie_search_previous as previous
+
+    import nlgeval.correlation.tie_search as ts
+    from nlgeval.correlation.kendall import build_groups
+
+    mtme = _mtme_module(mtme_path)
+    warm = build_groups(*growth_data("mqm", 40), "none")
+    ts.calibrate_groups(warm)  # compile the numba kernels (cached on disk after the first run)
+    previous.calibrate_groups(warm)
+    print(f"load average {os.getloadavg()[0]:.1f}; one search, no grouping, 10 systems")
+    print("study | cells | pairs | current | previous | MTME tau_optimization | epsilon")
+    failed = 0
+    for kind in ("scale", "mqm"):
+        prev: tuple[int, float, float] | None = None
+        for cells in sizes:
+            X, Y = growth_data(kind, cells)
+            groups = build_groups(X, Y, "none")
+            ts._SEARCHES.clear()
+            new, t_new = _timed(ts.calibrate_groups, groups)
+            projected = prev[2] * (cells / prev[0]) ** 2 if prev and prev[2] > 0 else 0.0
+            if prev is None or projected <= old_budget:
+                old, t_old = _timed(previous.calibrate_groups, groups)
+                old_text = f"{t_old:.2f} s"
+                failed += old.epsilon != new.epsilon
+            else:
+                t_old = math.nan
+                old_text = f"skipped (projected {projected:.0f} s)"
+            mt_text = "not run"
+            if mtme is not None and cells <= mtme_max:
+                res, t_mt = _timed(mtme.tau_optimization, X.reshape(1, -1), Y.reshape(1, -1),
+                                   mtme.TauSufficientStats.acc_23)
+                mt_text = f"{t_mt:.2f} s"
+                failed += float(res.best_threshold) != new.epsilon
+            pairs = cells * (cells - 1) // 2
+            print(f"{kind} | {cells:,} | {pairs:,} | {t_new:.2f} s | {old_text} | {mt_text} | "
+                  f"{new.epsilon:.6g}", flush=True)
+            if prev is not None:
+                k_new = math.log(t_new / prev[1]) / math.log(cells / prev[0])
+                k_old = (math.log(t_old / prev[2]) / math.log(cells / prev[0])
+                         if math.isfinite(t_old) and prev[2] > 0 else math.nan)
+                print(f"  growth from {prev[0]:,} cells: current n^{k_new:.2f}, "
+                      f"previous n^{k_old:.2f}")
+            prev = (cells, t_new, t_old)
+    if failed:
+        print("FAIL: the implementations disagree", file=sys.stderr)
+    return 1 if failed else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     shared = Path(__file__).resolve().parents[2] / "shared" / "corpora"
@@ -196,7 +298,15 @@ def main() -> int:
     ap.add_argument("--permutations", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--synthetic", action="store_true")
+    ap.add_argument("--growth", action="store_true", help="the growth table instead")
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--mtme", default=None, help="google-research/mt-metrics-eval checkout")
+    ap.add_argument("--mtme-max", type=int, default=2000)
+    ap.add_argument("--old-budget", type=float, default=900.0)
     args = ap.parse_args()
+    if args.growth:
+        return growth([int(v) for v in args.sizes.split(",")], args.mtme, args.mtme_max,
+                      args.old_budget)
     what, XA, XB, Y = load(args.data_dir, args.synthetic)
     ok = np.isfinite(XA) & np.isfinite(Y)
     n = int(ok.sum())

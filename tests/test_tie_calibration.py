@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import nlgeval.correlation.tie_search as ts
 from nlgeval.correlation.coefficients import DegenerateInputWarning
 from nlgeval.correlation.kendall import build_groups, grouped_kendall
 from nlgeval.correlation.tie_calibration import (
@@ -187,14 +188,16 @@ def test_calibration_equals_brute_force(XY, grouping):
     assert r.epsilon == eps
     assert r.statistic == pytest.approx(float(val), abs=1e-12)
     assert mtme_sweep(X, Y, grouping) == (eps, val)
-    # every code path of the search: tiny histograms force refinement levels and collection,
-    # integer_weights=False forces floating-point weights with the exact tie check
+    # every code path of the search: a zero leaf budget forces the branch and bound down to
+    # single thresholds, small ones mix splits and exact sweeps; integer_weights=False forces
+    # floating-point weights with the exact tie check
     groups = build_groups(np.atleast_2d(X), np.atleast_2d(Y), grouping)
-    for max_buckets, budget, integer in ((1, 1, True), (2, 0, True), (2, 3, False),
-                                         (3, 1, False), (4096, 10**6, False)):
-        s = calibrate_groups(groups, max_buckets=max_buckets, budget=budget, max_levels=6,
+    for leaf_budget, points, integer in ((0, 1, True), (0, 2, True), (3, 1, True),
+                                         (2, 3, False), (0, 1, False), (10**6, 4, False)):
+        ts._SEARCHES.clear()
+        s = calibrate_groups(groups, leaf_budget=leaf_budget, round_points=points,
                              integer_weights=integer)
-        assert s.epsilon == eps, (max_buckets, budget, integer)
+        assert s.epsilon == eps, (leaf_budget, points, integer)
 
 
 @settings(max_examples=60, deadline=None)
@@ -213,19 +216,29 @@ def test_calibration_with_continuous_metric_equals_mtme_sweep(S, n_items, seed):
         assert r.epsilon == eps and r.statistic == pytest.approx(float(val), abs=1e-12)
 
 
-def test_bucket_whose_bound_only_equals_the_best_is_searched():
+def test_window_whose_bound_only_equals_the_best_is_searched():
     # 2 systems x 5 items = one pair per item (|dm|, type): (0.5, human tie), (1.5, concordant),
     # (3, tie), (3.5, concordant), (4, tie). Mean acc_23: eps 0 -> 2/5, 0.5 -> 3/5, 1.5 -> 2/5,
-    # 3 -> 3/5, 3.5 -> 2/5, 4 -> 3/5: the maximum 3/5 is first reached at 0.5. With two
-    # buckets [0.5, 2.25) and [2.25, 4], the first one's upper bound (2/5 + 1/5) only *equals*
-    # the best bucket-end value (3/5 at 4): it must still be searched.
+    # 3 -> 3/5, 3.5 -> 2/5, 4 -> 3/5: the maximum 3/5 is first reached at 0.5.
     X = np.array([[0, 0, 0, 0, 0], [0.5, 1.5, 3, 3.5, 4]])
     Y = np.array([[1, 0, 1, 0, 2], [1, 1, 1, 1, 2]], float)
     assert brute_calibration(X, Y, "item") == (0.5, Fraction(3, 5))
     g = build_groups(X, Y, "item")
-    for budget in (0, 100):
-        assert calibrate_groups(g, max_buckets=2, budget=budget).epsilon == 0.5
+    for budget, points in ((0, 1), (0, 2), (100, 1)):
+        ts._SEARCHES.clear()
+        assert calibrate_groups(g, leaf_budget=budget, round_points=points).epsilon == 0.5
     assert tie_calibration(X, Y, "item").epsilon == 0.5
+    # one pooled group of 7 where, with single-threshold splits, a window below the best
+    # threshold found (2.0) has an upper bound only *equal* to the best value; it holds the
+    # first maximum (1.5), so it must be searched (a strict bound test returns 2.0)
+    X = np.array([[1.0, 0.5, 2.0, 1.0, 2.0, 1.5, 0.0]])
+    Y = np.array([[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0]])
+    eps, _ = brute_calibration(X, Y, "none")
+    assert eps == 1.5
+    g = build_groups(X, Y, "none")
+    for points in (1, 2):
+        ts._SEARCHES.clear()
+        assert calibrate_groups(g, leaf_budget=0, round_points=points).epsilon == 1.5
 
 
 def test_ties_at_maximum_broken_to_smallest_epsilon_in_float_mode():

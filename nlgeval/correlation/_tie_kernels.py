@@ -1,7 +1,7 @@
 """numba kernels of tie calibration (Deutsch, Foster & Freitag 2023, Section 5).
 
-The histogram pass, collection pass and exact sweep of the calibration search
-(:mod:`nlgeval.correlation.tie_search`, whose docstring describes the algorithm), and the
+The threshold evaluations, window sampling, collection and exact sweep of the calibration
+search (:mod:`nlgeval.correlation.tie_search`, whose docstring describes the algorithm), and the
 pair-agreement counts of the permutation test
 (:func:`nlgeval.correlation.tie_calibration.acc_eq_permutation_test`). Compiled loops because
 the number of pairs grows with the square of the group size.
@@ -13,7 +13,229 @@ import numpy as np
 from numba import njit
 
 # --------------------------------------------------------------------------------------------
-# the search: histogram pass, collection pass, exact sweep
+# the search: objective at thresholds, tied pairs in a window, collection of a window's pairs
+# --------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _fenwick_add(tree: np.ndarray, r: int) -> None:
+    """Count one value of rank ``r`` (0-based) in a Fenwick tree over ranks (1-based slots)."""
+    k = r + 1
+    while k < tree.shape[0]:
+        tree[k] += 1
+        k += k & (-k)
+
+
+@njit(cache=True)
+def _fenwick_below(tree: np.ndarray, r: int) -> int:
+    """How many counted values have a rank below ``r``."""
+    s = 0
+    k = r
+    while k > 0:
+        s += tree[k]
+        k -= k & (-k)
+    return s
+
+
+@njit(cache=True)
+def _above_counts(xs: np.ndarray, yr: np.ndarray, a: int, e: int, t: float,
+                  tree: np.ndarray) -> tuple[int, int, int]:
+    """One group sorted by metric score (``xs[a:e]`` ascending, ``yr`` its dense human ranks):
+    concordant pairs with ``x_j - x_i > t``, pairs with ``x_j - x_i > t`` and pairs with
+    ``x_j - x_i >= t`` -- one sweep with a Fenwick tree over human ranks, O(n log V)."""
+    tree[:] = 0
+    p = a
+    q = a
+    conc = 0
+    gt = 0
+    ge = 0
+    for j in range(a, e):
+        xj = xs[j]
+        while p < j and xj - xs[p] > t:  # x_j - x_i only grows with j: p never moves back
+            _fenwick_add(tree, yr[p])
+            p += 1
+        while q < j and xj - xs[q] >= t:
+            q += 1
+        conc += _fenwick_below(tree, yr[j])
+        gt += p - a
+        ge += q - a
+    return conc, gt, ge
+
+
+@njit(cache=True)
+def _tied_within(xc: np.ndarray, s: int, e: int, t: float) -> tuple[int, int]:
+    """Pairs of one class (``xc[s:e]`` ascending, equal human scores) with ``x_j - x_i <= t``
+    and with ``x_j - x_i < t`` (two pointers)."""
+    r = s
+    r2 = s
+    le = 0
+    lt = 0
+    for j in range(s, e):
+        xj = xc[j]
+        while xj - xc[r] > t:
+            r += 1
+        while r2 < j and xj - xc[r2] >= t:
+            r2 += 1
+        le += j - r
+        lt += j - r2
+    return le, lt
+
+
+@njit(cache=True)
+def _point_values(xs: np.ndarray, yr: np.ndarray, goff: np.ndarray, vmax: int,
+                  xc: np.ndarray, cstart: np.ndarray, gcls: np.ndarray, w: np.ndarray,
+                  pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """At every threshold ``t`` of ``pts``: the weighted objective ``F = sum_g w_g (C_g(> t) +
+    T_g(<= t))`` (concordant pairs above t plus human-tied pairs within t: acc_23's numerator),
+    the weighted human-tied pairs with ``|dm| <= t`` and ``< t`` (float columns 0-2), and all
+    pairs with ``|dm| <= t`` and ``< t`` (int columns 0-1). O(n log V) per threshold."""
+    m = pts.shape[0]
+    fv = np.zeros((m, 3))
+    iv = np.zeros((m, 2), dtype=np.int64)
+    tree = np.zeros(vmax + 1, dtype=np.int64)
+    for k in range(m):
+        t = pts[k]
+        for g in range(goff.shape[0] - 1):
+            a = goff[g]
+            e = goff[g + 1]
+            n = e - a
+            conc, gt, ge = _above_counts(xs, yr, a, e, t, tree[:vmax + 1])
+            tle = 0
+            tlt = 0
+            for c in range(gcls[g], gcls[g + 1]):
+                le, lt = _tied_within(xc, cstart[c], cstart[c + 1], t)
+                tle += le
+                tlt += lt
+            wg = w[g]
+            fv[k, 0] += wg * (conc + tle)
+            fv[k, 1] += wg * tle
+            fv[k, 2] += wg * tlt
+            iv[k, 0] += n * (n - 1) // 2 - gt
+            iv[k, 1] += n * (n - 1) // 2 - ge
+    return fv, iv
+
+
+@njit(cache=True)
+def _tied_window(xc: np.ndarray, cstart: np.ndarray, lo: float, hi: float,
+                 n_sample: int) -> tuple[int, float, np.ndarray]:
+    """Human-tied pairs with ``lo < |dm| < hi``: how many, the smallest ``|dm|`` and the
+    ``|dm|`` of ``n_sample`` of them taken at evenly spaced ranks of the enumeration (i, then
+    j): a systematic sample whose sorted values split the window into parts of similar size.
+    For every i of a class the partners j form one run, found with two pointers."""
+    nc = cstart.shape[0] - 1
+    count = 0
+    dmin = np.inf
+    for c in range(nc):
+        s = cstart[c]
+        e = cstart[c + 1]
+        pa = s
+        pb = s
+        for i in range(s, e):
+            xi = xc[i]
+            if pa < i + 1:
+                pa = i + 1
+            while pa < e and xc[pa] - xi <= lo:
+                pa += 1
+            if pb < pa:
+                pb = pa
+            while pb < e and xc[pb] - xi < hi:
+                pb += 1
+            if pb > pa:
+                count += pb - pa
+                if xc[pa] - xi < dmin:
+                    dmin = xc[pa] - xi
+    n_s = min(n_sample, count)
+    out = np.empty(n_s)
+    if n_s == 0:
+        return count, dmin, out
+    seen = 0
+    k = 0
+    target = (count // n_s) // 2
+    for c in range(nc):
+        s = cstart[c]
+        e = cstart[c + 1]
+        pa = s
+        pb = s
+        for i in range(s, e):
+            xi = xc[i]
+            if pa < i + 1:
+                pa = i + 1
+            while pa < e and xc[pa] - xi <= lo:
+                pa += 1
+            if pb < pa:
+                pb = pa
+            while pb < e and xc[pb] - xi < hi:
+                pb += 1
+            while k < n_s and target < seen + (pb - pa):
+                out[k] = xc[pa + target - seen] - xi
+                k += 1
+                target = (k * count) // n_s + (count // n_s) // 2
+            seen += pb - pa
+    return count, dmin, out[:k]
+
+
+@njit(cache=True)
+def _window_pairs(xs: np.ndarray, ys: np.ndarray, goff: np.ndarray, w: np.ndarray, lo: float,
+                  hi: float, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair with ``lo < |dm| < hi`` that moves the objective, with its ``|dm|`` and
+    increment: ``+w_g`` for a human tie (it becomes a correct tie), ``-w_g`` for a concordant
+    pair (it stops being concordant); discordant pairs are skipped. ``cap`` bounds the pairs in
+    the window (all types)."""
+    dd = np.empty(cap)
+    inc = np.empty(cap)
+    m = 0
+    for g in range(goff.shape[0] - 1):
+        a = goff[g]
+        e = goff[g + 1]
+        wg = w[g]
+        pa = a
+        for i in range(a, e):
+            xi = xs[i]
+            yi = ys[i]
+            if pa < i + 1:
+                pa = i + 1
+            while pa < e and xs[pa] - xi <= lo:
+                pa += 1
+            j = pa
+            while j < e:
+                d = xs[j] - xi
+                if d >= hi:
+                    break
+                yj = ys[j]
+                if yj == yi:
+                    dd[m] = d
+                    inc[m] = wg
+                    m += 1
+                elif yj > yi:
+                    dd[m] = d
+                    inc[m] = -wg
+                    m += 1
+                j += 1
+    return dd[:m], inc[:m]
+
+
+@njit(cache=True)
+def _window_sweep(dd: np.ndarray, inc: np.ndarray, start: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The objective at every distinct ``|dm|`` of a window's pairs: ``start`` (its value at
+    the window's lower end) plus the increments of the pairs up to that ``|dm|``."""
+    order = np.argsort(dd)  # order within equal |dm| does not matter: values at run ends
+    n = dd.shape[0]
+    eps = np.empty(n)
+    val = np.empty(n)
+    m = 0
+    s = start
+    for t in range(n):
+        p = order[t]
+        s += inc[p]
+        if t == n - 1 or dd[order[t + 1]] != dd[p]:
+            eps[m] = dd[p]
+            val[m] = s
+            m += 1
+    return eps[:m], val[:m]
+
+
+# --------------------------------------------------------------------------------------------
+# windows with few human-score classes: bucketed histogram passes over their moving pairs
 # --------------------------------------------------------------------------------------------
 
 @njit(cache=True)

@@ -43,13 +43,7 @@ from nlgeval.correlation.kendall import (
     check_variant,
 )
 from nlgeval.correlation.permutations import PermutationComparison
-from nlgeval.correlation.tie_search import (  # noqa: F401 (the constants: re-exported)
-    COLLECT_BUDGET,
-    MAX_BUCKETS,
-    MAX_LEVELS,
-    calibrate_groups,
-    group_weights,
-)
+from nlgeval.correlation.tie_search import calibrate_groups, group_weights
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 

@@ -8,56 +8,97 @@ and every distinct ``|m_i - m_j|`` over the pairs of every group; the objective 
 groups (items, systems, or the single pooled group) of acc_23, with one epsilon shared by all
 groups; the chosen epsilon is the smallest candidate reaching the maximum (``np.nanargmax``).
 
-Algorithm (written here because no library does it). Within a group,
-``acc_23(eps) = [#{concordant, |dm| > eps} + #{human tie, |dm| <= eps}] / N``, so as eps grows
-past a pair's ``|dm|`` the objective goes up by ``1 / (G N_g)`` for a human-tied pair, down by
-as much for a concordant pair, and is unchanged for the others; the first candidate reaching the
-maximum is 0 or the ``|dm|`` of a human-tied pair. MTME materialises all pairs as Python objects,
-sorts them and sweeps in a Python loop (about 30 s for 2,200 segments). Here, without ever
-storing all pairs:
+Algorithm (written here because no library does it; Knight's (1966) sort-and-count idea
+applied to every candidate threshold). With weights ``w_g`` proportional to
+``1 / N_g``, the objective at threshold t is ``F(t) = sum_g w_g (C_g(> t) + T_g(<= t))``:
+concordant pairs whose ``|dm|`` exceeds t plus human-tied pairs whose ``|dm|`` is at most t.
+As t grows, a human-tied pair raises F and a concordant one lowers it, so the first maximum is
+0 or the ``|dm|`` of a human-tied pair. MTME materialises all pairs as Python objects, sorts
+them and sweeps (O(P log P) for P pairs; about 30 s for 2,200 segments). Here no step stores
+or visits all pairs:
 
-1. the cells of every group are ordered by (human score, metric score): human-tied pairs are
-   the pairs inside a run of equal human scores, concordant pairs pair a cell with a suffix of
-   each higher run (larger metric score); discordant and metric-only pairs are never visited,
-   and along a run ``|dm|`` grows, so any window of thresholds is a contiguous stretch;
-2. one numba pass over those pairs builds a histogram of the increments on (up to 65,536)
-   buckets of ``|dm|``, giving the exact objective at every bucket end and an upper bound
-   inside each bucket (the value at its start plus all its positive increments);
-3. only buckets holding human-tied pairs whose upper bound reaches the best exact value found
-   can hold the first maximum; if they hold few pairs (<= 2 M) these are collected, sorted and
-   swept exactly, otherwise those buckets are split into finer buckets and step 2 repeats on
-   them alone (pairs outside are skipped by binary search, thanks to 1).
+1. **F at one threshold in O(n log V)** (n cells, V distinct human scores): with the cells of a
+   group sorted by metric score, the pairs whose ``|dm|`` exceeds t pair every cell with a
+   prefix of the cells below it (two pointers); the concordant ones among them are counted
+   with a Fenwick tree over human ranks (Knight 1966). Human-tied pairs within t: two pointers
+   inside each run of equal human scores. The same pass counts all pairs within t.
+2. **Branch and bound over windows of thresholds.** For an open window (lo, hi) with F known
+   at both ends, no threshold inside can exceed ``C(> lo) + T(< hi)`` (every concordant pair
+   above lo kept, every human tie below hi gained). Windows whose bound cannot beat the best
+   value found (or only equal it above the best threshold) are dropped; windows holding no
+   human-tied pair are dropped. A window is split at its smallest human-tied ``|dm|`` and at a
+   systematic sample of its human-tied ``|dm|`` (runs of partners found with two pointers, no
+   pair stored), and F is evaluated at those thresholds (step 1).
+3. **Small windows are swept exactly**, the most promising first (best-first: the window with
+   the highest bound is opened next, so the best value rises early). Once a window holds at
+   most ``leaf_budget`` pairs of any kind it is swept from F(lo): with few human-score classes
+   by bucketed histogram passes over its human-tied and concordant pairs (cells ordered by
+   human score, then metric score, so these pairs form runs found by binary search; exact F at
+   every bucket end, an upper bound inside; only buckets that can hold the first maximum are
+   refined, and their pairs finally sorted), otherwise by collecting the window's pairs and
+   sorting them.
 
-Time is one or two passes over the pairs plus a sort of the few pairs near the optimum; memory
-is O(cells + buckets + collected pairs). Ties at the maximum are decided exactly: increments
-are weighted by ``L / N_g`` with ``L = lcm(N_g)`` whenever ``G * L < 2^53``, which makes all
-arithmetic integer; otherwise by ``1 / N_g`` in floating point, and the candidates within 1e-9
+Cost: O(n log n) preparation, O(n log V) per evaluated threshold and, per swept window of k
+pairs, O(k + n c log n) (c = classes above a cell) or O(n + k log k). How many thresholds and
+windows are needed depends on the data: when the optimum is at 0 or isolated (near-continuous
+human scores, few human ties), a few thresholds settle it and the search grows as n log n; when
+F is flat near its maximum (many human ties balancing the concordant pairs over a range of
+thresholds, as MQM data with many zero scores), the windows the bound cannot exclude cover a
+region whose pair count grows faster than n (about ``P^(2/3)`` pairs if F is a smooth curve
+plus random-walk noise), and the growth is between ``n^1.5`` and ``n^2``. An exact method
+below O(P) in the worst case is not known to us: the objective is the difference of two
+pair-distance counting functions with up to P steps, and the answer is one of those steps.
+The item grouping (about 10 cells per group: P is linear in n) is a single exact sweep.
+``benchmarks/bench_tie_calibration.py --growth`` measures the growth.
+
+Ties at the maximum are decided exactly: F is weighted by ``L / N_g`` with ``L = lcm(N_g)``
+whenever ``G * L < 2^53``, which makes all arithmetic integer; otherwise by ``1 / N_g`` in
+floating point, windows within 1e-9 of the best value are kept, and the candidates within 1e-9
 of the maximum are re-evaluated with exact rational arithmetic.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from nlgeval.correlation._tie_kernels import _bucket_prefix, _tc_scan, _tc_sweep
+from nlgeval.correlation._tie_kernels import (
+    _bucket_prefix,
+    _point_values,
+    _tc_scan,
+    _tc_sweep,
+    _tied_window,
+    _window_pairs,
+    _window_sweep,
+)
 from nlgeval.correlation.kendall import DIRECT_MAX, Groups, _csr_counts
 
-#: buckets per histogram pass
+#: a window holding at most this many pairs (or ``LEAF_PER_CELL`` per cell; ``HIST_PER_CELL``
+#: when the window is swept by histogram passes) is swept exactly
+LEAF_BUDGET = 1 << 16
+LEAF_PER_CELL = 2
+HIST_PER_CELL = 128
+#: windows are swept by histogram passes when a cell has at most this many human-score classes
+#: at or above its own on average (each pass binary-searches every such class)
+HIST_MAX_CLASSES = 32
+#: histogram sweep of a window: buckets per pass, pairs collected for the final exact sweep,
+#: refinement passes at most
 MAX_BUCKETS = 65_536
-#: collect and sort the pairs of the candidate buckets once they are at most this many
 COLLECT_BUDGET = 2_000_000
-#: refinement passes before collecting whatever is left
 MAX_LEVELS = 12
+#: a window is split at (up to) this many thresholds
+ROUND_POINTS = 8
 #: float mode only: candidates this close (relative to the number of groups) to the maximum
 #: are re-evaluated exactly
 _LOOSE = 1e-9
 #: float mode only: at most this many candidates are re-evaluated exactly
 _MAX_EXACT_CHECKS = 64
+
 
 def group_weights(n_pairs: np.ndarray) -> tuple[np.ndarray, float, bool]:
     """Per-group weights of one pair: ``(L / N_g, L, True)`` when integer arithmetic is exact
@@ -87,20 +128,6 @@ class _Search:
     exact: bool
 
 
-def _intervals(lo: np.ndarray, hi: np.ndarray, nsub: np.ndarray) -> tuple[np.ndarray, ...]:
-    nsub = nsub.astype(np.int64).copy()
-    width = hi - lo
-    with np.errstate(divide="ignore", over="ignore"):
-        scale = np.where(width > 0, nsub / np.where(width > 0, width, 1.0), 0.0)
-    bad = ~np.isfinite(scale)
-    nsub[bad | (width <= 0)] = 1
-    scale[bad | (width <= 0)] = 0.0
-    base = np.zeros(nsub.size, dtype=np.int64)
-    np.cumsum(nsub[:-1], out=base[1:])
-    return (np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
-            scale.astype(float), base, nsub)
-
-
 def _exact_value(groups: Groups, eps: float) -> Fraction:
     counts = _csr_counts(groups.x, groups.y, groups.off, eps, DIRECT_MAX, False)
     n_pairs = groups.n_pairs
@@ -125,15 +152,19 @@ def _by_class(groups: Groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def calibrate_groups(
     groups: Groups,
     *,
-    max_buckets: int = MAX_BUCKETS,
-    budget: int = COLLECT_BUDGET,
-    max_levels: int = MAX_LEVELS,
+    leaf_budget: int | None = None,
+    round_points: int = ROUND_POINTS,
+    leaf_sweep: str | None = None,
     integer_weights: bool = True,
 ) -> _Search:
     """The smallest epsilon maximising the mean acc_23 over the groups.
 
-    ``max_buckets``, ``budget`` and ``max_levels`` tune the search (see the module docstring);
-    ``integer_weights=False`` forces the floating-point weights (for tests).
+    ``leaf_budget`` (pairs per exactly swept window; default ``max(LEAF_BUDGET, k * cells)``
+    with k = ``HIST_PER_CELL`` or ``LEAF_PER_CELL``), ``round_points`` and ``leaf_sweep``
+    (``"histogram"`` or ``"sort"``; default: histogram passes when the data have few human-score
+    classes) tune the search (see the module docstring) without changing its answer;
+    ``integer_weights=False`` forces the floating-point weights (tests). ``levels`` of the
+    result counts the windows opened, ``collected`` the pairs sorted for exact sweeps.
 
     Examples
     --------
@@ -145,11 +176,12 @@ def calibrate_groups(
     0.08
     """
     # remembered by content: a study calibrates the same metric for its acc_eq statistic and
-    # again in every acc_eq comparison with another metric (same scores, same groups)
-    key = _content_key(groups, max_buckets, budget, max_levels, integer_weights)
+    # again in every acc_eq comparison with another metric (same scores, same groups); the
+    # options change the work, not the answer
+    key = _content_key(groups, integer_weights)
     hit = _SEARCHES.get(key)
     if hit is None:
-        hit = _calibrate(groups, max_buckets, budget, max_levels, integer_weights)
+        hit = _calibrate(groups, leaf_budget, int(round_points), leaf_sweep, integer_weights)
         if len(_SEARCHES) >= _MAX_SEARCHES:
             del _SEARCHES[next(iter(_SEARCHES))]
         _SEARCHES[key] = hit
@@ -171,8 +203,8 @@ def _content_key(groups: Groups, *options: object) -> bytes:
     return h.digest()
 
 
-def _calibrate(groups: Groups, max_buckets: int, budget: int, max_levels: int,
-               integer_weights: bool) -> _Search:
+def _calibrate(groups: Groups, leaf_budget: int | None, round_points: int,
+               leaf_sweep: str | None, integer_weights: bool) -> _Search:
     G = int(groups.sizes.size)
     if G == 0:
         return _Search(math.nan, 0, 0, True)
@@ -180,19 +212,38 @@ def _calibrate(groups: Groups, max_buckets: int, budget: int, max_levels: int,
     w, _, exact = group_weights(n_pairs)
     if not integer_weights:
         w, exact = 1.0 / n_pairs.astype(float), False
-    # objective below every threshold: all concordant pairs count; at eps = 0 add exact ties
-    c0 = _csr_counts(groups.x, groups.y, groups.off, 0.0, DIRECT_MAX, False)
-    a_base = float(np.dot(w, c0[:, 0].astype(float)))
-    a_zero = float(np.dot(w, (c0[:, 0] + c0[:, 4]).astype(float)))
-    tol = 0.0 if exact else _LOOSE * G
     starts = groups.off[:-1]
     spread = np.maximum.reduceat(groups.x, starts) - np.minimum.reduceat(groups.x, starts)
     dmax_all = float(spread.max())
     if not dmax_all > 0:
         return _Search(0.0, 0, 0, exact)
-    eps_all, val_all, levels, collected = _candidates(
-        groups, w, a_base, a_zero, dmax_all, tol, max_buckets, budget, max_levels)
-    return _choose(groups, eps_all, val_all, exact, tol, levels, collected)
+    lay = _Layout(groups, w)
+    histogram = (lay.class_work <= HIST_MAX_CLASSES * lay.n if leaf_sweep is None
+                 else leaf_sweep == "histogram")
+    # automatic choice: windows of at most COLLECT_BUDGET pairs are sorted (faster there)
+    hist_from = COLLECT_BUDGET if leaf_sweep is None else 0
+    if leaf_budget is None:
+        leaf_budget = max(LEAF_BUDGET, (HIST_PER_CELL if histogram else LEAF_PER_CELL) * lay.n)
+    search = _Bound(lay, exact, 0.0 if exact else _LOOSE * G, int(leaf_budget),
+                    max(1, round_points), histogram, hist_from)
+    search.run(dmax_all)
+    eps_all, val_all = search.candidates()
+    return _choose(groups, eps_all, val_all, exact, search.tol, search.rounds,
+                   search.collected)
+
+
+def _intervals(lo: np.ndarray, hi: np.ndarray, nsub: np.ndarray) -> tuple[np.ndarray, ...]:
+    nsub = nsub.astype(np.int64).copy()
+    width = hi - lo
+    with np.errstate(divide="ignore", over="ignore"):
+        scale = np.where(width > 0, nsub / np.where(width > 0, width, 1.0), 0.0)
+    bad = ~np.isfinite(scale)
+    nsub[bad | (width <= 0)] = 1
+    scale[bad | (width <= 0)] = 0.0
+    base = np.zeros(nsub.size, dtype=np.int64)
+    np.cumsum(nsub[:-1], out=base[1:])
+    return (np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float),
+            scale.astype(float), base, nsub)
 
 
 def _histogram(x: np.ndarray, cstart: np.ndarray, gcls: np.ndarray, w: np.ndarray,
@@ -211,52 +262,175 @@ def _histogram(x: np.ndarray, cstart: np.ndarray, gcls: np.ndarray, w: np.ndarra
     return pos, neg, cnt, dmin, dmax
 
 
-def _candidates(groups: Groups, w: np.ndarray, a_base: float, a_zero: float, dmax_all: float,
-                tol: float, max_buckets: int, budget: int, max_levels: int
-                ) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Candidate thresholds and their objective values (steps 1-3 of the module docstring),
-    with the number of histogram levels and of pairs collected for the exact sweep."""
-    x, cstart, gcls = _by_class(groups)
-    lo, hi = np.array([0.0]), np.array([dmax_all])
-    nsub = np.array([int(min(max_buckets, max(1, int(groups.n_pairs.sum()) // 64)))])
-    s_before = np.array([a_base])
-    cand_eps, cand_val = [np.array([0.0])], [np.array([a_zero])]
-    best, levels, collected = a_zero, 0, 0
+def _collect_flagged(lay: _Layout, iv: tuple[np.ndarray, ...], flag: np.ndarray, n_flag: int,
+                     s_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of the flagged buckets, sorted and swept exactly from each bucket's start."""
+    dd, inc = np.empty(n_flag), np.empty(n_flag)
+    bk = np.empty(n_flag, dtype=np.int64)
     empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
-    while True:
-        levels += 1
-        iv = _intervals(lo, hi, nsub)
-        _, _, _, base, nsub = iv
-        pos, neg, cnt, dmin, dmax = _histogram(x, cstart, gcls, w, iv)
-        s_start = _bucket_prefix(pos - neg, base, nsub, s_before)
-        s_end = s_start + pos - neg
-        upper = s_start + pos
-        full = cnt > 0
-        if full.any():
-            cand_eps.append(dmax[full])
-            cand_val.append(s_end[full])
-            best = max(best, float(s_end[full].max()))
-        # a bucket without human-tied pairs cannot hold a first-time maximum (its values are
-        # at most its start value, reached at an earlier candidate)
-        flag = full & (pos > 0) & (dmin < dmax) & (upper >= best - tol)
-        n_flag = int(cnt[flag].sum())
-        if n_flag == 0:
-            break
-        if n_flag <= budget or levels >= max_levels:
-            dd, inc = np.empty(n_flag), np.empty(n_flag)
-            bk = np.empty(n_flag, dtype=np.int64)
-            m = _tc_scan(x, cstart, gcls, w, *iv, True, flag, empty_f,  # type: ignore[call-arg, arg-type]  # numba
-                         empty_f, empty_i, empty_f, empty_f, dd, inc, bk)
-            e, v = _tc_sweep(dd[:m], inc[:m], bk[:m], s_start)
-            cand_eps.append(e)
-            cand_val.append(v)
-            collected = m
-            break
-        # refine: split every candidate bucket into sub-buckets proportional to its pairs
-        lo, hi, s_before = dmin[flag], dmax[flag], s_start[flag]
-        share = cnt[flag] / n_flag
-        nsub = np.maximum(2, np.floor(share * max_buckets)).astype(np.int64)
-    return np.concatenate(cand_eps), np.concatenate(cand_val), levels, collected
+    m = _tc_scan(lay.xc, lay.cstart, lay.gcls, lay.w, *iv, True, flag, empty_f,  # type: ignore[call-arg, arg-type]  # numba
+                 empty_f, empty_i, empty_f, empty_f, dd, inc, bk)
+    return _tc_sweep(dd[:m], inc[:m], bk[:m], s_start)
+
+
+class _Layout:
+    """One group's cells in the two orders the kernels need: by metric score (with dense human
+    ranks) and by (human score, metric score) runs."""
+
+    def __init__(self, groups: Groups, w: np.ndarray) -> None:
+        sizes = groups.sizes
+        gid = np.repeat(np.arange(sizes.size), sizes)
+        order = np.lexsort((groups.y, groups.x, gid))
+        self.xs = np.ascontiguousarray(groups.x[order])
+        self.ys = np.ascontiguousarray(groups.y[order])
+        by_y = np.lexsort((groups.y, gid))
+        new = np.ones(by_y.size, dtype=bool)
+        new[1:] = (gid[by_y][1:] != gid[by_y][:-1]) | (groups.y[by_y][1:] != groups.y[by_y][:-1])
+        rank = np.cumsum(new) - 1
+        first = rank[np.searchsorted(gid[by_y], np.arange(sizes.size))]
+        local = np.empty(by_y.size, dtype=np.int64)
+        local[by_y] = rank - np.repeat(first, sizes)
+        self.yr = np.ascontiguousarray(local[order])
+        self.vmax = int(local.max()) + 1 if local.size else 1
+        self.off = np.ascontiguousarray(groups.off, dtype=np.int64)
+        self.xc, self.cstart, self.gcls = _by_class(groups)
+        self.w = np.ascontiguousarray(w, dtype=float)
+        self.n = int(groups.x.size)
+        # binary searches of a histogram pass: every cell against its class and each higher one
+        csize = np.diff(self.cstart)
+        cidx = np.arange(csize.size)
+        above = self.gcls[np.searchsorted(self.gcls, cidx, side="right")] - cidx
+        self.class_work = int(np.dot(csize, above))
+
+    def values(self, pts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Step 1 at every threshold of ``pts`` (see :func:`_point_values`)."""
+        return _point_values(self.xs, self.yr, self.off, self.vmax, self.xc, self.cstart,
+                             self.gcls, self.w, np.ascontiguousarray(pts, dtype=float))
+
+
+class _Bound:
+    """The branch and bound of the module docstring (steps 2 and 3)."""
+
+    def __init__(self, layout: _Layout, exact: bool, tol: float, leaf_budget: int,
+                 round_points: int, histogram: bool, hist_from: int) -> None:
+        self.lay, self.exact, self.tol = layout, exact, tol
+        self.histogram, self.hist_from = histogram, hist_from
+        self.leaf_budget, self.round_points = leaf_budget, round_points
+        self.at: dict[float, tuple[float, float, float, int, int]] = {}
+        self.swept: list[tuple[np.ndarray, np.ndarray]] = []
+        self.best, self.eps_best = -math.inf, math.inf
+        self.rounds = self.collected = 0
+
+    def evaluate(self, pts: list[float]) -> None:
+        new = sorted({p for p in pts if p not in self.at})
+        if not new:
+            return
+        fv, iv = self.lay.values(np.array(new))
+        for k, t in enumerate(new):
+            self.at[t] = (float(fv[k, 0]), float(fv[k, 1]), float(fv[k, 2]), int(iv[k, 0]),
+                          int(iv[k, 1]))
+            self._offer(t, float(fv[k, 0]))
+
+    def _offer(self, t: float, v: float) -> None:
+        if v > self.best or (v == self.best and t < self.eps_best):
+            self.best, self.eps_best = v, t
+
+    def open(self, lo: float, hi: float) -> bool:
+        """Can the open window (lo, hi) hold the first maximum?"""
+        if not self.at[hi][2] > self.at[lo][1]:
+            return False  # no human-tied pair inside: F only falls there
+        bound = self.bound(lo, hi)
+        if not self.exact:
+            return bound >= self.best - self.tol
+        return bound > self.best or (bound == self.best and lo < self.eps_best)
+
+    def sweep(self, lo: float, hi: float) -> None:
+        """Step 3: F at every candidate inside the window, from its pairs."""
+        lay = self.lay
+        cap = self.at[hi][4] - self.at[lo][3]
+        if self.histogram and cap > self.hist_from:
+            eps, val = self._histogram_sweep(lo, hi, cap)
+        else:
+            dd, inc = _window_pairs(lay.xs, lay.ys, lay.off, lay.w, lo, hi, cap)
+            self.collected += int(dd.size)
+            eps, val = _window_sweep(dd, inc, self.at[lo][0]) if dd.size else (dd, dd)
+        if eps.size:
+            self.swept.append((eps, val))
+            top = float(val.max())
+            self._offer(float(eps[val == top].min()), top)
+
+    def _histogram_sweep(self, lo: float, hi: float, n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
+        """Step 3 by bucketed histogram passes over the window's moving pairs (few classes):
+        exact values at bucket ends, an upper bound inside each bucket (start value plus its
+        positive increments); only buckets that can hold the first maximum are refined, and
+        collected and sorted once they hold at most ``COLLECT_BUDGET`` pairs."""
+        lay = self.lay
+        a, b = np.nextafter(lo, np.inf), np.nextafter(hi, -np.inf)  # the open window
+        if not b >= a:
+            return np.empty(0), np.empty(0)
+        ilo, ihi = np.array([a]), np.array([b])
+        nsub = np.array([min(MAX_BUCKETS, max(1, n_pairs // 64))])
+        s_before = np.array([self.at[lo][0]])
+        eps_out, val_out = [], []
+        best = self.best
+        for level in range(1, MAX_LEVELS + 1):
+            iv = _intervals(ilo, ihi, nsub)
+            base, nsub = iv[3], iv[4]
+            pos, neg, cnt, dmin, dmax = _histogram(lay.xc, lay.cstart, lay.gcls, lay.w, iv)
+            s_start = _bucket_prefix(pos - neg, base, nsub, s_before)
+            s_end = s_start + pos - neg
+            full = cnt > 0
+            eps_out.append(dmax[full])
+            val_out.append(s_end[full])
+            if full.any():
+                best = max(best, float(s_end[full].max()))
+            flag = full & (pos > 0) & (dmin < dmax) & (s_start + pos >= best - self.tol)
+            n_flag = int(cnt[flag].sum())
+            if n_flag == 0:
+                break
+            if n_flag <= COLLECT_BUDGET or level == MAX_LEVELS:
+                e, v = _collect_flagged(lay, iv, flag, n_flag, s_start)
+                self.collected += n_flag
+                eps_out.append(e)
+                val_out.append(v)
+                break
+            ilo, ihi, s_before = dmin[flag], dmax[flag], s_start[flag]
+            nsub = np.maximum(2, np.floor(cnt[flag] / n_flag * MAX_BUCKETS)).astype(np.int64)
+        return np.concatenate(eps_out), np.concatenate(val_out)
+
+    def split(self, lo: float, hi: float, n_sample: int) -> list[float]:
+        """Step 2: the window's smallest human-tied |dm| and a sample of the others."""
+        _, dmin, sample = _tied_window(self.lay.xc, self.lay.cstart, lo, hi, n_sample)
+        return sorted({float(dmin), *(float(v) for v in sample)})
+
+    def bound(self, lo: float, hi: float) -> float:
+        """No threshold inside (lo, hi) beats ``C(> lo) + T(< hi)`` (step 2)."""
+        f_lo, t_lo, _, _, _ = self.at[lo]
+        return (f_lo - t_lo) + self.at[hi][2]
+
+    def run(self, dmax: float) -> None:
+        """Best-first: the open window with the highest bound is swept or split next, so the
+        best value rises early and the other windows are dropped unopened."""
+        self.evaluate([0.0, dmax])
+        heap = [(-self.bound(0.0, dmax), 0.0, dmax)]
+        while heap:
+            _, lo, hi = heapq.heappop(heap)
+            if not self.open(lo, hi):
+                continue
+            self.rounds += 1
+            if self.at[hi][4] - self.at[lo][3] <= self.leaf_budget:
+                self.sweep(lo, hi)
+                continue
+            cuts = self.split(lo, hi, self.round_points)
+            self.evaluate(cuts)
+            for a, b in zip([lo, *cuts], [*cuts, hi], strict=True):
+                if self.open(a, b):
+                    heapq.heappush(heap, (-self.bound(a, b), a, b))
+
+    def candidates(self) -> tuple[np.ndarray, np.ndarray]:
+        eps = [np.array(list(self.at)), *(e for e, _ in self.swept)]
+        val = [np.array([v[0] for v in self.at.values()]), *(v for _, v in self.swept)]
+        return np.concatenate(eps), np.concatenate(val)
 
 
 def _choose(groups: Groups, eps_all: np.ndarray, val_all: np.ndarray, exact: bool, tol: float,
