@@ -76,17 +76,25 @@ def assign_ranks(
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
     pv = _pvalue_lookup(pvalues)
     stats = {str(m): float(v) for m, v in statistics.items()}
-    ranked = sorted((m for m in stats if np.isfinite(stats[m])), key=lambda m: (-stats[m], m))
-    p = np.array([[pv.get((a, b), math.nan) for b in ranked] for a in ranked], dtype=float)
-    with np.errstate(invalid="ignore"):
-        ranks = _walk_ranks(p.reshape(len(ranked), len(ranked)) <= alpha)
-    rows: list[tuple[str, float, Any]] = [(m, stats[m], r) for m, r in zip(ranked, ranks,
-                                                                           strict=True)]
-    for m in sorted(m for m in stats if not np.isfinite(stats[m])):
-        rows.append((m, stats[m], pd.NA))
-    df = pd.DataFrame(rows, columns=["metric", "statistic", "rank"])
-    df["rank"] = df["rank"].astype("Int64")
-    return df
+    ranked = sorted((m for m in stats if math.isfinite(stats[m])), key=lambda m: (-stats[m], m))
+    # the walk of _walk_ranks on the pairs it needs (a NaN or missing p is never <= alpha)
+    ranks: list[Any] = []
+    rank, start = 1, 0
+    for i, b in enumerate(ranked):
+        for j in range(start, i):
+            if pv.get((ranked[j], b), math.nan) <= alpha:
+                rank, start = rank + 1, i
+                break
+        ranks.append(rank)
+    undefined = sorted(m for m in stats if not math.isfinite(stats[m]))
+    if not stats:
+        df = pd.DataFrame([], columns=["metric", "statistic", "rank"])
+        df["rank"] = df["rank"].astype("Int64")
+        return df
+    names = ranked + undefined
+    # columns, not rows: no type inference per row and no second pass for the Int64 ranks
+    return pd.DataFrame({"metric": names, "statistic": np.array([stats[m] for m in names]),
+                         "rank": pd.array(ranks + [pd.NA] * len(undefined), dtype="Int64")})
 
 
 def rank_clusters(values: Any, pvalues: Any, alpha: float = 0.05) -> np.ndarray:
