@@ -34,6 +34,7 @@ import pandas as pd
 
 from nlgeval.errors import InputError
 from nlgeval.io import ROW
+from nlgeval.io.typed import arrow_memory_errors
 from nlgeval.results import Result
 from nlgeval.scores._checks import (
     _check_known_outputs,
@@ -53,6 +54,7 @@ from nlgeval.scores._columns import (
 from nlgeval.scores._parse import MISSING_TOKENS as MISSING_TOKENS
 from nlgeval.scores._parse import _read_maybe_gzip, _to_float
 from nlgeval.scores._ratings import human_flagged, ratings_corpus
+from nlgeval.scores._typed import typed_scores
 
 #: Columns of the tidy frame :func:`read_scores` returns. ``item`` is ``""`` for a system-level
 #: score; ``_source``/``_row`` locate each value in its file (for error messages).
@@ -190,7 +192,11 @@ def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", file=path)
-    return tidy_scores(_read_maybe_gzip(path), file=path, metric=metric)
+    with arrow_memory_errors():
+        typed = typed_scores(path, metric)  # large plain files: typed columns (_typed.py)
+        if typed is not None:
+            return typed
+        return tidy_scores(_read_maybe_gzip(path), file=path, metric=metric)
 
 
 @dataclass(frozen=True)
@@ -256,7 +262,7 @@ def check_scores(
     if "_source" not in scores.columns:
         scores = tidy_scores(scores)
     scores = fill_metadata(scores)
-    metrics = list(dict.fromkeys(scores["metric"]))
+    metrics = [str(m) for m in pd.unique(scores["metric"])]  # in order of appearance
     _check_no_builtin_names(scores, metrics, builtin)
     _check_known_systems(scores, outputs)
     per_output = scores["item"] != ""

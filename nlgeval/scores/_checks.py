@@ -55,13 +55,50 @@ def _check_known_systems(scores: pd.DataFrame, outputs: pd.DataFrame) -> None:
             file=loc["file"], row=loc["row"], column="system")
 
 
+def output_keys(frame: pd.DataFrame, systems: pd.Index, items: pd.Index) -> np.ndarray:
+    """One integer per ``(system, item)`` row: its position in ``systems`` x ``items``, -1
+    when either is not there. Categorical columns are looked up per category, so millions of
+    rows cost a few integer arrays, not a Python tuple per row.
+
+    >>> df = pd.DataFrame({"system": ["B", "A", "C"], "item": ["2", "1", "1"]})
+    >>> output_keys(df, pd.Index(["A", "B"]), pd.Index(["1", "2"])).tolist()
+    [3, 0, -1]
+    """
+    pos = []
+    for col, index in (("system", systems), ("item", items)):
+        values = frame[col]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            per_cat = index.get_indexer(values.cat.categories.astype(str))
+            codes = values.cat.codes.to_numpy()
+            pos.append(np.where(codes >= 0, per_cat[np.maximum(codes, 0)], -1)
+                       if len(per_cat) else np.full(len(codes), -1))
+        else:
+            pos.append(index.get_indexer(values.astype(str)))
+    s, i = pos
+    return np.where((s >= 0) & (i >= 0), s.astype(np.int64) * len(items) + i, -1)
+
+
+def key_index(*frames: pd.DataFrame) -> tuple[pd.Index, pd.Index]:
+    """The systems and items of ``frames`` (as strings), each once, for :func:`output_keys`.
+
+    >>> key_index(pd.DataFrame({"system": ["A", "B"], "item": [1, 1]}))[1].tolist()
+    ['1']
+    """
+    out = []
+    for col in ("system", "item"):
+        names = [pd.unique(f[col]) for f in frames]
+        out.append(pd.Index(pd.unique(np.concatenate(
+            [np.asarray(pd.Index(n).astype(str), dtype=object) for n in names]))))
+    return out[0], out[1]
+
+
 def _check_known_outputs(scores: pd.DataFrame, outputs: pd.DataFrame,
                          per_output: pd.Series) -> None:
     """Every per-output score must name a (system, item) output of the corpus."""
-    keys = pd.MultiIndex.from_frame(outputs[["system", "item"]].astype(str))
-    skeys = pd.MultiIndex.from_frame(scores.loc[per_output, ["system", "item"]])
-    bad = np.zeros(len(scores), dtype=bool)
-    bad[np.flatnonzero(per_output.to_numpy())] = ~skeys.isin(keys)
+    systems, items = key_index(outputs)
+    known = output_keys(outputs, systems, items)
+    bad = per_output.to_numpy() & ~np.isin(output_keys(scores, systems, items),
+                                            known[known >= 0])
     if bad.any():
         pairs = list(dict.fromkeys(zip(scores.loc[bad, "system"], scores.loc[bad, "item"],
                                        strict=True)))
@@ -83,10 +120,12 @@ def _coverage(metric: str, system_only: bool, seg: pd.DataFrame, sysrows: pd.Dat
                                "system"])
         cov = len(have & rated_systems) / max(1, len(rated_systems))
         unit, n_units = "rated systems", len(rated_systems)
-    else:
+    else:  # rated outputs with a score (one score per output: duplicates are refused)
         ok = seg[(seg["metric"] == metric) & seg["score"].notna()]
-        hit = rated_keys.merge(ok[["system", "item"]], on=["system", "item"], how="inner")
-        cov = len(hit) / max(1, len(rated_keys))
+        systems, items = key_index(rated_keys)
+        keys = output_keys(ok, systems, items)
+        hit = np.isin(output_keys(rated_keys, systems, items), keys[keys >= 0]).sum()
+        cov = int(hit) / max(1, len(rated_keys))
         unit, n_units = "rated outputs", len(rated_keys)
     if cov < min_coverage:
         raise InputError(

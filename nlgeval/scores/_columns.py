@@ -112,7 +112,7 @@ def fill_metadata(scores: pd.DataFrame) -> pd.DataFrame:
     >>> fill_metadata(pd.DataFrame({"metric": ["m"]})).columns.tolist()
     ['metric', 'criterion', 'higher_is_better', 'human', '_column']
     """
-    df = scores.copy()
+    df = scores.copy(deep=False)  # columns are replaced below, never changed in place
     if "criterion" not in df.columns:
         df["criterion"] = ""
     if "higher_is_better" not in df.columns:
@@ -121,8 +121,11 @@ def fill_metadata(scores: pd.DataFrame) -> pd.DataFrame:
         df["human"] = False
     if "_column" not in df.columns:
         df["_column"] = "metric"
-    df["criterion"] = df["criterion"].where(df["criterion"].notna(), "").astype(str)
-    df["human"] = df["human"].fillna(False).astype(bool)
+    crit = df["criterion"]
+    if not (isinstance(crit.dtype, pd.CategoricalDtype) and not crit.isna().any()):
+        df["criterion"] = crit.where(crit.notna(), "").astype(str)  # (typed: strings already)
+    if df["human"].dtype != bool:
+        df["human"] = df["human"].fillna(False).astype(bool)
     return df
 
 

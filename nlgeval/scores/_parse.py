@@ -38,7 +38,14 @@ def _read_maybe_gzip(path: Path) -> pd.DataFrame:
 
 def _to_float(values: pd.Series, file: str | Path | None, rows: pd.Series, column: str,
               ) -> pd.Series:
-    """Strings -> float; missing tokens -> NaN; anything else non-finite -> InputError."""
+    """Strings -> float; missing tokens -> NaN; anything else non-finite -> InputError.
+
+    A column that already holds numbers (float64 or integer; NaN missing) is taken as it is:
+    its string round trip gives the same floats, without a string per cell."""
+    if values.dtype == np.float64 or values.dtype.kind in "iu":
+        num = values.astype(float)
+        if np.isfinite(num.fillna(0.0).to_numpy()).all():
+            return num
     isna = values.isna().to_numpy()
     raw = values.astype(str).str.strip()
     missing = pd.Series(isna, index=raw.index) | raw.str.lower().isin(MISSING_TOKENS)

@@ -13,8 +13,10 @@ import pandas as pd
 from nlgeval.corpus import Corpus, CorpusInfo, Criterion
 from nlgeval.errors import InputError
 from nlgeval.io import ROW
+from nlgeval.io.typed import arrow_memory_errors, header_names, tidy_categorical
 from nlgeval.scores._columns import parse_flags
 from nlgeval.scores._parse import _read_maybe_gzip, _to_float
+from nlgeval.scores._typed import typed_ratings
 
 
 def ratings_corpus(
@@ -48,11 +50,15 @@ def ratings_corpus(
                          f"{', '.join(present) or 'none'})", file=file, row=1 if file else None)
     notes = []
     if "rater" not in df.columns:
-        df["rater"] = "aggregate"
+        df["rater"] = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8),
+                                                categories=["aggregate"])
         notes.append("ratings have no rater column: taken as already aggregated per output "
                      "(one score per system, item and criterion)")
     for c in ("system", "item", "criterion", "rater"):
-        df[c] = df[c].astype(str).str.strip()
+        if not isinstance(df[c].dtype, pd.CategoricalDtype):  # typed files: stripped already
+            df[c] = df[c].astype(str).str.strip()
+        else:
+            df[c] = tidy_categorical(df[c].array)
     rows = df[ROW] if ROW in df.columns else pd.Series(np.arange(2, len(df) + 2))
     df["score"] = _to_float(df["score"], file, rows.reset_index(drop=True), "score").to_numpy()
     if df["score"].isna().any():
@@ -96,6 +102,10 @@ def human_flagged(ratings: str | Path | pd.DataFrame) -> list[str]:
         >>> human_flagged(ratings)
         ['H']
     """
+    if isinstance(ratings, str | Path) and Path(ratings).is_file():
+        names = header_names(Path(ratings))  # a plain file without the column: not read
+        if names is not None and "human" not in names:
+            return []
     df, file = _ratings_frame(ratings)
     if "human" not in df.columns or "system" not in df.columns:
         return []
@@ -112,7 +122,9 @@ def _ratings_frame(ratings: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, Pa
         file = Path(ratings)
         if not file.exists():
             raise InputError("file not found", file=file)
-        return _read_maybe_gzip(file), file
+        with arrow_memory_errors():
+            typed = typed_ratings(file)  # large plain files: typed columns (_typed.py)
+            return (typed if typed is not None else _read_maybe_gzip(file)), file
     df = ratings.copy()
     df.columns = [str(c).strip() for c in df.columns]
     return df, None
