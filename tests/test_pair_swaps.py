@@ -176,3 +176,20 @@ def test_pairwise_sum_is_numpys(n: int) -> None:
     for _ in range(20):
         x = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
         assert 0.0 + _pairwise_sum(x, 0, n) == np.add.reduce(x[None, :], axis=1)[0]
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_segment_products_whole_or_by_block(whole: bool, monkeypatch) -> None:
+    # a study big enough for one product of all draws; and the fallback to one product per
+    # block when the check of the first and last block finds a difference
+    from nlgeval.correlation import _pair_swaps
+
+    if not whole:
+        monkeypatch.setattr(_pair_swaps, "_same", lambda a, b: False)
+    H, mets = _zoo(11, 11, 100, 12, "plain")
+    masks = compare.swap_masks(H.shape, 100, "both", seed=0)
+    got = compare._all_pair_deltas(mets, H, "segment", "pearson", masks)
+    monkeypatch.undo()
+    want = _reference_all_pairs(mets, H, "segment", masks)
+    for key, (_, _, deltas) in want.items():
+        np.testing.assert_array_equal(got[key][2], deltas)

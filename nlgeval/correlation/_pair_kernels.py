@@ -92,22 +92,35 @@ def _floor300(x: float) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def _pearson(n: float, sx: float, sxx: float, sxy: float, sy: float, syy: float) -> float:
-    """``_pearson_swaps._r_of``: :func:`pearson_from_sums` with the mean squares as scales,
-    operation for operation."""
-    n1 = n if n >= 1.0 else 1.0
-    scale_x = sxx / n1
-    scale_y = syy / n1
-    cxx = sxx - sx * sx / n
-    cyy = syy - sy * sy / n
-    cxy = sxy - sx * sy / n
-    r = cxy / np.sqrt(cxx * cyy)
-    if not (n >= MIN_PAIRS) or cxx <= 1e-10 * _floor300(scale_x) * n1 \
-            or cyy <= 1e-10 * _floor300(scale_y) * n1:
-        return np.nan
-    if r != r:
-        return r
-    return min(max(r, -1.0), 1.0)
+def _pearson_row(n: np.ndarray, n1: np.ndarray, sx: np.ndarray, sxx: np.ndarray,
+                 sxy: np.ndarray, sy: np.ndarray, cyy: np.ndarray, bad_y: np.ndarray,
+                 out: np.ndarray) -> None:
+    """``_pearson_swaps._r_of`` (:func:`pearson_from_sums` with the mean squares as scales)
+    of one row of items, operation for operation; the y side (``cyy`` and its constancy
+    test ``bad_y``, the same on every draw) computed once by the caller. Branch-free, so
+    the loop is vectorised."""
+    for i in range(out.size):
+        cxx = sxx[i] - sx[i] * sx[i] / n[i]
+        cxy = sxy[i] - sx[i] * sy[i] / n[i]
+        r = cxy / np.sqrt(cxx * cyy[i])
+        bad = bad_y[i] | (cxx <= 1e-10 * _floor300(sxx[i] / n1[i]) * n1[i])
+        r = -1.0 if r < -1.0 else r
+        r = 1.0 if r > 1.0 else r
+        out[i] = np.nan if bad else r
+
+
+@njit(cache=True, error_model="numpy")
+def _y_side(n: np.ndarray, sy: np.ndarray, syy: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """max(n, 1), the centred sum of squares of y and the rule's verdict on y (and on n)."""
+    n1 = np.empty(n.size)
+    cyy = np.empty(n.size)
+    bad = np.empty(n.size, dtype=np.bool_)
+    for i in range(n.size):
+        n1[i] = n[i] if n[i] >= 1.0 else 1.0
+        cyy[i] = syy[i] - sy[i] * sy[i] / n[i]
+        bad[i] = (not (n[i] >= MIN_PAIRS)) | (cyy[i] <= 1e-10 * _floor300(syy[i] / n1[i]) * n1[i])
+    return n1, cyy, bad
 
 
 @njit(cache=True, error_model="numpy")
@@ -134,7 +147,9 @@ def item_swap_means(m: np.ndarray, D: np.ndarray, E: np.ndarray, F: np.ndarray,
     K, S, n_items = D.shape
     P = m.shape[0]
     for j in prange(K):  # pairs in parallel: each output is computed by one thread alone
+        n1, cyy, bad_y = _y_side(n[j], sy[j], syy[j])
         mD, mE, mF = np.empty(n_items), np.empty(n_items), np.empty(n_items)
+        xa, xb, xc = np.empty(n_items), np.empty(n_items), np.empty(n_items)
         va, vb, buf = np.empty(n_items), np.empty(n_items), np.empty(n_items)
         for p in range(P):
             mD[:] = 0.0
@@ -147,9 +162,14 @@ def item_swap_means(m: np.ndarray, D: np.ndarray, E: np.ndarray, F: np.ndarray,
                     mE[i] += w * E[j, s, i]
                     mF[i] += w * F[j, s, i]
             for i in range(n_items):
-                va[i] = _pearson(n[j, i], sa[j, i] + mD[i], saa[j, i] + mE[i],
-                                 sah[j, i] + mF[i], sy[j, i], syy[j, i])
-                vb[i] = _pearson(n[j, i], sb[j, i] - mD[i], sbb[j, i] - mE[i],
-                                 sbh[j, i] - mF[i], sy[j, i], syy[j, i])
+                xa[i] = sa[j, i] + mD[i]
+                xb[i] = saa[j, i] + mE[i]
+                xc[i] = sah[j, i] + mF[i]
+            _pearson_row(n[j], n1, xa, xb, xc, sy[j], cyy, bad_y, va)
+            for i in range(n_items):
+                xa[i] = sb[j, i] - mD[i]
+                xb[i] = sbb[j, i] - mE[i]
+                xc[i] = sbh[j, i] - mF[i]
+            _pearson_row(n[j], n1, xa, xb, xc, sy[j], cyy, bad_y, vb)
             ra[j, p] = _nanmean(va, buf)
             rb[j, p] = _nanmean(vb, buf)
