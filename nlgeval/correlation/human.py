@@ -22,9 +22,12 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.correlation.coefficients import (
+    MIN_PAIRS,
     DegenerateInputWarning,
+    batch_correlation,
     check_coefficient,
     correlation,
+    near_constant,
 )
 from nlgeval.correlation.levels import check_level, level_correlation, score_matrices
 from nlgeval.errors import InputError
@@ -139,13 +142,20 @@ def rater_agreement_bound(
     pooled = correlation(one, rest, coefficient, label=f"rater agreement ({criterion})")
     per = []
     raters = r.loc[keep, "rater"].to_numpy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateInputWarning)
-        for rater in pd.unique(raters):
-            sel = raters == rater
-            if sel.sum() >= 3:
-                v = correlation(one[sel], rest[sel], coefficient).statistic
-                if np.isfinite(v):
-                    per.append(v)
+    for rater in pd.unique(raters):
+        sel = raters == rater
+        if sel.sum() >= 3:
+            v = _statistic(one[sel], rest[sel], coefficient)
+            if np.isfinite(v):
+                per.append(v)
     return RaterAgreement(criterion, coefficient, pooled.statistic, pooled.pvalue, pooled.n,
                           float(np.mean(per)) if per else math.nan, len(per))
+
+
+def _statistic(x: np.ndarray, y: np.ndarray, coefficient: str) -> float:
+    """``correlation(x, y, coefficient).statistic`` of finite vectors without its p-value and
+    interval (the per-rater coefficients use only r): the same rule and the same kernel."""
+    if x.size < MIN_PAIRS or near_constant(x) or near_constant(y):
+        return math.nan
+    r = float(batch_correlation(x, y, coefficient))
+    return r if np.isfinite(r) else math.nan
