@@ -173,3 +173,59 @@ def item_swap_means(m: np.ndarray, D: np.ndarray, E: np.ndarray, F: np.ndarray,
             _pearson_row(n[j], n1, xa, xb, xc, sy[j], cyy, bad_y, vb)
             ra[j, p] = _nanmean(va, buf)
             rb[j, p] = _nanmean(vb, buf)
+
+
+@njit(cache=True, error_model="numpy")
+def _pearson_one(n: float, sx: float, sxx: float, sxy: float, sy: float, syy: float
+                 ) -> float:
+    """``_pearson_swaps._r_of`` of one set of sums, operation for operation."""
+    n1 = n if n >= 1.0 else 1.0
+    cxx = sxx - sx * sx / n
+    cyy = syy - sy * sy / n
+    cxy = sxy - sx * sy / n
+    r = cxy / np.sqrt(cxx * cyy)
+    bad = (not (n >= MIN_PAIRS)) | (cxx <= 1e-10 * _floor300(sxx / n1) * n1)
+    bad |= cyy <= 1e-10 * _floor300(syy / n1) * n1
+    r = -1.0 if r < -1.0 else r
+    r = 1.0 if r > 1.0 else r
+    return np.nan if bad else r
+
+
+@njit(cache=True, error_model="numpy")
+def _row_sum(v: np.ndarray) -> float:
+    return 0.0 + _pairwise_sum(v, 0, v.size)
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def system_swap_r(mD: np.ndarray, cnt: np.ndarray, sa: np.ndarray, sb: np.ndarray,
+                  sh: np.ndarray, ra: np.ndarray, rb: np.ndarray) -> None:
+    """System-level r of A* and B* (``ra``/``rb``, (pairs, draws)) from the permuted
+    system sums ``mD`` (draws, systems, pairs) of the swap differences and each pair's
+    complete-cell counts and sums per system (pairs, systems): the array code's
+    system means, weights and row sums (numpy's pairwise order) in one compiled pass."""
+    P, S, K = mD.shape
+    for j in prange(K):
+        w, safe, mh = np.empty(S), np.empty(S), np.empty(S)
+        t1, t2, t3 = np.empty(S), np.empty(S), np.empty(S)
+        for s in range(S):
+            w[s] = 1.0 if cnt[j, s] > 0 else 0.0
+            safe[s] = cnt[j, s] if cnt[j, s] >= 1.0 else 1.0
+            mh[s] = sh[j, s] / safe[s]
+        n = _row_sum(w)
+        for s in range(S):
+            t1[s] = w[s] * mh[s]
+            t2[s] = w[s] * mh[s] * mh[s]
+        sy, syy = _row_sum(t1), _row_sum(t2)
+        for p in range(P):
+            for half in range(2):
+                for s in range(S):
+                    x = (sa[j, s] + mD[p, s, j]) / safe[s] if half == 0 \
+                        else (sb[j, s] - mD[p, s, j]) / safe[s]
+                    t1[s] = w[s] * x
+                    t2[s] = w[s] * x * x
+                    t3[s] = w[s] * x * mh[s]
+                r = _pearson_one(n, _row_sum(t1), _row_sum(t2), _row_sum(t3), sy, syy)
+                if half == 0:
+                    ra[j, p] = r
+                else:
+                    rb[j, p] = r

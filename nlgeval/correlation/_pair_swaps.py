@@ -185,18 +185,16 @@ def _system_draws(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, n
 
 
 def _system_part(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # the block code's einsum (same subscripts: the same sums), then each pair's (draws,
-    # systems) block as the block code takes it, one pair per leading index
-    mD = np.einsum("psi,ksi->psk", m3, np.stack([t[4] for t in terms])).transpose(2, 0, 1)
-    cnt, sa, sb, sh = (s[:, None, :] for s in _stack_sums(terms, 1, (0, 1, 4, 7)))
-    w = (cnt > 0).astype(float)
-    safe = np.maximum(cnt, 1)
-    ma = (sa + mD) / safe
-    mb = (sb - mD) / safe
-    mh = sh / safe
-    n, sy, syy = w.sum(-1), (w * mh).sum(-1), (w * mh * mh).sum(-1)
-    return (_r_of(n, (w * ma).sum(-1), (w * ma * ma).sum(-1), (w * ma * mh).sum(-1), sy, syy),
-            _r_of(n, (w * mb).sum(-1), (w * mb * mb).sum(-1), (w * mb * mh).sum(-1), sy, syy))
+    # the block code's einsum (same subscripts: the same sums), then the system means,
+    # weights and row sums of every pair and draw compiled (the same operations)
+    from nlgeval.correlation._pair_kernels import system_swap_r
+
+    mD = np.einsum("psi,ksi->psk", m3, np.stack([t[4] for t in terms]))
+    cnt, sa, sb, sh = _stack_sums(terms, 1, (0, 1, 4, 7))
+    ra = np.empty((len(terms), m3.shape[0]))
+    rb = np.empty_like(ra)
+    system_swap_r(mD, cnt, sa, sb, sh, ra, rb)  # type: ignore[call-arg]  # numba
+    return ra, rb
 
 
 def _item_draws(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
