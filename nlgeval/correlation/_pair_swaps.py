@@ -193,7 +193,7 @@ def _system_part(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np
     cnt, sa, sb, sh = _stack_sums(terms, 1, (0, 1, 4, 7))
     ra = np.empty((len(terms), m3.shape[0]))
     rb = np.empty_like(ra)
-    system_swap_r(mD, cnt, sa, sb, sh, ra, rb)  # type: ignore[call-arg]  # numba
+    system_swap_r(mD, cnt, sa, sb, sh, ra, rb)
     return ra, rb
 
 
