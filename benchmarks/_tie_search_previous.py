@@ -13,7 +13,8 @@ from fractions import Fraction
 import numpy as np
 from numba import njit
 
-from nlgeval.correlation.kendall import DIRECT_MAX, Groups, _csr_counts
+from nlgeval.correlation.kendall.kernels import _csr_counts
+from nlgeval.correlation.kendall.results import DIRECT_MAX, Groups
 
 # --------------------------------------------------------------------------------------------
 # the search: histogram pass, collection pass, exact sweep

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-import nlgeval.correlation.tie_search as ts
-from nlgeval.correlation.tie_calibration import acc_eq_permutation_test, tie_calibration
+import nlgeval.correlation.kendall.tie_search as ts
+from nlgeval.correlation.kendall.tie_calibration import acc_eq_permutation_test, tie_calibration
 
 
 def study(Xs: list[np.ndarray], Y: np.ndarray, remember: bool) -> tuple[float, float]:

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlgeval.correlation.tie_calibration import acc_eq_permutation_test, tie_calibration
+from nlgeval.correlation.kendall.tie_calibration import acc_eq_permutation_test, tie_calibration
 
 TED_SCORES = Path("wmt21_ted_mqm") / "ende" / "mqm_ted_ende.avg_seg_scores.tsv"
 
@@ -242,7 +242,7 @@ def growth(sizes: list[int], mtme_path: str | None, mtme_max: int, old_budget: f
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _tie_search_previous as previous
 
-    import nlgeval.correlation.tie_search as ts
+    import nlgeval.correlation.kendall.tie_search as ts
     from nlgeval.correlation.kendall import build_groups
 
     mtme = _mtme_module(mtme_path)

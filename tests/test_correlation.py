@@ -33,7 +33,7 @@ from nlgeval.correlation import (
     williams_from_scores,
     williams_test,
 )
-from nlgeval.correlation.kendall_results import DIRECT_MAX
+from nlgeval.correlation.kendall import DIRECT_MAX
 from nlgeval.errors import InputError
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nlgeval.correlation._kendall_weighted import weighted_kendall_segment
 from nlgeval.correlation.bootstrap import resample_counts, resample_indices
+from nlgeval.correlation.kendall.weighted import weighted_kendall_segment
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -49,7 +49,7 @@ def _tied_matrices(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_weighted_spearman_equals_scipy_on_expanded_resamples(seed):
-    from nlgeval.correlation._kendall_weighted import weighted_spearman_segment
+    from nlgeval.correlation.kendall.weighted import weighted_spearman_segment
 
     X, Y = _tied_matrices(seed)
     S, n_items = X.shape
@@ -82,7 +82,7 @@ def test_system_level_rank_bootstrap_is_bitwise_the_stacked_resamples(coef):
 def test_rank_kernels_do_not_depend_on_the_number_of_threads():
     import numba
 
-    from nlgeval.correlation._kendall_weighted import weighted_spearman_segment
+    from nlgeval.correlation.kendall.weighted import weighted_spearman_segment
 
     X, Y = _tied_matrices(7)
     si, ii = resample_indices(*X.shape, 300, "both", 0)

@@ -16,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from nlgeval.correlation import kendall as K
 from nlgeval.correlation.bootstrap import resample_indices
 from nlgeval.correlation.kendall import (
     batch_grouped_kendall,
@@ -26,6 +25,7 @@ from nlgeval.correlation.kendall import (
     kendall_variant,
     pair_counts,
 )
+from nlgeval.correlation.kendall import kernels as K
 from nlgeval.errors import InputError
 from nlgeval.results import dumps
 

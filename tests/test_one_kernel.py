@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nlgeval.correlation._kendall_weighted import weighted_kendall_segment
 from nlgeval.correlation.bootstrap import resample_counts, resample_indices
 from nlgeval.correlation.coefficients import (
     MIN_PAIRS,
@@ -26,6 +25,7 @@ from nlgeval.correlation.coefficients import (
     correlation,
 )
 from nlgeval.correlation.kendall import kendall_variant
+from nlgeval.correlation.kendall.weighted import weighted_kendall_segment
 
 TOL = 1e-12
 SCIPY_VARIANT = {"kendall": "b", "kendall_c": "c"}

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import nlgeval.correlation.tie_search as ts
+import nlgeval.correlation.kendall.tie_search as ts
 from nlgeval.correlation.kendall import build_groups
-from nlgeval.correlation.tie_calibration import acc_eq_permutation_test, tie_calibration
+from nlgeval.correlation.kendall.tie_calibration import acc_eq_permutation_test, tie_calibration
 
 
 def _metrics(seed: int = 0) -> tuple[list[np.ndarray], np.ndarray]:

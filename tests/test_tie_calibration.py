@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import nlgeval.correlation.tie_search as ts
+import nlgeval.correlation.kendall.tie_search as ts
 from nlgeval.correlation.coefficients import DegenerateInputWarning
 from nlgeval.correlation.kendall import build_groups, grouped_kendall
-from nlgeval.correlation.tie_calibration import (
+from nlgeval.correlation.kendall.tie_calibration import (
     acc_eq,
     acc_eq_permutation_test,
     calibrate_groups,

@@ -47,12 +47,16 @@ from nlgeval.correlation.kendall import (
     GroupedResult,
     KendallResult,
     PairCounts,
+    TieCalibrationResult,
+    acc_eq,
+    acc_eq_permutation_test,
     batch_grouped_kendall,
     grouped_kendall,
     kendall_permutation_test,
     kendall_resample_distribution,
     kendall_variant,
     pair_counts,
+    tie_calibration,
 )
 from nlgeval.correlation.kendall import VARIANTS as KENDALL_VARIANTS
 from nlgeval.correlation.levels import (
@@ -81,12 +85,6 @@ from nlgeval.correlation.ranking import (
     overall_pvalues,
     overall_score,
     task_ranking,
-)
-from nlgeval.correlation.tie_calibration import (
-    TieCalibrationResult,
-    acc_eq,
-    acc_eq_permutation_test,
-    tie_calibration,
 )
 
 __all__ = [

@@ -13,7 +13,7 @@ before, so the same intervals for the same seed). No resample is gathered except
 levels: a resample is a multiset of cells, so Pearson comes from weighted sufficient statistics
 (:func:`~nlgeval.correlation.coefficients.pearson_from_sums`), segment-level Spearman and
 Kendall from weighted average ranks / weighted pair counts (numba kernels in
-``_kendall_weighted``, both cores, independent of the number of threads), and system-level rank
+``kendall.weighted``, both cores, independent of the number of threads), and system-level rank
 coefficients from resampled system means (a (B, S) batch; each matrix's means are remembered,
 since a study asks for the same metric's means once per criterion and the same criterion's
 once per metric). The index matrices of a (shape, scheme, seed) are drawn once and handed out
@@ -157,7 +157,7 @@ def bootstrap_distribution(
 
     No resample is materialised except at the item levels: Pearson comes from resample counts
     and sufficient statistics, segment-level Spearman and Kendall from weighted ranks / pair
-    counts (``_kendall_weighted``), system-level rank coefficients from resampled system means
+    counts (``kendall.weighted``), system-level rank coefficients from resampled system means
     (a (B, S) batch); the item levels gather the (B, S, I) stack in chunks of resamples.
 
     Examples
@@ -180,7 +180,7 @@ def bootstrap_distribution(
     if level == "segment":
         # weighted ranks / pair counts per resample in one numba call (no sort and no scipy
         # call per resample; both cores); numba is imported only when needed (start-up time)
-        from nlgeval.correlation._kendall_weighted import (
+        from nlgeval.correlation.kendall.weighted import (
             weighted_kendall_segment,
             weighted_spearman_segment,
         )

@@ -11,8 +11,8 @@ bootstrap resample:
 * Spearman (Spearman 1904): the same kernel on average ranks (ties get the mean rank, as
   ``scipy.stats.rankdata``);
 * Kendall tau-b (Kendall 1945; ``"kendall"``) and Stuart's tau-c (``"kendall_c"``): the pair
-  counts of :mod:`nlgeval.correlation._kendall_kernels` (Knight 1966: sort + Fenwick tree, or
-  enumeration for short vectors; with multiplicities in ``_kendall_weighted`` for the
+  counts of :mod:`nlgeval.correlation.kendall.kernels` (Knight 1966: sort + Fenwick tree, or
+  enumeration for short vectors; with multiplicities in ``kendall.weighted`` for the
   bootstrap) turned into tau by one formula, ``_tau_from_counts``.
 
 The kernels are tested against scipy (``pearsonr``, ``spearmanr``, ``kendalltau``) to 1e-12.
@@ -298,7 +298,7 @@ def batch_correlation(x: np.ndarray, y: np.ndarray, coefficient: str = "pearson"
     construction: Pearson from masked centred moments (:func:`pearson_from_sums`), Spearman as
     Pearson on average ranks (``scipy.stats.rankdata(axis=-1)``), Kendall tau-b / tau-c from the
     pair counts of each vector (numba, O(n log n) per vector, no n^2 memory; see
-    :mod:`nlgeval.correlation._kendall_kernels`). Degenerate vectors (fewer than
+    :mod:`nlgeval.correlation.kendall.kernels`). Degenerate vectors (fewer than
     :data:`MIN_PAIRS` complete pairs, a constant variable) give NaN silently (callers count
     them).
 
@@ -327,8 +327,8 @@ def _batch_statistic(x: np.ndarray, y: np.ndarray, valid: np.ndarray, coefficien
     if coefficient == "spearman":
         return _masked_pearson(_masked_ranks(x, valid), _masked_ranks(y, valid), valid)
     # numba is imported only when a Kendall coefficient is asked for (start-up time)
-    from nlgeval.correlation._kendall_kernels import _batch_tau
-    from nlgeval.correlation.kendall_results import DIRECT_MAX
+    from nlgeval.correlation.kendall.kernels import batch_tau
+    from nlgeval.correlation.kendall.results import DIRECT_MAX
 
     x, y = np.broadcast_arrays(x, y)
     lead, m = x.shape[:-1], x.shape[-1]
@@ -336,7 +336,7 @@ def _batch_statistic(x: np.ndarray, y: np.ndarray, valid: np.ndarray, coefficien
     x2 = np.ascontiguousarray(x.reshape(rows, m))  # the kernel drops non-finite pairs itself
     y2 = np.ascontiguousarray(y.reshape(rows, m))
     code = 0 if coefficient == "kendall" else 1
-    return _batch_tau(x2, y2, code, DIRECT_MAX, MIN_PAIRS).reshape(lead)
+    return batch_tau(x2, y2, code, DIRECT_MAX, MIN_PAIRS).reshape(lead)
 
 
 def fixed_y_statistic(x: np.ndarray, y: np.ndarray, coefficient: str

@@ -12,7 +12,7 @@ statistic's protocol, with no list of statistics here. Built in are Kendall's ta
                           Matter"), :mod:`nlgeval.correlation.kendall`;
 ``acc_eq``               acc_23 with tie calibration (ibid.): the epsilon below which metric
                           differences count as ties is the one maximising acc_23,
-                          :mod:`nlgeval.correlation.tie_calibration`;
+                          :mod:`nlgeval.correlation.kendall.tie_calibration`;
 ``pairwise_accuracy``    system-level pairwise accuracy (Kocmi et al. 2021, "To Ship or Not to
                           Ship"), :mod:`nlgeval.correlation.pairwise`;
 ``soft_pairwise_accuracy``  SPA (Thompson et al. 2024), ibid.

@@ -3,7 +3,7 @@
 The value calibrates the tie threshold epsilon on the data (or takes the metric's fixed
 epsilon from ``StatisticOptions.epsilon``, e.g. calibrated on a development set) and notes when
 the calibrated metric is no better than a constant one; PERM-BOTH is MTME's pairs test with the
-epsilon calibrated once (:func:`nlgeval.correlation.tie_calibration.acc_eq_permutation_test`).
+epsilon calibrated once (:func:`nlgeval.correlation.kendall.acc_eq_permutation_test`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class AccEq(Statistic):
 
     def batch(self, Xs: np.ndarray, Ys: np.ndarray, level: str) -> np.ndarray:
         """acc_eq of every matrix of the stacks, each calibrated on itself (a loop)."""
-        from nlgeval.correlation.tie_calibration import acc_eq
+        from nlgeval.correlation.kendall import acc_eq
 
         lead = Xs.shape[:-2]
         X2, Y2 = Xs.reshape(-1, *Xs.shape[-2:]), Ys.reshape(-1, *Ys.shape[-2:])
@@ -53,8 +53,7 @@ class AccEq(Statistic):
 
     def value(self, X: np.ndarray, Y: np.ndarray, level: str,
               options: StatisticOptions | None = None, metric: str = "") -> StatisticValue:
-        from nlgeval.correlation.kendall import grouped_kendall
-        from nlgeval.correlation.tie_calibration import acc_eq
+        from nlgeval.correlation.kendall import acc_eq, grouped_kendall
 
         fixed = options.epsilon if options is not None else None
         eps = fixed.get(metric) if fixed else None
@@ -74,7 +73,7 @@ class AccEq(Statistic):
     def swapped(self, XA: np.ndarray, XB: np.ndarray, Y: np.ndarray, level: str,
                 options: StatisticOptions, metric_a: str = "", metric_b: str = ""
                 ) -> tuple[float, float, np.ndarray, np.ndarray]:
-        from nlgeval.correlation.tie_calibration import acc_eq_permutation_test
+        from nlgeval.correlation.kendall import acc_eq_permutation_test
 
         eps = options.epsilon or {}
         res = acc_eq_permutation_test(XA, XB, Y, MTME_GROUPING[level],

@@ -1,10 +1,9 @@
 """numba kernels of tie calibration (Deutsch, Foster & Freitag 2023, Section 5).
 
-The threshold evaluations, window sampling, collection and exact sweep of the calibration
-search (:mod:`nlgeval.correlation.tie_search`, whose docstring describes the algorithm), and the
-pair-agreement counts of the permutation test
-(:func:`nlgeval.correlation.tie_calibration.acc_eq_permutation_test`). Compiled loops because
-the number of pairs grows with the square of the group size.
+The threshold evaluations, window sampling, collection and exact sweeps of the calibration
+search (:mod:`.tie_search`, whose docstring describes the algorithm), and the pair-agreement
+counts of the permutation test (:func:`.tie_calibration.acc_eq_permutation_test`). Compiled
+loops because the number of pairs grows with the square of the group size.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ pairs of every group; the objective is the mean over groups (items, systems, or 
 pooled group) of acc_23, with one epsilon shared by all groups; the chosen epsilon is the
 smallest candidate reaching the maximum (``np.nanargmax``).
 
-The search for that epsilon is in :mod:`nlgeval.correlation.tie_search` (its docstring
-describes the algorithm), its compiled loops in ``nlgeval.correlation._tie_kernels``.
+The search for that epsilon is in :mod:`nlgeval.correlation.kendall.tie_search` (its docstring
+describes the algorithm), its compiled loops in ``nlgeval.correlation.kendall._tie_kernels``.
 
 :func:`acc_eq_permutation_test` is MTME's ``perm_test='pairs'`` significance test between two
 metrics (``stats.PairwisePermutationSigDiff``).
@@ -30,20 +30,20 @@ from typing import Any
 
 import numpy as np
 
-from nlgeval.correlation._tie_kernels import _agreement_counts, _pair_deltas
 from nlgeval.correlation.coefficients import DegenerateInputWarning
-from nlgeval.correlation.kendall import (
+from nlgeval.correlation.kendall._tie_kernels import _agreement_counts, _pair_deltas
+from nlgeval.correlation.kendall.kernels import _csr_counts
+from nlgeval.correlation.kendall.results import (
     DIRECT_MAX,
     Groups,
     _check_matrices,
-    _csr_counts,
     build_groups,
     check_epsilon,
     check_grouping,
     check_variant,
 )
+from nlgeval.correlation.kendall.tie_search import calibrate_groups, group_weights
 from nlgeval.correlation.permutations import PermutationComparison
-from nlgeval.correlation.tie_search import calibrate_groups, group_weights
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
@@ -252,23 +252,33 @@ def acc_eq_permutation_test(
             math.nan, math.nan, stat_a, stat_b, K, 0, variant, grouping, "pairs", int(seed),
             eps_a, eps_b, calibrated, 0, 0, "no group has 2 or more complete cells",
             np.full(K, np.nan), np.full(K, np.nan))
-    n_pairs = ga.n_pairs
-    w, W, exact = group_weights(n_pairs)
+    T, W, exact = _swap_totals(ga, gb, (eps_a, eps_b), permutations, seed, pair_masks)
+    p, hits, draws_a, draws_b = _compared(T, W, exact, G, (stat_a, stat_b), variant)
+    notes.append("thresholds fixed across draws (MTME perm_test='pairs')")
+    return PermutationComparison(
+        stat_a - stat_b, p, stat_a, stat_b, int(T.size), hits, variant, grouping, "pairs",
+        int(seed), float(eps_a), float(eps_b), calibrated, G, int(ga.n_pairs.sum()),
+        "; ".join(notes), draws_a, draws_b)
+
+
+def _swap_totals(ga: Groups, gb: Groups, eps: tuple[float, float], permutations: int,
+                 seed: int, pair_masks: np.ndarray | None) -> tuple[np.ndarray, float, bool]:
+    """Weighted swap totals ``T`` of every draw (random, or the given masks), with the weights'
+    common multiple ``W`` and whether the weights are exact integers."""
+    w, W, exact = group_weights(ga.n_pairs)
     if pair_masks is not None:
-        T = _mask_totals(pair_masks, ga, gb, eps_a, eps_b, w)
-    else:
-        T = _binomial_totals(ga, gb, eps_a, eps_b, w, int(permutations), seed)
-    K = int(T.size)
-    # d* - d = 2 T / (W G): compare T with 0 (exact when the weights are integers)
+        return _mask_totals(pair_masks, ga, gb, eps[0], eps[1], w), W, exact
+    return _binomial_totals(ga, gb, eps[0], eps[1], w, int(permutations), seed), W, exact
+
+
+def _compared(T: np.ndarray, W: float, exact: bool, G: int, observed: tuple[float, float],
+              variant: str) -> tuple[float, int, np.ndarray, np.ndarray]:
+    """The p-value, the draws at least as extreme and both metrics' per-draw statistics:
+    ``d* - d = 2 T / (W G)``, compared with 0 (exact when the weights are integers)."""
     hits = int(np.count_nonzero(T >= (0.0 if exact else -1e-12 * G)))
     scale = 1.0 / (W * G)
     step = 2 * T * scale if variant == "tau_23" else T * scale  # tau_23 moves twice as far
-    p = (1 + hits) / (1 + K)
-    notes.append("thresholds fixed across draws (MTME perm_test='pairs')")
-    return PermutationComparison(
-        stat_a - stat_b, p, stat_a, stat_b, K, hits, variant, grouping, "pairs", int(seed),
-        float(eps_a), float(eps_b), calibrated, G, int(n_pairs.sum()), "; ".join(notes),
-        stat_a + step, stat_b - step)
+    return (1 + hits) / (1 + int(T.size)), hits, observed[0] + step, observed[1] - step
 
 
 def _observed_pair(

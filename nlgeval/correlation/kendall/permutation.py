@@ -1,7 +1,7 @@
 """PERM-BOTH paired permutation test between two metrics for any Kendall variant and grouping.
 
 Deutsch, Dror & Roth (2021), "A Statistical Analysis of Summarization Evaluation Metrics using
-Resampling Methods" (TACL). Split out of :mod:`nlgeval.correlation.kendall`, which re-exports it.
+Resampling Methods" (TACL). The package exports it.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from nlgeval.correlation._constant import unit_scaled
-from nlgeval.correlation._kendall_kernels import _stack_statistic
 from nlgeval.correlation.compare import PermutationComparison, iter_swap_masks, swap_draws
-from nlgeval.correlation.kendall_results import (
+from nlgeval.correlation.kendall.kernels import _stack_statistic
+from nlgeval.correlation.kendall.results import (
     _GROUPING_CODE,
     _VARIANT_CODE,
     DIRECT_MAX,

@@ -16,9 +16,9 @@ were drawn). Both rank coefficients can be computed from these weights on the ce
   ``w_d * (weight of earlier cells with y < y_d - weight with y > y_d)``, read from a Fenwick
   tree over the ranks of y; then the group is inserted.
 
-The Kendall counts are the pair counts of :mod:`._kendall_kernels` (one count definition,
+The Kendall counts are the pair counts of :mod:`.kernels` (one count definition,
 computed directly there or with multiplicities here; one formula): they go through the same
-:func:`~nlgeval.correlation._kendall_kernels._tau_from_counts` as every other tau-b / tau-c of
+:func:`~nlgeval.correlation.kendall.kernels._tau_from_counts` as every other tau-b / tau-c of
 nlgeval, so a resample gives bit for bit the tau of the expanded data (tested).
 
 So each resample costs O(n) (Spearman) or O(n log n) (Kendall) with no sort, no gathered copy
@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from nlgeval.correlation._kendall_kernels import _tau_from_counts
 from nlgeval.correlation.coefficients import MIN_PAIRS, pearson_from_sums
+from nlgeval.correlation.kendall.kernels import _tau_from_counts
 
 _CHUNK = 32  # resamples per parallel task: buffers allocated once per task, fixed chunks
 

@@ -1,17 +1,17 @@
 """Numba kernels of Kendall's tau: pair counts by enumeration or sort + Fenwick tree, one formula.
 
 The counts are those of Deutsch, Foster & Freitag (2023, Table 1); the O(n log n) count follows
-Knight (1966). Split out of :mod:`nlgeval.correlation.kendall`, which documents the method and
-re-exports these names.
+Knight (1966). The method is documented in :mod:`.variants`; ``batch_tau`` is also the Kendall
+kernel of :mod:`nlgeval.correlation.coefficients`.
 
 **One count definition, computed directly or with multiplicities; one formula.** Every tau-b and
 tau-c in nlgeval -- the point estimate (:func:`nlgeval.correlation.coefficients.correlation`),
 the batch version (:func:`~nlgeval.correlation.coefficients.batch_correlation`, used by the
 levels, the system-level bootstrap, the item permutations and Williams' test), the Kendall
-variants and their grouped, bootstrap and permutation versions (:mod:`.kendall`) -- counts the
+variants and their grouped, bootstrap and permutation versions (:mod:`.variants`) -- counts the
 pairs of one vector with :func:`_vector_counts` (enumeration for short vectors, sort + Fenwick
 tree for long ones: the same integers). The segment-level bootstrap counts the same pairs from
-integer multiplicities (:mod:`._kendall_weighted`). All of them turn the counts into tau with
+integer multiplicities (:mod:`.weighted`). All of them turn the counts into tau with
 :func:`_tau_from_counts`, the one formula, which also holds the degenerate-input rule (see
 :mod:`nlgeval.correlation.coefficients`).
 """
@@ -216,7 +216,7 @@ def _stat_from_counts(c: int, d: int, th: int, tm: int, thm: int, n: int, nx: in
 
 
 @njit(cache=True, parallel=True)
-def _batch_tau(x: np.ndarray, y: np.ndarray, code: int, direct_max: int,
+def batch_tau(x: np.ndarray, y: np.ndarray, code: int, direct_max: int,
                min_n: int) -> np.ndarray:
     """tau-b / tau-c of every row of (B, n) matrices, NaN = missing (dropped pairwise per row).
 

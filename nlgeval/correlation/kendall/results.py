@@ -1,7 +1,7 @@
 """Names, input checks, groupings and result classes of the Kendall variants.
 
 The pair counts C, D, T_h, T_m, T_hm are those of Deutsch, Foster & Freitag (2023, Table 1).
-Split out of :mod:`nlgeval.correlation.kendall`, which re-exports every name defined here.
+The package :mod:`nlgeval.correlation.kendall` exports the public names defined here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from nlgeval.correlation._constant import snap_near_constant
-from nlgeval.correlation._kendall_kernels import _stat_from_counts
+from nlgeval.correlation.kendall.kernels import _stat_from_counts
 from nlgeval.errors import InputError
 from nlgeval.results import Result, StatResult
 

@@ -39,7 +39,7 @@ processing the human scores in increasing order -- O(n log n) time and O(n) memo
 epsilon (the tie predicate ``|m_i - m_j| <= epsilon`` is evaluated in floating point exactly as
 written, so results equal pair-by-pair enumeration). Short vectors (the item grouping: one value
 per system) use the O(n^2) enumeration, which is faster there. tau-b and tau-c go through the
-one formula of every tau in nlgeval (``_kendall_kernels._tau_from_counts``: the point estimate
+one formula of every tau in nlgeval (``kernels._tau_from_counts``: the point estimate
 and batch coefficients of :mod:`nlgeval.correlation.coefficients` and the weighted bootstrap use
 it too); the variants differ from those coefficients only in being defined from 2 values on, as
 in MTME and scipy (the coefficients need 3). All loops are numba-compiled;
@@ -59,36 +59,18 @@ from typing import Any
 import numpy as np
 
 from nlgeval.correlation._constant import snap_near_constant
-
-# The kernels, result classes and the permutation test live in their own modules (issue 16);
-# every name is re-exported here so that ``from nlgeval.correlation.kendall import X`` and the
-# documentation pages keep working.
-from nlgeval.correlation._kendall_kernels import (
-    _counts_direct,  # noqa: F401 (defined here before the split)
-    _counts_sorted,  # noqa: F401 (defined here before the split)
+from nlgeval.correlation.kendall.kernels import (
     _csr_counts,
     _indexed_statistic,
-    _matrix_statistic,  # noqa: F401 (defined here before the split)
-    _n_distinct_sorted,  # noqa: F401 (defined here before the split)
     _stack_statistic,
     _stat_from_counts,
     _vector_counts,
 )
-from nlgeval.correlation.kendall_permutation import (
-    _CELLS_PER_CHUNK,  # noqa: F401 (defined here before the split)
-    kendall_permutation_test,
-    zscore_cells,
-)
-from nlgeval.correlation.kendall_results import (
-    _GROUPING_ALIASES,  # noqa: F401 (defined here before the split)
+from nlgeval.correlation.kendall.results import (
     _GROUPING_CODE,
-    _VARIANT_ALIASES,  # noqa: F401 (defined here before the split)
     _VARIANT_CODE,
     DIRECT_MAX,
-    GROUPINGS,
-    VARIANTS,
     GroupedResult,
-    Groups,
     KendallResult,
     PairCounts,
     _as_float,
@@ -103,11 +85,8 @@ from nlgeval.correlation.kendall_results import (
 from nlgeval.errors import InputError
 
 __all__ = [
-    "DIRECT_MAX", "GROUPINGS", "VARIANTS", "GroupedResult", "Groups", "KendallResult",
-    "PairCounts", "batch_grouped_kendall", "build_groups",
-    "check_epsilon", "check_grouping", "check_variant", "grouped_kendall",
-    "kendall_permutation_test", "kendall_resample_distribution", "kendall_variant",
-    "pair_counts", "snap_groups", "zscore_cells",
+    "batch_grouped_kendall", "grouped_kendall", "kendall_resample_distribution",
+    "kendall_variant", "pair_counts",
 ]
 
 

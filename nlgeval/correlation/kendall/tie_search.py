@@ -2,7 +2,7 @@
 
 Deutsch, Foster & Freitag (2023), "Ties Matter: Meta-Evaluating Modern Metrics with Pairwise
 Accuracy and Tie Calibration" (EMNLP), Section 5; the estimate and its test are in
-:mod:`nlgeval.correlation.tie_calibration`. As google-research/mt-metrics-eval ("MTME",
+:mod:`nlgeval.correlation.kendall.tie_calibration`. As google-research/mt-metrics-eval ("MTME",
 ``tau_optimization.tau_optimization`` with ``sample_rate=1``): the candidate thresholds are 0
 and every distinct ``|m_i - m_j|`` over the pairs of every group; the objective is the mean over
 groups (items, systems, or the single pooled group) of acc_23, with one epsilon shared by all
@@ -67,7 +67,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from nlgeval.correlation._tie_kernels import (
+from nlgeval.correlation.kendall._tie_kernels import (
     _bucket_prefix,
     _point_values,
     _tc_scan,
@@ -76,7 +76,8 @@ from nlgeval.correlation._tie_kernels import (
     _window_pairs,
     _window_sweep,
 )
-from nlgeval.correlation.kendall import DIRECT_MAX, Groups, _csr_counts
+from nlgeval.correlation.kendall.kernels import _csr_counts
+from nlgeval.correlation.kendall.results import DIRECT_MAX, Groups
 
 #: a window holding at most this many pairs (or ``LEAF_PER_CELL`` per cell; ``HIST_PER_CELL``
 #: when the window is swept by histogram passes) is swept exactly
