@@ -16,7 +16,12 @@ per-stage timings from run.json, the size of report.html, whether every criterio
 its significance clusters, and the machine load; the goal is <= 60 s on the 2-core machine.
 
     python benchmarks/bench_metric_zoo.py [--systems 11] [--items 100] [--metrics 72]
-        [--criteria 6] [--keep DIR] [-- extra validate options]
+        [--criteria 6] [--keep DIR] [--pair-metrics 24] [-- extra validate options]
+
+First it times the metric-pair tests of one criterion (PERM-BOTH at the three levels and
+Williams' test at two) for ``--pair-metrics`` metrics both ways -- all pairs batched, as
+``validate`` runs them, and one pair at a time (the obvious alternative) -- and prints the
+ratio and how many p-values are the same numbers.
 """
 
 from __future__ import annotations
@@ -118,6 +123,53 @@ def _run(args: argparse.Namespace, folder: Path, extra: list[str]) -> dict:
     return record
 
 
+def pair_tests_ratio(n_metrics: int, n_systems: int, n_items: int, permutations: int,
+                     seed: int) -> None:
+    """Time the metric-pair tests of one criterion (PERM-BOTH at three levels, Williams at
+    two) as ``nlgeval validate`` runs them (``comparison_matrix``: all pairs batched) and
+    as the obvious alternative does (one pair at a time: ``permutation_test``'s draws and
+    ``williams_from_scores`` per ordered pair), and print the ratio and whether the p-values
+    are the same numbers."""
+    from nlgeval.correlation import compare
+
+    ratings, scores = zoo_study(n_systems, n_items, n_metrics, 1, seed=seed)
+    H = ratings.groupby(["system", "item"]).score.mean().unstack().to_numpy()
+    mets = {c: scores[c].to_numpy().reshape(n_systems, n_items) for c in scores.columns[2:]}
+    names = list(mets)
+    t0 = time.process_time()
+    frames = {}
+    for level in ("segment", "item", "system"):
+        if level != "item":
+            frames[(level, "w")] = compare.comparison_matrix(mets, H, level, method="williams")
+        frames[(level, "p")] = compare.comparison_matrix(
+            mets, H, level, method="permutation", permutations=permutations, seed=0)
+    batched = time.process_time() - t0
+    t0 = time.process_time()
+    same = total = 0
+    masks = compare.swap_masks(H.shape, permutations, "both", 0)
+    for level in ("segment", "item", "system"):
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                r_a, r_b, d = compare._permutation_deltas(mets[a], mets[b], H, level,
+                                                          "pearson", masks)
+                p = compare._permutation_p(r_a - r_b, d, "greater")
+                f = frames[(level, "p")]
+                same += p == f.pvalue[(f.metric_a == a) & (f.metric_b == b)].iloc[0]
+                total += 1
+                if level != "item":
+                    for x, y in ((a, b), (b, a)):
+                        w = compare.williams_from_scores(mets[x], mets[y], H, level)
+                        f = frames[(level, "w")]
+                        same += w.pvalue == f.pvalue[(f.metric_a == x)
+                                                     & (f.metric_b == y)].iloc[0]
+                        total += 1
+    single = time.process_time() - t0
+    print(f"metric-pair tests of one criterion, {n_metrics} metrics "
+          f"({n_metrics * (n_metrics - 1) // 2} pairs), {permutations} permutations, CPU:")
+    print(f"  one pair at a time {single:8.2f} s   all pairs batched {batched:8.2f} s   "
+          f"ratio {single / max(batched, 1e-9):.1f}x   same p-values: {same} of {total}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--systems", type=int, default=11)
@@ -127,8 +179,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0, help="of the synthetic data")
     ap.add_argument("--keep", type=Path, help="keep the inputs and the report in this folder")
     ap.add_argument("--goal", type=float, default=60.0, help="seconds")
+    ap.add_argument("--pair-metrics", type=int, default=24,
+                    help="metrics of the batched vs one-pair-at-a-time timing (0: skip)")
     args, extra = ap.parse_known_args()
     extra = [e for e in extra if e != "--"]
+    if args.pair_metrics > 1:
+        pair_tests_ratio(args.pair_metrics, args.systems, args.items, 1000, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
