@@ -97,3 +97,26 @@ def test_ported_mode_exports_what_it_exported_before(tmp_path: Path, name: str) 
     assert len(df) > 12
     pd.testing.assert_frame_equal(_read(got), _read(GOLDEN / f"{name}_ratings.csv"))
     pd.testing.assert_frame_equal(trials, _read(GOLDEN / f"{name}_trials.csv"))
+
+
+@pytest.mark.parametrize("name", sorted(STUDIES))
+def test_tidy_hook_gives_the_canonical_frame(tmp_path: Path, name: str) -> None:
+    from nlgeval.experiment.modes import RATING_COLUMNS, get_mode
+
+    export = _read(GOLDEN / f"{name}_ratings.csv")
+    tidy = get_mode(name).tidy(export)
+    want = (RATING_COLUMNS[:3] + ["system_b"] + RATING_COLUMNS[3:] if name == "relative"
+            else RATING_COLUMNS)
+    assert list(tidy.columns) == want and len(tidy) == len(export)
+    pd.testing.assert_frame_equal(tidy, export[want].reset_index(drop=True))
+
+
+def test_every_registered_mode_has_its_form_template() -> None:
+    from nlgeval.experiment.modes import get_mode, mode_names
+
+    templates = Path(__file__).parents[1] / "nlgeval" / "experiment" / "templates"
+    static = templates.parent / "static"
+    for name in mode_names():
+        mode = get_mode(name)
+        assert mode.name == name and (templates / mode.template).is_file(), name
+        assert all((static / s).is_file() for s in mode.scripts), name
