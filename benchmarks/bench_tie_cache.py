@@ -1,6 +1,6 @@
 """Tie calibration once per metric (issue 31): what a study's acc_eq statistics cost with the
 search remembered by content against searching again in every acc_eq comparison (as before),
-and how one search grows with the number of cells (grouping "none": one pooled group).
+and how one search grows with the number of cells (grouping "segment": one pooled group).
 
 For each size (systems x items; 3 metrics, human scores on a 0-100 scale in steps of 1, so
 many human ties as in MQM/DA data) it times, with a cleared cache: acc_eq of the 3 metrics and
@@ -27,15 +27,15 @@ def study(Xs: list[np.ndarray], Y: np.ndarray, remember: bool) -> tuple[float, f
     """Seconds for the acc_eq statistics of a study, and for one search."""
     ts._SEARCHES.clear()
     t0 = time.perf_counter()
-    tie_calibration(Xs[0], Y, "none")
+    tie_calibration(Xs[0], Y, "segment")
     one = time.perf_counter() - t0
     for X in Xs[1:]:
-        tie_calibration(X, Y, "none")
+        tie_calibration(X, Y, "segment")
     for a in range(len(Xs)):
         for b in range(a + 1, len(Xs)):
             if not remember:
                 ts._SEARCHES.clear()
-            acc_eq_permutation_test(Xs[a], Xs[b], Y, "none", permutations=100)
+            acc_eq_permutation_test(Xs[a], Xs[b], Y, "segment", permutations=100)
     return time.perf_counter() - t0, one
 
 

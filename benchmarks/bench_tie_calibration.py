@@ -61,7 +61,7 @@ def _from_corpus(data_dir: str | None) -> tuple[str, np.ndarray, np.ndarray, np.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seg = score_corpus(corpus, ["chrf", "bleu"], rated_only=True).segments
-    cols = ["system", "item", "score"]
+    cols = ["system-grouped", "item", "score"]
     a = score_matrices(seg.loc[seg.metric == "chrf", cols], human[cols])
     b = score_matrices(seg.loc[seg.metric == "bleu", cols], human[cols],
                        systems=a.systems, items=a.items)
@@ -120,7 +120,7 @@ def load(data_dir: str | None, synthetic: bool) -> tuple[str, np.ndarray, np.nda
 
 def _groups(X: np.ndarray, Y: np.ndarray, grouping: str) -> list[tuple[np.ndarray, np.ndarray]]:
     ok = np.isfinite(X) & np.isfinite(Y)
-    if grouping == "none":
+    if grouping == "segment":
         rows = [(X[ok], Y[ok])]
     elif grouping == "item":
         rows = [(X[ok[:, i], i], Y[ok[:, i], i]) for i in range(X.shape[1])]
@@ -180,10 +180,10 @@ def mtme_style(X: np.ndarray, Y: np.ndarray, grouping: str) -> tuple[float, floa
 
 def _rss_child(XA: np.ndarray, Y: np.ndarray, queue: multiprocessing.Queue) -> None:
     """In a fresh process: peak RSS before and after one tie calibration (KiB)."""
-    tie_calibration(XA[:3, :4], Y[:3, :4], "none")  # load the compiled kernels
+    tie_calibration(XA[:3, :4], Y[:3, :4], "segment")  # load the compiled kernels
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    tie_calibration(XA, Y, "none")
+    tie_calibration(XA, Y, "segment")
     queue.put((before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
 
 
@@ -246,7 +246,7 @@ def growth(sizes: list[int], mtme_path: str | None, mtme_max: int, old_budget: f
     from nlgeval.correlation.kendall import build_groups
 
     mtme = _mtme_module(mtme_path)
-    warm = build_groups(*growth_data("mqm", 40), "none")
+    warm = build_groups(*growth_data("mqm", 40), "segment")
     ts.calibrate_groups(warm)  # compile the numba kernels (cached on disk after the first run)
     previous.calibrate_groups(warm)
     print(f"load average {os.getloadavg()[0]:.1f}; one search, no grouping, 10 systems")
@@ -256,7 +256,7 @@ def growth(sizes: list[int], mtme_path: str | None, mtme_max: int, old_budget: f
         prev: tuple[int, float, float] | None = None
         for cells in sizes:
             X, Y = growth_data(kind, cells)
-            groups = build_groups(X, Y, "none")
+            groups = build_groups(X, Y, "segment")
             ts._SEARCHES.clear()
             new, t_new = _timed(ts.calibrate_groups, groups)
             projected = prev[2] * (cells / prev[0]) ** 2 if prev and prev[2] > 0 else 0.0
@@ -312,18 +312,18 @@ def main() -> int:
     n = int(ok.sum())
 
     t0 = time.perf_counter()  # compile the numba kernels (cached on disk after the first run)
-    tie_calibration(XA[:3, :4], Y[:3, :4], "none")
-    acc_eq_permutation_test(XA[:3, :4], XB[:3, :4], Y[:3, :4], "none", permutations=10)
+    tie_calibration(XA[:3, :4], Y[:3, :4], "segment")
+    acc_eq_permutation_test(XA[:3, :4], XB[:3, :4], Y[:3, :4], "segment", permutations=10)
     t_jit = time.perf_counter() - t0
 
     gc.collect()
     c0 = time.process_time()
     t0 = time.perf_counter()
-    fast = tie_calibration(XA, Y, "none")
+    fast = tie_calibration(XA, Y, "segment")
     t_fast = time.perf_counter() - t0
     c_fast = time.process_time() - c0
     tracemalloc.start()
-    tie_calibration(XA, Y, "none")
+    tie_calibration(XA, Y, "segment")
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss_growth, rss_peak = peak_rss_growth(XA, Y)
@@ -336,7 +336,7 @@ def main() -> int:
     t_item_slow = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    perm_none = acc_eq_permutation_test(XA, XB, Y, "none", permutations=args.permutations,
+    perm_none = acc_eq_permutation_test(XA, XB, Y, "segment", permutations=args.permutations,
                                         seed=args.seed)
     t_perm_none = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -346,7 +346,7 @@ def main() -> int:
 
     c0 = time.process_time()
     t0 = time.perf_counter()
-    slow_eps, slow_acc = mtme_style(XA, Y, "none")
+    slow_eps, slow_acc = mtme_style(XA, Y, "segment")
     t_slow = time.perf_counter() - t0
     c_slow = time.process_time() - c0
 

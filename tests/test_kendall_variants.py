@@ -81,7 +81,7 @@ def brute_variant(m, h, variant, eps=0.0):
 
 def brute_grouped(X, Y, variant, grouping, eps=0.0):
     X, Y = np.asarray(X, float), np.asarray(Y, float)
-    if grouping == "none":
+    if grouping == "segment":
         vecs = [(X.ravel(), Y.ravel())]
     elif grouping == "item":
         vecs = [(X[:, i], Y[:, i]) for i in range(X.shape[1])]
@@ -172,7 +172,7 @@ def test_hand_worked_item_grouping():
     assert rb.statistic == pytest.approx(2 / math.sqrt(6))
     assert (rb.n_groups, rb.n_skipped) == (1, 1)
     # system grouping: system 2 has one complete cell -> skipped
-    rs = grouped_kendall(X, Y, "acc_23", "system")
+    rs = grouped_kendall(X, Y, "acc_23", "system-grouped")
     assert rs.n_groups == 2 and rs.n_skipped == 1
 
 
@@ -256,8 +256,8 @@ def test_degenerate_inputs_are_nan_with_a_note():
 
 
 @settings(max_examples=120, deadline=None)
-@given(matrices(), st.sampled_from(VARIANTS), st.sampled_from(["none", "item", "system"]),
-       st.sampled_from([0.0, 0.1, 1.0]))
+@given(matrices(), st.sampled_from(VARIANTS),
+       st.sampled_from(["segment", "item", "system-grouped"]), st.sampled_from([0.0, 0.1, 1.0]))
 def test_grouped_equals_brute_force(XY, variant, grouping, eps):
     X, Y = XY
     if variant == "tau_c":
@@ -275,9 +275,9 @@ def test_grouped_none_equals_single_vector_and_counts_sum():
     X[rng.random(X.shape) < 0.1] = np.nan
     ok = np.isfinite(X) & np.isfinite(Y)
     for variant in VARIANTS:
-        g = grouped_kendall(X, Y, variant, "none")
+        g = grouped_kendall(X, Y, variant, "segment")
         assert g.statistic == kendall_variant(X[ok], Y[ok], variant).statistic
-    g = grouped_kendall(X, Y, "acc_23", "none")
+    g = grouped_kendall(X, Y, "acc_23", "segment")
     assert g.counts == pair_counts(X[ok], Y[ok])
     assert json.loads(dumps(g))["counts"]["n_pairs"] == g.n_pairs
     gi = grouped_kendall(X, Y, "acc_23", "item")
@@ -292,7 +292,7 @@ def test_batch_stack_matches_each_matrix():
     Ys = rng.integers(0, 3, (4, 3, 6, 9)).astype(float)
     Xs[rng.random(Xs.shape) < 0.1] = np.nan
     for variant in VARIANTS:
-        for grouping in ("none", "item", "system"):
+        for grouping in ("segment", "item", "system-grouped"):
             out = batch_grouped_kendall(Xs, Ys, variant, grouping)
             assert out.shape == (4, 3)
             for a, b in itertools.product(range(4), range(3)):
@@ -307,7 +307,7 @@ def test_resample_distribution_equals_gathered_matrices():
     Y[rng.random(Y.shape) < 0.15] = np.nan
     si, ii = resample_indices(5, 12, 40, "both", seed=3)
     for variant in ("tau_b", "acc_23"):
-        for grouping in ("none", "item", "system"):
+        for grouping in ("segment", "item", "system-grouped"):
             d = kendall_resample_distribution(X, Y, variant, grouping, si, ii, epsilon=0.0)
             for b in range(40):
                 Xb = X[np.ix_(si[b], ii[b])]
@@ -321,7 +321,7 @@ def test_row_and_column_order_do_not_matter():
     Y = rng.integers(0, 3, (6, 15)).astype(float)
     ps, pi = rng.permutation(6), rng.permutation(15)
     for variant in VARIANTS:
-        for grouping in ("none", "item", "system"):
+        for grouping in ("segment", "item", "system-grouped"):
             a = grouped_kendall(X, Y, variant, grouping).statistic
             b = grouped_kendall(X[ps][:, pi], Y[ps][:, pi], variant, grouping).statistic
             assert same(a, b)
@@ -366,7 +366,7 @@ def test_permutation_test_exact_enumeration_equals_brute_force():
     ok = np.ones_like(Y, bool)
     A, B = _z(XA, ok), _z(XB, ok)
     for variant in ("tau_b", "tau_23", "acc_23"):
-        for grouping in ("none", "item", "system"):
+        for grouping in ("segment", "item", "system-grouped"):
             res = kendall_permutation_test(XA, XB, Y, variant, grouping, masks=masks)
             a0 = brute_grouped(A, Y, variant, grouping)
             b0 = brute_grouped(B, Y, variant, grouping)
@@ -411,3 +411,17 @@ def test_permutation_test_seeded_and_row_order_invariant():
     m = swap_masks(Y.shape, 300, "both", 4)
     r4 = kendall_permutation_test(XA, XB, Y, "tau_b", "item", masks=m)
     np.testing.assert_array_equal(r4.draws_a, r1.draws_a)
+
+
+def test_groupings_are_the_level_names_only() -> None:
+    # one vocabulary (issue 27): the groupings are the levels segment, item, system-grouped
+    from nlgeval.correlation.kendall import GROUPINGS, check_grouping
+
+    assert GROUPINGS == ("segment", "item", "system-grouped")
+    assert [check_grouping(g) for g in (" Segment", "item", "SYSTEM-GROUPED")] == list(GROUPINGS)
+    X = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 0.5]])
+    for old in ("none", "pooled", "items", "sys", "system_grouped", "by_system"):
+        with pytest.raises(InputError, match="segment, item, system-grouped"):
+            grouped_kendall(X, X, "tau_b", old)
+    with pytest.raises(InputError, match="system means"):
+        check_grouping("system")

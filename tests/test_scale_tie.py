@@ -34,7 +34,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_one_search_per_metric_and_grouping(counted: list[int]) -> None:
     Xs, Y = _metrics()
-    for grouping in ("item", "none"):
+    for grouping in ("item", "segment"):
         eps = [tie_calibration(X, Y, grouping).epsilon for X in Xs]
         for a in range(3):
             for b in range(a + 1, 3):

@@ -41,7 +41,7 @@ def group_vectors(X, Y, grouping):
     X, Y = np.atleast_2d(np.asarray(X, float)), np.atleast_2d(np.asarray(Y, float))
     ok = np.isfinite(X) & np.isfinite(Y)
     S, n_items = X.shape
-    if grouping == "none":
+    if grouping == "segment":
         cells = [[(s, i) for s in range(S) for i in range(n_items) if ok[s, i]]]
     elif grouping == "item":
         cells = [[(s, i) for s in range(S) if ok[s, i]] for i in range(n_items)]
@@ -144,12 +144,13 @@ def test_hand_worked_no_grouping():
     # eps 0: (3 + 0)/10   eps 1: (2 + 1)/10   eps 2: (1 + 3)/10   eps 3: (0 + 3)/10
     # eps 4: (0 + 4)/10 -> maximum 0.4 first reached at eps = 2.
     m, h = [1, 2, 2, 4, 0], [0, 1, 0, 1, 1]
-    r = tie_calibration(m, h, "none")
+    r = tie_calibration(m, h, "segment")
     assert r.epsilon == 2.0 and r.statistic == pytest.approx(0.4)
     assert r.calibrated and "optimistic" in r.note
     assert (r.n_groups, r.n_pairs) == (1, 10)
-    assert mtme_sweep(np.array([m], float), np.array([h], float), "none") == (2.0, Fraction(2, 5))
-    rt = tie_calibration(m, h, "none", variant="tau_23")
+    assert mtme_sweep(np.array([m], float), np.array([h], float), "segment") == (2.0,
+                                                                             Fraction(2, 5))
+    rt = tie_calibration(m, h, "segment", variant="tau_23")
     assert rt.epsilon == 2.0 and rt.statistic == pytest.approx(2 * 0.4 - 1)
 
 
@@ -175,7 +176,7 @@ def test_hand_worked_item_grouping():
 
 
 @settings(max_examples=200, deadline=None)
-@given(matrices(), st.sampled_from(["none", "item", "system"]))
+@given(matrices(), st.sampled_from(["segment", "item", "system-grouped"]))
 def test_calibration_equals_brute_force(XY, grouping):
     X, Y = XY
     eps, val = brute_calibration(X, Y, grouping)
@@ -207,7 +208,7 @@ def test_calibration_with_continuous_metric_equals_mtme_sweep(S, n_items, seed):
     Y = rng.integers(0, 4, (S, n_items)).astype(float)
     X = Y + rng.normal(size=Y.shape)
     X[rng.random(X.shape) < 0.1] = np.nan
-    for grouping in ("none", "item", "system"):
+    for grouping in ("segment", "item", "system-grouped"):
         groups = group_vectors(X, Y, grouping)
         if not groups:
             continue
@@ -233,9 +234,9 @@ def test_window_whose_bound_only_equals_the_best_is_searched():
     # first maximum (1.5), so it must be searched (a strict bound test returns 2.0)
     X = np.array([[1.0, 0.5, 2.0, 1.0, 2.0, 1.5, 0.0]])
     Y = np.array([[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0]])
-    eps, _ = brute_calibration(X, Y, "none")
+    eps, _ = brute_calibration(X, Y, "segment")
     assert eps == 1.5
-    g = build_groups(X, Y, "none")
+    g = build_groups(X, Y, "segment")
     for points in (1, 2):
         ts._SEARCHES.clear()
         assert calibrate_groups(g, leaf_budget=0, round_points=points).epsilon == 1.5
@@ -261,7 +262,7 @@ def test_acc_eq_fixed_epsilon_is_acc23():
     rng = np.random.default_rng(4)
     Y = rng.integers(0, 3, (5, 30)).astype(float)
     X = Y + rng.normal(size=Y.shape)
-    for grouping in ("none", "item", "system"):
+    for grouping in ("segment", "item", "system-grouped"):
         cal = tie_calibration(X, Y, grouping)
         fixed = acc_eq(X, Y, grouping, epsilon=cal.epsilon)
         assert fixed.statistic == cal.statistic and fixed.epsilon == cal.epsilon
@@ -280,7 +281,7 @@ def test_order_of_systems_and_items_does_not_matter():
     Y = rng.integers(0, 4, (7, 25)).astype(float)
     X = np.round(Y + rng.normal(size=Y.shape), 1)
     ps, pi = rng.permutation(7), rng.permutation(25)
-    for grouping in ("none", "item", "system"):
+    for grouping in ("segment", "item", "system-grouped"):
         a = tie_calibration(X, Y, grouping)
         b = tie_calibration(X[ps][:, pi], Y[ps][:, pi], grouping)
         assert a.epsilon == b.epsilon and a.statistic == pytest.approx(b.statistic, abs=1e-15)
@@ -288,7 +289,7 @@ def test_order_of_systems_and_items_does_not_matter():
 
 def test_degenerate_and_bad_input():
     with pytest.warns(DegenerateInputWarning):
-        r = tie_calibration([[1.0, np.nan]], [[1.0, 2.0]], "none")
+        r = tie_calibration([[1.0, np.nan]], [[1.0, 2.0]], "segment")
     assert math.isnan(r.statistic) and r.n_groups == 0
     with pytest.raises(InputError):
         tie_calibration(np.ones((2, 3)), np.ones((2, 3)), variant="tau_b")
@@ -302,7 +303,7 @@ def test_degenerate_and_bad_input():
         acc_eq_permutation_test(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 3)),
                                 permutations=0)
     # a constant metric: every pair is a metric tie at every threshold
-    r = tie_calibration(np.ones((3, 4)), np.arange(12.0).reshape(3, 4), "none")
+    r = tie_calibration(np.ones((3, 4)), np.arange(12.0).reshape(3, 4), "segment")
     assert r.epsilon == 0.0 and r.statistic == 0.0
 
 
@@ -346,7 +347,7 @@ CASE_B = np.array([[0.3, 0.3, 0.0], [0.9, 0.6, 0.6]])
 CASE_Y = np.array([[1.0, 0.0, 2.0], [1.0, 1.0, 2.0]])
 
 
-@pytest.mark.parametrize("grouping, n_pairs", [("none", 15), ("item", 3), ("system", 6)])
+@pytest.mark.parametrize("grouping, n_pairs", [("segment", 15), ("item", 3), ("system-grouped", 6)])
 def test_pairs_test_all_masks_equals_brute_force(grouping, n_pairs):
     masks = np.array(list(itertools.product([False, True], repeat=n_pairs)), dtype=bool)
     for eps_a, eps_b in ((None, None), (0.0, 0.3), (0.35, 0.0)):
@@ -365,7 +366,7 @@ def test_pairs_test_all_masks_equals_brute_force(grouping, n_pairs):
         assert res.calibrated == (eps_a is None or eps_b is None)
 
 
-@pytest.mark.parametrize("grouping, n_pairs", [("none", 15), ("system", 6)])
+@pytest.mark.parametrize("grouping, n_pairs", [("segment", 15), ("system-grouped", 6)])
 def test_pairs_test_random_draws_match_the_exact_distribution(grouping, n_pairs):
     masks = np.array(list(itertools.product([False, True], repeat=n_pairs)), dtype=bool)
     exact = acc_eq_permutation_test(CASE_A, CASE_B, CASE_Y, grouping, pair_masks=masks)
@@ -390,7 +391,7 @@ def test_pairs_test_seed_and_order_invariance():
     XA = Y + rng.normal(size=Y.shape)
     XB = Y + rng.normal(size=Y.shape) * 2
     XA[1, 4] = np.nan
-    for grouping in ("none", "item", "system"):
+    for grouping in ("segment", "item", "system-grouped"):
         r1 = acc_eq_permutation_test(XA, XB, Y, grouping, permutations=500, seed=3)
         r2 = acc_eq_permutation_test(XA, XB, Y, grouping, permutations=500, seed=3)
         assert np.array_equal(r1.draws_a, r2.draws_a) and r1.pvalue == r2.pvalue
@@ -445,8 +446,8 @@ def test_ted_mqm_matches_mtme_sweep(data_dir):
     eps, val = mtme_sweep(X, Y, "item")
     assert r.epsilon == eps and r.statistic == pytest.approx(float(val), abs=1e-12)
     sub = (slice(None), slice(0, 45))                    # ~585 outputs, ~170k pairs pooled
-    r = tie_calibration(X[sub], Y[sub], "none")
-    eps, val = mtme_sweep(X[sub], Y[sub], "none")
+    r = tie_calibration(X[sub], Y[sub], "segment")
+    eps, val = mtme_sweep(X[sub], Y[sub], "segment")
     assert r.epsilon == eps and r.statistic == pytest.approx(float(val), abs=1e-12)
 
 

@@ -24,7 +24,7 @@ Examples
 >>> import numpy as np
 >>> X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]])
 >>> Y = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
->>> round(grouped_kendall(X, Y, "tau_b", "none").statistic, 3)
+>>> round(grouped_kendall(X, Y, "tau_b", "segment").statistic, 3)
 0.6
 """
 

@@ -58,7 +58,7 @@ def kendall_permutation_test(
     X_b: Any,
     Y: Any,
     variant: str = "tau_b",
-    grouping: str = "none",
+    grouping: str = "segment",
     *,
     epsilon: float = 0.0,
     permutations: int = 1000,

@@ -18,7 +18,12 @@ from nlgeval.errors import InputError
 from nlgeval.results import Result, StatResult
 
 VARIANTS: tuple[str, ...] = ("tau_b", "tau_c", "tau_23", "acc_23")
-GROUPINGS: tuple[str, ...] = ("none", "item", "system")
+#: the levels a Kendall variant is computed at, as groupings of the (systems x items) cells:
+#: ``segment`` pools all cells, ``item`` is within each item (across systems) then the mean,
+#: ``system-grouped`` within each system (across items) then the mean -- the level names of
+#: :mod:`nlgeval.correlation.levels` (the ``system`` level, on system means, is the segment
+#: grouping of the system-mean vectors: see ``nlgeval.correlation.statistics``)
+GROUPINGS: tuple[str, ...] = ("segment", "item", "system-grouped")
 
 _VARIANT_ALIASES = {
     "b": "tau_b", "tau_b": "tau_b", "taub": "tau_b", "kendall": "tau_b", "kendall_b": "tau_b",
@@ -27,13 +32,7 @@ _VARIANT_ALIASES = {
     "acc23": "acc_23", "acc_23": "acc_23", "pairwise_accuracy_23": "acc_23",
 }
 _VARIANT_CODE = {"tau_b": 0, "tau_c": 1, "tau_23": 2, "acc_23": 3}
-_GROUPING_ALIASES = {
-    "none": "none", "segment": "none", "global": "none", "pooled": "none", "flat": "none",
-    "item": "item", "items": "item", "by_item": "item", "item_wise": "item", "itemwise": "item",
-    "system": "system", "systems": "system", "sys": "system", "by_system": "system",
-    "system_grouped": "system",
-}
-_GROUPING_CODE = {"none": 0, "item": 1, "system": 2}
+_GROUPING_CODE = {"segment": 0, "item": 1, "system-grouped": 2}
 
 #: groups with at most this many values are counted by enumerating their pairs (faster than
 #: sorting for short vectors); longer ones by the O(n log n) sort + Fenwick tree method.
@@ -55,17 +54,19 @@ def check_variant(name: str) -> str:
 
 
 def check_grouping(name: str) -> str:
-    """Canonical grouping name (``none``, ``item``, ``system``) or InputError.
+    """The grouping, a level name (``segment``, ``item``, ``system-grouped``), or InputError.
 
     Examples
     --------
-    >>> check_grouping("item")
-    'item'
+    >>> check_grouping("system-grouped")
+    'system-grouped'
     """
-    key = str(name).strip().lower().replace("-", "_")
-    if key not in _GROUPING_ALIASES:
-        raise InputError(f"unknown grouping '{name}' (use one of: {', '.join(GROUPINGS)})")
-    return _GROUPING_ALIASES[key]
+    key = str(name).strip().lower()
+    if key in GROUPINGS:
+        return key
+    hint = (" (the system level correlates system means: compute them first, then use "
+            "'segment'; within each system is 'system-grouped')" if key == "system" else "")
+    raise InputError(f"unknown grouping {name!r}: use one of {', '.join(GROUPINGS)}{hint}")
 
 
 def check_epsilon(epsilon: float, variant: str | None = None) -> float:
@@ -116,7 +117,7 @@ def snap_groups(X: np.ndarray, Y: np.ndarray, grouping: str
 
     nlgeval's one degenerate-input rule (:func:`~nlgeval.correlation._constant.near_constant`)
     for the Kendall variants: a group (an item's systems, a system's items, or all cells for
-    ``"none"``) whose complete values differ by rounding only counts every pair as tied.
+    ``"segment"``) whose complete values differ by rounding only counts every pair as tied.
 
     Examples
     --------
@@ -127,7 +128,7 @@ def snap_groups(X: np.ndarray, Y: np.ndarray, grouping: str
     """
     grouping = check_grouping(grouping)
     ok = np.isfinite(X) & np.isfinite(Y)
-    if grouping == "none":
+    if grouping == "segment":
         shape = X.shape
         flat = (*shape[:-2], shape[-2] * shape[-1])
         Xs = snap_near_constant(X.reshape(flat), ok.reshape(flat))
@@ -146,7 +147,8 @@ class Groups:
     """Complete cells of every group with >= 2 of them, stored back to back.
 
     ``x``/``y``: metric and human values; group g is ``x[off[g]:off[g + 1]]``; ``index[g]`` is
-    the item (grouping "item"), system ("system") or 0 ("none") the group came from;
+    the item (grouping "item"), system ("system-grouped") or 0 ("segment") the group came
+    from;
     ``n_skipped`` counts groups with fewer than 2 complete cells. Within a group the cells are
     in row-major order of the (systems x items) matrix.
 
@@ -182,14 +184,14 @@ def build_groups(X: np.ndarray, Y: np.ndarray, grouping: str) -> Groups:
     --------
     >>> import numpy as np
     >>> X = np.array([[1.0, np.nan], [3.0, 4.0]])
-    >>> build_groups(X, np.ones((2, 2)), "system").sizes.tolist()  # needs 2 complete cells
+    >>> build_groups(X, np.ones((2, 2)), "system-grouped").sizes.tolist()  # 2 complete cells
     [2]
     """
     grouping = check_grouping(grouping)
     ok = np.isfinite(X) & np.isfinite(Y)
     if grouping == "item":
         Xg, Yg, okg = X.T, Y.T, ok.T
-    elif grouping == "system":
+    elif grouping == "system-grouped":
         Xg, Yg, okg = X, Y, ok
     else:
         Xg, Yg, okg = X.reshape(1, -1), Y.reshape(1, -1), ok.reshape(1, -1)
@@ -297,7 +299,7 @@ class GroupedResult(StatResult):
     ``n_groups`` groups entered the mean, holding ``n_pairs`` pairs in all; ``n_skipped``
     groups were left out (fewer than 2 complete cells, or an undefined value such as tau-b of a
     constant vector). ``counts`` sums the pair counts over the groups in the mean (for
-    ``grouping="none"`` they are the counts of the pooled vectors). ``group_values`` holds one
+    ``grouping="segment"`` they are the counts of the pooled vectors). ``group_values`` holds one
     value per group of the grouping (items, systems, or the single pooled group; NaN = left
     out).
 

@@ -220,7 +220,8 @@ def acc_eq_permutation_test(
 
     ``pair_masks`` (K, n_pairs) booleans (True = swap) may be given instead of random draws
     (e.g. all 2^pairs masks of a tiny case): pairs are enumerated group by group (items for
-    ``"item"``, systems for ``"system"``, one pooled group for ``"none"``), within a group as
+    ``"item"``, systems for ``"system-grouped"``, one pooled group for ``"segment"``), within a
+    group as
     (i, j), i < j, over its complete cells in row-major order.
 
     Differences from MTME: p = (1 + #{d* >= d}) / (1 + K) (MTME: #/K, see ``pvalue_mtme``); no

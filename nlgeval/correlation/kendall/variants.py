@@ -24,12 +24,12 @@ google-research/mt-metrics-eval ("MTME", ``stats.KendallVariants``) computes the
 * acc_23 (Deutsch et al. 2023, eq. 4; "pairwise accuracy"): ``(C + T_hm) / N``. Note
   ``tau_23 = 2 acc_23 - 1``.
 
-Groupings (MTME's ``average_by``): ``"none"`` pools every complete (system, item) cell;
-``"item"`` computes the variant within each item across systems and averages over items;
-``"system"`` within each system across items, then the mean. Groups with fewer than 2 complete
-cells are skipped and groups whose value is NaN are left out of the mean (MTME's
-``AverageCorrelation``). A cell takes part only when both its metric and its human score are
-finite.
+Groupings (MTME's ``average_by``, named by level): ``"segment"`` (MTME ``none``) pools every
+complete (system, item) cell; ``"item"`` computes the variant within each item across systems
+and averages over items; ``"system-grouped"`` (MTME ``sys``) within each system across items,
+then the mean. Groups with fewer than 2 complete cells are skipped and groups whose value is
+NaN are left out of the mean (MTME's ``AverageCorrelation``). A cell takes part only when both
+its metric and its human score are finite.
 
 Algorithms (written here because no library returns the five counts, nor takes an epsilon):
 the counts of one vector come from sorting (Knight 1966, "A computer method for calculating
@@ -151,8 +151,9 @@ def grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str = "it
                     epsilon: float = 0.0) -> GroupedResult:
     """A Kendall variant of (systems x items) matrices under a grouping, as MTME averages it.
 
-    ``grouping="none"``: one statistic over all complete cells; ``"item"``: per item across
-    systems, then the mean; ``"system"``: per system across items, then the mean. Groups with
+    ``grouping="segment"``: one statistic over all complete cells; ``"item"``: per item across
+    systems, then the mean; ``"system-grouped"``: per system across items, then the mean
+    (the level names of :mod:`nlgeval.correlation.levels`). Groups with
     fewer than 2 complete cells are skipped; NaN group values are dropped from the (unweighted)
     mean, as in MTME's ``AverageCorrelation``. NaN (with a note) when no group is defined.
 
@@ -161,7 +162,7 @@ def grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str = "it
     >>> import numpy as np
     >>> X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 3.0]])
     >>> Y = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
-    >>> round(grouped_kendall(X, Y, "tau_b", "none").statistic, 3)
+    >>> round(grouped_kendall(X, Y, "tau_b", "segment").statistic, 3)
     0.6
     """
     variant = check_variant(variant)
@@ -170,7 +171,7 @@ def grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str = "it
     Xa, Ya = _check_matrices(X, Y)
     groups = build_groups(Xa, Ya, grouping)
     counts = _csr_counts(groups.x, groups.y, groups.off, eps, DIRECT_MAX,
-                         variant == "tau_c" or grouping == "none")
+                         variant == "tau_c" or grouping == "segment")
     code = _VARIANT_CODE[variant]
     vals = np.array([_stat_from_counts(*(int(v) for v in row), code)  # type: ignore[call-arg]  # numba
                      for row in counts], dtype=np.float64)
@@ -188,7 +189,7 @@ def grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str = "it
                         int(tot[:5].sum()), int(tot[5]),
                         int(counts[defined, 6].max()) if defined.any() else 0,
                         int(counts[defined, 7].max()) if defined.any() else 0, eps)
-    if grouping != "none":  # distinct counts are per group; sums of them mean nothing
+    if grouping != "segment":  # distinct counts are per group; sums of them mean nothing
         summed = PairCounts(summed.concordant, summed.discordant, summed.ties_human,
                             summed.ties_metric, summed.ties_both, summed.n_pairs, summed.n, 0, 0,
                             eps)
@@ -244,7 +245,7 @@ def kendall_resample_distribution(X: Any, Y: Any, variant: str, grouping: str,
     >>> rng = np.random.default_rng(0)
     >>> H = rng.normal(size=(4, 6)); M = H + rng.normal(size=(4, 6))
     >>> si, ii = rng.integers(0, 4, (5, 4)), rng.integers(0, 6, (5, 6))
-    >>> kendall_resample_distribution(M, H, "tau_b", "none", si, ii).shape
+    >>> kendall_resample_distribution(M, H, "tau_b", "segment", si, ii).shape
     (5,)
     """
     variant = check_variant(variant)

@@ -50,8 +50,9 @@ from nlgeval.results import Result
 
 _CELLS_PER_CHUNK = 2_000_000  # cells of one gathered stack of resamples or swapped matrices
 
-#: level -> MTME grouping (``average_by``) of the Kendall variants and acc_eq
-MTME_GROUPING = {"segment": "none", "item": "item", "system-grouped": "system"}
+#: level -> grouping of the Kendall variants and acc_eq (MTME's ``average_by`` none/item/sys;
+#: the Kendall functions take the level names)
+MTME_GROUPING = {"segment": "segment", "item": "item", "system-grouped": "system-grouped"}
 
 
 @dataclass(frozen=True)

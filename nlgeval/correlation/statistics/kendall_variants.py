@@ -44,7 +44,7 @@ class KendallVariant(Statistic):
         if level == "system":
             mx, my = system_means(Xs, Ys)
             return batch_grouped_kendall(mx[..., None, :], my[..., None, :], self.variant,
-                                         "none")
+                                         "segment")
         return batch_grouped_kendall(Xs, Ys, self.variant, MTME_GROUPING[level])
 
     def value(self, X: np.ndarray, Y: np.ndarray, level: str,
