@@ -23,6 +23,7 @@ from nlgeval.report.stages import (
     CLUSTER_COLUMNS,
     COMPARISON_COLUMNS,
     CORRELATION_COLUMNS,
+    CriterionMatrices,
     correlation_rows,
     criterion_matrices,
     meta_evaluation,
@@ -55,6 +56,7 @@ def correlate_criteria(
         if settings.backend == "dask":  # pieces below the criterion (criterion_split.py)
             parts = [_CriterionPart(*r) for r in split_criteria(prep, settings, backend)]
         else:
+            _warm_kernels(settings)  # before the workers are forked: they inherit them
             parts = map_tasks(_run_criterion, tasks, backend,
                               description="correlations + bootstrap (criteria)")
     rows: list[dict[str, Any]] = []
@@ -116,6 +118,31 @@ class _CriterionTask:
 
 def _run_criterion(task: _CriterionTask) -> _CriterionPart:
     return task()
+
+
+def _warm_kernels(settings: ValidationSettings) -> None:
+    """Compile (first run after an install) or load (later runs) the compiled kernels of
+    stages 2-3 once, here, on a small random criterion with the study's statistics: forked
+    workers inherit them instead of each compiling or loading its own copy. Nothing computed
+    here is kept; the caches it touches are keyed by content, so no number changes."""
+    import warnings
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(6, 12))
+    mats = {"a": Y + rng.normal(size=Y.shape), "b": np.round(Y + rng.normal(size=Y.shape))}
+    prep = PreparedScores(None, None, list(mats), {}, dict.fromkeys(mats, True),
+                          [], [], [], [], None, [], ["q"])
+    small = settings.replace(backend="serial", resamples=min(settings.resamples, 40),
+                             permutations=min(settings.permutations, 40),
+                             spa_permutations=min(settings.spa_permutations, 40))
+    cm = CriterionMatrices("q", mats, Y, {})
+    with warnings.catch_warnings(), single_blas_thread():
+        warnings.simplefilter("ignore")
+        correlation_rows(cm, prep, small)
+        metric_comparisons(cm, prep, small)
+        meta_evaluation(cm, prep, small)
 
 
 def _announce(line: str) -> None:
