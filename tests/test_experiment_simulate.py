@@ -4,6 +4,7 @@ recovers the latent ranking the diligent raters followed."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -250,3 +251,19 @@ def test_round_trip_new_modes(tmp_path: Path, mode: str) -> None:
                  & (corr["coefficient"] == "kendall")
                  & corr["criterion"].isin(["MQM", "ESA", "quality"])]
     assert np.allclose(sys_k["r"], 1.0) and len(sys_k) == 1
+
+
+def test_concurrent_sign_ups_beyond_the_per_address_limit(tmp_path: Path) -> None:
+    """12 participants at once through the sign-up link (the limit is 10 per address in 10
+    minutes): each simulated participant has its own address, so all get a set; the same
+    participant ids again are recognised as having finished."""
+    d = write_experiment(tmp_path / "crowd", systems=3, items=3, evaluators=12, practice=0,
+                         extra=CROWD)
+    _ok(["experiment", "create", str(d), "-q"])
+    r = simulate_experiment(d, evaluators=12, seed=4, concurrency=4)
+    assert (r.evaluators["outcome"] == "finished").all()
+    assert r.evaluators["evaluator"].nunique() == 12 and r.requests > 12 * 3
+    again = simulate_experiment(d, evaluators=2, seed=4)
+    assert again.evaluators["outcome"].tolist() == ["already finished"] * 2
+    ratings = pd.read_csv(io.StringIO(_ok(["experiment", "export", str(d)])))
+    assert ratings["participant"].nunique() == 12

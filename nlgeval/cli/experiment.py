@@ -342,6 +342,9 @@ def _add_simulate(exp: typer.Typer) -> None:
         pace_ms: Annotated[int, typer.Option(
             "--pace-ms", help="Wait this long before each answer (0: as fast as the server "
             "replies, which the speeder check flags).")] = 0,
+        concurrency: Annotated[int, typer.Option(
+            "--concurrency", help="Simulated evaluators taking part at once (a load test; "
+            "who gets which set through a sign-up link then depends on timing).")] = 1,
         database: DbOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -354,14 +357,16 @@ def _add_simulate(exp: typer.Typer) -> None:
 
         r = simulate_experiment(directory, evaluators=evaluators, seed=seed,
                                 behaviour=behaviour, qualities=_qualities(quality),
-                                database=database, pace_ms=pace_ms)
+                                database=database, pace_ms=pace_ms,
+                                concurrency=concurrency)
         if as_json:
             emit_json(r)
             return
         typer.echo(r.evaluators.to_string(index=False))
         shown = ", ".join(f"{s}={v:g}" for s, v in r.qualities.items())
         typer.echo(f"{int((r.evaluators['outcome'] == 'finished').sum())} of {evaluators} "
-                   f"simulated evaluator(s) finished ({r.requests} requests); latent "
+                   f"simulated evaluator(s) finished ({r.requests} requests in "
+                   f"{r.seconds:.1f} s); latent "
                    f"qualities: {shown}; next: nlgeval experiment export {directory} --out DIR")
 
 

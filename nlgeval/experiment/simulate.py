@@ -13,7 +13,8 @@ design, collection, quality control, export, analysis -- is checked before anyon
 How the simulated evaluators answer (diligent raters following a latent quality per system,
 spammers, attention-check failers) is in :mod:`nlgeval.experiment.simulate_raters`; every
 random draw comes from ``numpy.random.default_rng`` streams spawned from ``seed``, so a run is
-reproducible (the evaluators run one after another, so they get the same sets each time).
+reproducible (the evaluators run one after another, so they get the same sets each time;
+``concurrency`` runs several at once, as a load test).
 
 They answer as fast as the server replies, so the speeder check (``[checks] speeder_ms``)
 flags them all unless ``pace_ms`` makes them wait before each answer.
@@ -31,6 +32,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -65,7 +67,9 @@ class SimulationResult(Result):
     """What a dry run did: the latent ``qualities`` the diligent raters followed (the ranking
     an analysis should recover) and one row per simulated evaluator (``simulated`` number,
     ``behaviour``, platform ``participant`` id, the trial set's ``evaluator`` name, pages
-    ``trials`` answered, ``outcome``: ``finished``, or ``full`` when no set was left).
+    ``trials`` answered, ``outcome``: ``finished``, ``full`` when no set was left, or
+    ``already finished`` when an earlier run used the same participant id), the
+    HTTP ``requests`` made and the wall-clock ``seconds`` the run took.
 
     Examples
     --------
@@ -79,6 +83,7 @@ class SimulationResult(Result):
     qualities: dict[str, float]
     evaluators: pd.DataFrame
     requests: int
+    seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "directory": str(self.directory)}
@@ -256,9 +261,10 @@ def _sign_up(browser: _Browser, x: Experiment, k: int) -> str | None:
         raise InputError(f"simulated participant {pid}: no sign-up form at the open link",
                          file=x.cfg.path)
     status, path, _page = browser.open(forms[0][0], _hidden(forms[0][1]))
-    if status == 409 or "/e/" not in path:
-        return None
-    return path
+    if status == 429:
+        raise InputError(f"simulated participant {pid}: the sign-up limit per address refused "
+                         "them", file=x.cfg.path)
+    return path if "/e/" in path else None
 
 
 def _fail(x: Experiment, who: int, status: int, path: str, page: str) -> InputError:
@@ -289,7 +295,9 @@ def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int
             raise _fail(x, who, status, path, page)
         forms = _Forms(page).forms
         if not forms:
-            row["outcome"] = "finished" if "completion" in page or "Thank" in page else "stopped"
+            done = "completion" in page or "Thank" in page
+            row["outcome"] = ("stopped" if not done else "finished" if row["trials"]
+                              else "already finished")  # a participant id used before
             return row
         action, fields = forms[0]
         if action.endswith("/start"):
@@ -311,21 +319,26 @@ def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int
 
 @contextmanager
 def _served(directory: Path, database: str | None) -> Iterator[tuple[str, Experiment]]:
-    """The study on a waitress server on 127.0.0.1 (a free port) in a background thread."""
-    from nlgeval.experiment.server import make_server
+    """The study on a waitress server on 127.0.0.1 (a free port) in a background thread.
+    The simulator is the server's one trusted proxy: waitress takes each simulated
+    participant's address from ``X-Forwarded-For`` (so the sign-up limit per address counts
+    them apart)."""
+    from nlgeval.experiment.server import ready_app, waitress_server
 
-    server, app = make_server(directory, host="127.0.0.1", port=0, database=database,
-                              announce=None, proxies=1, threads=4)
+    app = ready_app(directory, database=database)
+    server = waitress_server(app, 4, host="127.0.0.1", port=0, trusted_proxy="127.0.0.1",
+                             trusted_proxy_count=1, trusted_proxy_headers="x-forwarded-for")
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
         yield (f"http://127.0.0.1:{int(server.effective_port)}",
                app.extensions["nlgeval_experiment"]["experiment"])
-    finally:  # closed from the server's own loop thread (its trigger), so no socket is
+    finally:  # the worker threads first (a finishing task still pulls the loop's trigger),
+        # then the server, closed from its own loop thread (its trigger), so no socket is
         # pulled from under a running select()
+        server.task_dispatcher.shutdown()
         server.trigger.pull_trigger(server.close)
         thread.join(10)
-        server.task_dispatcher.shutdown()
         app.extensions["nlgeval_experiment"]["store"].dispose()
 
 
@@ -363,6 +376,7 @@ def simulate_experiment(
     qualities: Mapping[str, float] | None = None,
     database: str | None = None,
     pace_ms: int = 0,
+    concurrency: int = 1,
 ) -> SimulationResult:
     """Run ``evaluators`` simulated evaluators through the created study in ``directory``
     over HTTP (see the module docstring); their answers are stored in the study's database.
@@ -370,7 +384,9 @@ def simulate_experiment(
     ``behaviour`` mixes ``diligent``, ``spammer`` and ``attention-fail`` evaluators (e.g.
     ``"diligent=4,spammer=1,attention-fail=1"``; default: all diligent); ``qualities`` are the
     systems' latent qualities in [0, 1] (default: 0.8 for the study's first system down to
-    0.2 for its last). ``pace_ms`` waits that long before each answer.
+    0.2 for its last). ``pace_ms`` waits that long before each answer. ``concurrency``
+    evaluators take part at once (a load test of the server): each one's answers stay the
+    same, but which set a sign-up link hands to whom then depends on timing.
 
     Examples
     --------
@@ -384,24 +400,31 @@ def simulate_experiment(
     >>> r.qualities
     {'human': 0.8, 'neural': 0.5, 'template': 0.2}
     """
-    if evaluators < 1:
-        raise InputError("simulate at least one evaluator", column="--evaluators")
+    if evaluators < 1 or concurrency < 1:
+        raise InputError("simulate at least one evaluator, at least one at a time",
+                         column="--evaluators")
     directory = Path(directory)
-    rows, requests = [], 0
+    t0 = time.perf_counter()
     with _served(directory, database) as (base, x):
         raters, q = _raters(x, evaluators, seed, behaviour, qualities)
         crowd = x.cfg.crowd
         joining = crowd is not None and crowd.open_link and bool(x.meta.get("join_token"))
         links: list[str | None] = ([None] * evaluators if joining
                                    else list(_personal_links(x, evaluators)))
-        for k, (rater, link) in enumerate(zip(raters, links, strict=True), 1):
+
+        def one(k: int) -> tuple[dict[str, Any], int]:
             browser = _Browser(base, f"10.0.{k // 250}.{k % 250 + 1}")
-            rows.append(_take_part(browser, x, rater, k, link, pace_ms))
-            requests += browser.requests
+            row = _take_part(browser, x, raters[k - 1], k, links[k - 1], pace_ms)
+            return row, browser.requests
+
+        with ThreadPoolExecutor(concurrency) as pool:
+            done = list(pool.map(one, range(1, evaluators + 1)))
         from nlgeval.experiment.status import progress
 
         prog = progress(x.store)
+    seconds = time.perf_counter() - t0
     name_of = dict(zip(prog["token"], prog["evaluator"].astype(str), strict=True))
-    table = pd.DataFrame(rows, columns=EVALUATOR_COLUMNS)
+    table = pd.DataFrame([row for row, _n in done], columns=EVALUATOR_COLUMNS)
     table["evaluator"] = table["evaluator"].map(lambda t: name_of.get(t, ""))
-    return SimulationResult(directory, seed, q, table, requests)
+    requests = sum(n for _row, n in done)
+    return SimulationResult(directory, seed, q, table, requests, round(seconds, 3))
