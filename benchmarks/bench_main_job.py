@@ -61,9 +61,11 @@ def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
 def _job(out: Path, extra: list[str], env: dict[str, str]) -> dict[str, Any]:
     exe = str(Path(sys.executable).with_name("nlgeval"))
     wall, cpu = _run([exe, "validate", "webnlg2020", "--out", str(out), "-q", *extra], env)
-    timings = json.loads((out / "run.json").read_text())["timings"]
+    record = json.loads((out / "run.json").read_text())
+    timings = record["timings"]
     timings["start-up and the rest"] = wall - sum(timings.values())
-    return {"wall": wall, "cpu": cpu, "timings": timings}
+    return {"wall": wall, "cpu": cpu, "timings": timings,
+            "backend": record["settings"].get("backend", "serial")}
 
 
 def _startup_floor() -> float:
@@ -90,7 +92,8 @@ def _kernel_floor(data_dir: str | None) -> tuple[dict[str, float], Any]:
         t0 = time.perf_counter()
         for crit in prep.criteria:
             cm = criterion_matrices(prep, crit)
-            si, ii = resample_indices(*cm.human.shape, s.resamples, s.resample, s.seed)
+            n_boot = getattr(s, "n_resamples", None) or s.resamples  # renamed field
+            si, ii = resample_indices(*cm.human.shape, n_boot, s.resample, s.seed)
             for X in cm.oriented.values():
                 for level in s.levels:
                     for coef in s.canonical_coefficients:
@@ -147,7 +150,7 @@ def _report(runs: list[dict[str, Any]], extra: dict[str, dict[str, Any]],
     print(f"  {'warm total (wall)':<26}{wall:8.2f}{p_wall:10.2f}   goal <= 5 s; runs: "
           + ", ".join(f"{r['wall']:.1f}" for r in runs))
     print(f"  {'warm CPU (all processes)':<26}{cpu:8.2f}{p_cpu:10.2f}   (previous: user only, "
-          f"load {prev['load_average_1min']})")
+          f"load {prev['load_average_1min']}); correlations on the {runs[0]['backend']} backend")
     for name, goal in (("cold (--no-cache)", 15), ("first run (compiling)", 60)):
         if name in extra:
             r = extra[name]
