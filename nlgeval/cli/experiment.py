@@ -5,7 +5,7 @@ init|create|status|export|password|simulate`` and
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -207,12 +207,7 @@ def _add_export(exp: typer.Typer) -> None:
         compare/agreement/validate/triangle read; relative judgements as pairs (system,
         system_b, score: the preference for system). --out FOLDER also writes the QC flags,
         the questionnaire answers and the mode's own tables (spans.csv for span modes)."""
-        from nlgeval.experiment.export import (
-            export_questionnaire,
-            export_ratings,
-            quality_flags,
-            spreadsheet_safe,
-        )
+        from nlgeval.experiment.export import export_ratings, spreadsheet_safe
 
         folder = out is not None and out.suffix.lower() != ".csv"
         if folder and spreadsheet:
@@ -229,20 +224,10 @@ def _add_export(exp: typer.Typer) -> None:
                                      include_checks=include_checks, logit_prior=bws_logit)
             df = export_ratings(store, cfg, include_practice=include_practice,
                                 include_checks=include_checks)
-            if flags is not None:
-                quality_flags(store, cfg).to_csv(flags, index=False)
-            if participants is not None:
-                from nlgeval.experiment.export import participants_table
-                from nlgeval.experiment.settings import secret_key
-
-                table = participants_table(store, cfg, secret_key(directory).encode())
-                (spreadsheet_safe(table) if spreadsheet else table).to_csv(participants,
-                                                                           index=False)
             if spreadsheet:
                 df = spreadsheet_safe(df)
-            if questionnaire is not None:
-                q = export_questionnaire(store)
-                (spreadsheet_safe(q) if spreadsheet else q).to_csv(questionnaire, index=False)
+            _side_tables(store, cfg, directory, spreadsheet, flags=flags,
+                         participants=participants, questionnaire=questionnaire)
         finally:
             store.dispose()
         if folder:
@@ -253,6 +238,29 @@ def _add_export(exp: typer.Typer) -> None:
         else:
             df.to_csv(out, index=False)
             typer.echo(f"wrote {len(df)} judgement(s) to {out}", err=True)
+
+
+def _side_tables(store: Any, cfg: Any, directory: Path, spreadsheet: bool,
+                 **paths: Path | None) -> None:
+    """``export --flags/--participants/--questionnaire FILE``: write the tables asked for
+    (text cells made spreadsheet-safe with ``spreadsheet``)."""
+    from nlgeval.experiment.export import (
+        export_questionnaire,
+        participants_table,
+        quality_flags,
+        spreadsheet_safe,
+    )
+    from nlgeval.experiment.settings import secret_key
+
+    make = {"flags": lambda: quality_flags(store, cfg),
+            "participants": lambda: participants_table(store, cfg,
+                                                       secret_key(directory).encode()),
+            "questionnaire": lambda: export_questionnaire(store)}
+    for name, path in paths.items():
+        if path is not None:
+            table = make[name]()
+            safe = spreadsheet and name != "flags"  # flags: no free text
+            (spreadsheet_safe(table) if safe else table).to_csv(path, index=False)
 
 
 def _add_password(exp: typer.Typer) -> None:
