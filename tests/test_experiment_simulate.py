@@ -251,6 +251,10 @@ def test_round_trip_new_modes(tmp_path: Path, mode: str) -> None:
                  & (corr["coefficient"] == "kendall")
                  & corr["criterion"].isin(["MQM", "ESA", "quality"])]
     assert np.allclose(sys_k["r"], 1.0) and len(sys_k) == 1
+    crit = {"mqm": "MQM", "esa": "ESA", "bws": "quality"}[mode]
+    cmp = json.loads(_ok(["compare", str(x / "ratings.csv"), "--criterion", crit, "--json"]))
+    ranks = cmp["friedman"]["mean_ranks"]
+    assert sorted(ranks, key=ranks.get, reverse=True) == best_first
 
 
 def test_concurrent_sign_ups_beyond_the_per_address_limit(tmp_path: Path) -> None:
