@@ -66,7 +66,7 @@ def _render_trial(x: Experiment, st: State, trial: TrialView,
     if not shown or shown_time(x, trial.id, shown) is None:
         shown = sign_shown(x, trial.id, int(time.time() * 1000))
     return x.render(
-        "trial.html", status=status, ev=st.ev, trial=trial, texts=texts_for(x, trial),
+        "evaluator/trial.html", status=status, ev=st.ev, trial=trial, texts=texts_for(x, trial),
         context=x.contexts.get(trial.item), counts=c, values=values or {},
         errors=errors or {}, csrf=x.csrf_token(),
         instructions=x.instructions_html, fmt=format_value, start=slider_start,

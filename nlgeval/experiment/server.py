@@ -55,7 +55,7 @@ def ready_app(
     >>> from nlgeval.experiment.sandbox import example_study_folder
     >>> with example_study_folder() as made:
     ...     app = ready_app(made.directory)
-    ...     "trial.html" in app.jinja_env.cache.keys().__repr__()
+    ...     "evaluator/trial.html" in app.jinja_env.cache.keys().__repr__()
     ...     app.extensions["nlgeval_experiment"]["store"].dispose()
     True
     """
