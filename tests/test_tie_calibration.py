@@ -465,3 +465,34 @@ def test_result_follows_the_result_protocol() -> None:
     assert set(d) == {"statistic", "epsilon", "grouping", "n_groups", "n_pairs", "calibrated",
                       "variant", "n_skipped", "pvalue", "ci_low", "ci_high", "note"}
     assert json.loads(dumps(res))["n_pairs"] == 12
+
+
+def test_pairs_test_counts_by_sorting_equal_the_pair_loop(monkeypatch: pytest.MonkeyPatch):
+    # groups above SORTED_FROM cells count the pairs both metrics get right by sorting
+    # (O(n log^2 n)); the integers must be the pair loop's, ties and thresholds included
+    import importlib
+
+    tc = importlib.import_module("nlgeval.correlation.kendall.tie_calibration")
+    from nlgeval.correlation.kendall._pair_agreement import both_right
+    from nlgeval.correlation.kendall._tie_kernels import _agreement_counts
+
+    for seed in range(300):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(2, 45))
+        y = rng.integers(0, (2, 4, 60)[seed % 3], n).astype(float)
+        xa = np.round(rng.normal(size=n) * 2, seed % 3) / 4
+        xb = np.round(y + rng.normal(size=n), seed % 3) * 0.3
+        ea, eb = float(rng.choice([0.0, 0.1, 0.25])), float(rng.choice([0.0, 0.03, 0.6]))
+        loop = _agreement_counts(xa, xb, y, np.array([0, n]), ea, eb)[0]
+        assert both_right(xa, xb, y, ea, eb) == loop[0] - loop[3], seed
+    rng = np.random.default_rng(7)
+    Y = rng.integers(0, 4, (6, 50)).astype(float)
+    XA, XB = Y + rng.normal(size=Y.shape), np.round(Y + 2 * rng.normal(size=Y.shape), 1)
+    XA[rng.random(XA.shape) < 0.1] = np.nan
+    for grouping in ("segment", "item", "system-grouped"):
+        runs = []
+        for limit in (1 << 40, 1):
+            monkeypatch.setattr(tc, "SORTED_FROM", limit)
+            runs.append(acc_eq_permutation_test(XA, XB, Y, grouping, permutations=200, seed=3))
+        assert runs[0].pvalue == runs[1].pvalue
+        np.testing.assert_array_equal(runs[0].draws_a, runs[1].draws_a)

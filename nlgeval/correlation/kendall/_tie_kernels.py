@@ -413,12 +413,15 @@ def _agree(dx: float, dy: float, eps: float) -> int:
 
 @njit(cache=True)
 def _agreement_counts(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, off: np.ndarray,
-                      eps_a: float, eps_b: float) -> np.ndarray:
-    """Per group: pairs A gets right, B gets right, only B right (n+), only A right (n-)."""
+                      eps_a: float, eps_b: float, max_size: int = 1 << 62) -> np.ndarray:
+    """Per group: pairs A gets right, B gets right, only B right (n+), only A right (n-), by
+    the pair loop; groups of more than ``max_size`` cells are left at 0 (counted by sorting)."""
     G = off.shape[0] - 1
     out = np.zeros((G, 4), dtype=np.int64)
     for g in range(G):
         e = off[g + 1]
+        if e - off[g] > max_size:
+            continue
         ka = 0
         kb = 0
         both = 0

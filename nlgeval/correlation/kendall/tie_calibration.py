@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from nlgeval.correlation.coefficients import DegenerateInputWarning
+from nlgeval.correlation.kendall._pair_agreement import both_right
 from nlgeval.correlation.kendall._tie_kernels import _agreement_counts, _pair_deltas
 from nlgeval.correlation.kendall.kernels import _csr_counts
 from nlgeval.correlation.kendall.results import (
@@ -325,12 +326,33 @@ def _mask_totals(pair_masks: Any, ga: Groups, gb: Groups, eps_a: float, eps_b: f
     return S.astype(float) @ w
 
 
+#: groups of more cells than this count their pairs' agreement by sorting (O(n log^2 n))
+SORTED_FROM = 4096
+
+
+def _agreement(ga: Groups, gb: Groups, eps_a: float, eps_b: float) -> np.ndarray:
+    """Per group: pairs A gets right, B gets right, only B right (n+), only A right (n-). Small
+    groups by the pair loop, large ones from two acc_23 numerators and the pairs both get
+    right (:func:`._pair_agreement.both_right`): the same integers."""
+    out = _agreement_counts(ga.x, gb.x, ga.y, ga.off, eps_a, eps_b, SORTED_FROM)
+    for g in np.flatnonzero(ga.sizes > SORTED_FROM):
+        a, e = int(ga.off[g]), int(ga.off[g + 1])
+        xa, xb, y = ga.x[a:e], gb.x[a:e], ga.y[a:e]
+        one = np.array([0, e - a], dtype=np.int64)
+        ka = _csr_counts(xa, y, one, eps_a, DIRECT_MAX, False)[0]
+        kb = _csr_counts(xb, y, one, eps_b, DIRECT_MAX, False)[0]
+        right_a, right_b = int(ka[0] + ka[4]), int(kb[0] + kb[4])
+        both = int(both_right(xa.copy(), xb.copy(), y.copy(), eps_a, eps_b))
+        out[g] = (right_a, right_b, right_b - both, right_a - both)
+    return out
+
+
 def _binomial_totals(ga: Groups, gb: Groups, eps_a: float, eps_b: float, w: np.ndarray,
                      K: int, seed: int) -> np.ndarray:
     """Weighted swap totals ``T`` of ``K`` random draws: per group, Binomial(n+, 1/2) minus
     Binomial(n-, 1/2) swapped pairs (see :func:`acc_eq_permutation_test`)."""
     n_pairs = ga.n_pairs
-    agree = _agreement_counts(ga.x, gb.x, ga.y, ga.off, eps_a, eps_b)
+    agree = _agreement(ga, gb, eps_a, eps_b)
     # canonical group order: sort by the sufficient statistics, draw only where it matters
     key = np.lexsort((agree[:, 3], agree[:, 2], agree[:, 1], agree[:, 0], n_pairs))
     active = key[(agree[key, 2] + agree[key, 3]) > 0]
