@@ -111,7 +111,7 @@ def bench_validate(args: argparse.Namespace) -> None:
 
     human, scores = validate_inputs(args.systems, args.items)
     corpus = ratings_corpus(human, name="synthetic")
-    opts = dict(metrics=[], scores=scores, resamples=args.resamples,
+    opts = dict(metrics=[], scores=scores, n_resamples=args.resamples,
                 permutations=args.permutations, table9=False)
     print(f"one-criterion validate study: {args.systems} systems x {args.items} items, 3 metrics, "
           f"default statistics, {args.resamples} resamples, {args.permutations} permutations; "

@@ -31,7 +31,7 @@ first use so that ``import nlgeval`` itself stays light (PEP 562):
 >>> small = corpus.subset(items=corpus.items[:40])
 >>> scores = nlgeval.score_corpus(small, ["bleu"], cache=False)
 >>> study = nlgeval.validate(small, ["bleu"], levels=["system"], coefficients=["pearson"],
-...                          resamples=20, permutations=0, table9=False)
+...                          n_resamples=20, permutations=0, table9=False)
 >>> study.correlations.loc[0, ["metric", "level", "coefficient"]].tolist()
 ['bleu', 'system', 'pearson']
 >>> import pandas as pd

@@ -93,7 +93,7 @@ def study_dirs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     dirs = []
     for name in ("e2e", "novikova2017"):
         study = run_validation(load_corpus(name), ["bleu", "chrf"], levels=["segment"],
-                               coefficients=["pearson"], resamples=0, permutations=0,
+                               coefficients=["pearson"], n_resamples=0, permutations=0,
                                table9=False)
         folder = tmp_path_factory.mktemp("studies") / name
         write_report(study, folder)

@@ -60,7 +60,7 @@ def test_dask_reproduces_the_serial_study_at_10_systems_x_10000_items() -> None:
     human, scores = _study_inputs()
     corpus = ratings_corpus(human, name="synthetic")
     options = dict(metrics=[], scores=scores, levels=["segment", "system"],
-                   coefficients=["pearson"], resamples=300, permutations=0,
+                   coefficients=["pearson"], n_resamples=300, permutations=0,
                    table9=False)
     serial = run_validation(corpus, **options)
     dask = run_validation(corpus, **options, backend="dask", scheduler="local:2")
@@ -94,7 +94,7 @@ def test_dask_pieces_of_a_one_criterion_study_give_the_serial_tables() -> None:
         metric="m2", score=lambda d: d["score"].to_numpy()[::-1].copy())
     scores = pd.concat([scores, extra], ignore_index=True)
     corpus = ratings_corpus(human, name="synthetic")
-    options = dict(metrics=[], scores=scores, resamples=200, permutations=100, table9=False)
+    options = dict(metrics=[], scores=scores, n_resamples=200, permutations=100, table9=False)
     serial = run_validation(corpus, **options)
     dask = run_validation(corpus, **options, backend="dask", scheduler="local:2")
     assert len(serial.correlations) == 3 * 2 * 3  # metrics x levels x coefficients

@@ -161,7 +161,7 @@ def test_external_scores_match_scipy_and_orientation(tmp_path):
     hp, sp, hum, sc = _synthetic(tmp_path)
     corpus = ratings_corpus(hp)
     study = run_validation(corpus, [], scores=read_scores(sp), lower_is_better=["mqm_errors"],
-                           resamples=0, permutations=0, table9=False)
+                           n_resamples=0, permutations=0, table9=False)
     corr = study.correlations.set_index(["metric", "level", "coefficient"])["r"]
     m = hum.merge(sc, on=["system", "item"])
     # segment level: every output pooled; the lower-is-better metric is negated, never |r|
@@ -186,7 +186,7 @@ def test_system_level_only_metric_is_used_at_system_level_only(tmp_path):
 
     study = run_validation(corpus, [], scores=combine_scores([read_scores(sp),
                                                               read_scores(sysp)]),
-                           levels=["segment", "system"], resamples=0, permutations=20)
+                           levels=["segment", "system"], n_resamples=0, permutations=20)
     rows = study.correlations[study.correlations["metric"] == "llm"]
     assert set(rows["level"]) == {"system"}
     hmeans = hum.groupby("system")["score"].mean()
@@ -247,7 +247,7 @@ def test_external_and_builtin_metrics_together(data_dir):
     ext = res.segments.pivot_table(index=["system", "item"], columns="metric",
                                    values="score").reset_index()
     ext = ext.rename(columns={"chrf": "chrf_copy"})
-    study = run_validation(corpus, ["chrf"], scores=ext, resamples=0, permutations=0,
+    study = run_validation(corpus, ["chrf"], scores=ext, n_resamples=0, permutations=0,
                            table9=False, levels=["segment"], coefficients=["pearson"])
     r = study.correlations.set_index(["metric", "criterion"])["r"]
     for crit in study.criteria:

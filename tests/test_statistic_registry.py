@@ -176,7 +176,7 @@ def test_generic_bootstrap_equals_the_dedicated_one() -> None:
     for coef in ("pearson", "spearman", "kendall"):
         for level in ("system", "segment", "item"):
             a = bootstrap_statistic(get_statistic(coef), X, H, level,
-                                    StatisticOptions(resamples=50, seed=3))
+                                    StatisticOptions(n_resamples=50, seed=3))
             b = bootstrap_correlation(X, H, level, coef, n_resamples=50, seed=3)
             assert np.array_equal(a.distribution, b.distribution, equal_nan=True)
             assert (a.statistic, a.ci_low, a.ci_high) == (b.statistic, b.ci_low, b.ci_high)
@@ -209,7 +209,7 @@ def test_a_statistic_defined_by_batch_only_gets_both_procedures() -> None:
     H = rng.normal(size=(4, 5))
     X = H + rng.normal(size=(4, 5))
     stat = Discordance()
-    boot = bootstrap_statistic(stat, X, H, "segment", StatisticOptions(resamples=30, seed=1))
+    boot = bootstrap_statistic(stat, X, H, "segment", StatisticOptions(n_resamples=30, seed=1))
     si, ii = resample_indices(4, 5, 30, "both", seed=1)
     want = [stat.batch(X[si[b]][:, ii[b]][None], H[si[b]][:, ii[b]][None], "segment")[0]
             for b in range(30)]

@@ -29,7 +29,7 @@ def study():  # type: ignore[no-untyped-def]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return run_validation(corpus, segment_scores=seg, higher_is_better={"ter_like": False},
-                              levels=["segment", "system", "item"], resamples=200,
+                              levels=["segment", "system", "item"], n_resamples=200,
                               permutations=200, seed=7)
 
 
@@ -71,7 +71,7 @@ def test_study_comparisons_clusters_and_references(study) -> None:  # type: igno
 
 def test_study_is_reproducible_for_a_seed() -> None:
     corpus, seg = synthetic_corpus(n_systems=5, n_items=10)
-    kw = dict(segment_scores=seg, levels=["system"], coefficients=["pearson"], resamples=100,
+    kw = dict(segment_scores=seg, levels=["system"], coefficients=["pearson"], n_resamples=100,
               permutations=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -88,7 +88,7 @@ def test_degenerate_metric_gives_nan_and_a_note() -> None:
     seg.loc[seg.metric == "noisy", "score"] = 1.0  # constant metric
     with pytest.warns(Warning, match="constant"):
         st = run_validation(corpus, segment_scores=seg, levels=["segment"],
-                            coefficients=["pearson"], resamples=50, permutations=0)
+                            coefficients=["pearson"], n_resamples=50, permutations=0)
     row = st.correlations.query("metric == 'noisy'").iloc[0]
     assert np.isnan(row.r) and "constant" in row.note
 
@@ -116,7 +116,7 @@ def test_settings_are_checked_once_and_round_trip() -> None:
     assert ValidationSettings(**s.to_dict()) == s
     for bad, match in (({"alpha": 0}, "alpha must be between 0 and 1"),
                        ({"confidence_level": 1.0}, "confidence_level must be between"),
-                       ({"resamples": -1}, "resamples must be a whole number >= 0"),
+                       ({"n_resamples": -1}, "n_resamples must be a whole number >= 0"),
                        ({"permutations": 2.5}, "permutations must be a whole number"),
                        ({"normalise": "rank"}, "normalise must be 'none' or 'z'"),
                        ({"min_coverage": 2}, "min_coverage must be between 0 and 1"),
@@ -131,13 +131,13 @@ def test_settings_object_and_keywords_give_the_same_study() -> None:
     from nlgeval.report import ValidationSettings
 
     corpus, seg = synthetic_corpus(n_systems=5, n_items=10)
-    s = ValidationSettings(levels=["system"], coefficients=["pearson"], resamples=50,
+    s = ValidationSettings(levels=["system"], coefficients=["pearson"], n_resamples=50,
                            permutations=20, seed=5, table9=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = run_validation(corpus, segment_scores=seg, settings=s)
         b = run_validation(corpus, segment_scores=seg, levels=["system"],
-                           coefficients=["pearson"], resamples=50, permutations=20, seed=5,
+                           coefficients=["pearson"], n_resamples=50, permutations=20, seed=5,
                            table9=False)
         c = run_validation(corpus, segment_scores=seg, settings=s, seed=6)  # overrides
     pd.testing.assert_frame_equal(a.correlations, b.correlations)

@@ -19,7 +19,7 @@ def _study(**options):
     corpus, seg = synthetic_corpus(n_systems=5, n_items=12)
     return run_validation(corpus, metrics=["good", "noisy"], segment_scores=seg,
                           higher_is_better={"good": True, "noisy": True},
-                          resamples=200, permutations=100, table9=False, **options)
+                          n_resamples=200, permutations=100, table9=False, **options)
 
 
 def _same(a, b) -> None:

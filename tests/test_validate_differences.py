@@ -98,7 +98,7 @@ def test_table9_of_the_study_and_its_note_on_unscored_outputs() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         study = run_validation(corpus, segment_scores=seg, higher_is_better={"ter_like": False},
-                               levels=["system"], coefficients=["pearson"], resamples=0,
+                               levels=["system"], coefficients=["pearson"], n_resamples=0,
                                permutations=0)
     keep = seg[seg["system"] != "REF"]
     full = keep.groupby(["system", "item"])["metric"].nunique()

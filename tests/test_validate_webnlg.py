@@ -92,7 +92,7 @@ def test_validate_study_matches_published_table(webnlg) -> None:  # type: ignore
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         st = run_validation(webnlg, ["chrf++", "bleu"], levels=["segment"],
-                            coefficients=["pearson"], resamples=0, permutations=0,
+                            coefficients=["pearson"], n_resamples=0, permutations=0,
                             normalise="none", table9=False)
     pub = st.published
     assert pub is not None and set(pub["metric"]) == {"chrf++", "bleu"}

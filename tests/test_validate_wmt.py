@@ -116,7 +116,7 @@ def test_run_validation_statistics_in_python(tmp_path):
     hp, sp, _, _ = _files(tmp_path)
     study = run_validation(ratings_corpus(hp), [], scores=read_scores(sp),
                            statistics=["spa", "acc_eq"], levels=["system", "item"],
-                           resamples=0, permutations=30, spa_permutations=100)
+                           n_resamples=0, permutations=30, spa_permutations=100)
     assert set(study.correlations["coefficient"]) == {"spa", "acc_eq"}
     assert "wmt24" in study.leaderboards
     assert not study.clusters.empty
@@ -168,7 +168,7 @@ def test_acc_eq_note_when_no_better_than_all_ties():
     rng = np.random.default_rng(4)
     Y = np.where(rng.random((6, 40)) < 0.85, 0.0, -rng.integers(1, 5, (6, 40)).astype(float))
     X = -Y + 0.01 * rng.normal(size=(6, 40))  # every untied pair is discordant or human-tied
-    row = statistic_row(X, Y, "segment", "acc_eq", MetaSettings(resamples=0))
+    row = statistic_row(X, Y, "segment", "acc_eq", MetaSettings(n_resamples=0))
     h = Y.ravel()
     i, j = np.triu_indices(h.size, 1)
     share_tied = np.mean(h[i] == h[j])  # acc23 of a metric that ties every pair

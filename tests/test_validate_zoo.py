@@ -190,10 +190,10 @@ def test_external_names_clash_only_with_a_computed_metric(tmp_path, data_dir) ->
     ext = c.rated_outputs()[["system", "item"]].assign(BLEU=1.0)
     ext["BLEU"] = np.arange(len(ext), dtype=float)
     st = run_validation(c, ["chrf"], scores=ext, levels=["segment"], coefficients=["pearson"],
-                        resamples=0, permutations=0, table9=False)
+                        n_resamples=0, permutations=0, table9=False)
     assert {"chrf", "BLEU"} <= set(st.metrics)
     with pytest.raises(InputError, match="name of a metric nlgeval computes"):
-        run_validation(c, ["bleu"], scores=ext, resamples=0, permutations=0, table9=False)
+        run_validation(c, ["bleu"], scores=ext, n_resamples=0, permutations=0, table9=False)
 
 
 def test_criterion_names_case_insensitive_with_did_you_mean(tmp_path) -> None:
@@ -381,7 +381,7 @@ def test_python_api_study_and_report(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         st = run_validation(ratings_corpus(hp), [], scores=scores, human_systems=["HUMAN"],
-                            levels=["system"], coefficients=["pearson"], resamples=0,
+                            levels=["system"], coefficients=["pearson"], n_resamples=0,
                             permutations=0, table9=False)
     assert st.excluded_systems == ["HUMAN"] and st.human_systems == ["HUMAN"]
     hs = st.human_system_scores.set_index("system")
@@ -434,7 +434,7 @@ def test_exclude_systems_add_to_the_automatic_check_on_a_corpus_with_texts() -> 
     from _validate_synth import synthetic_corpus
 
     corpus, seg = synthetic_corpus(n_systems=4, n_items=8)
-    kw = dict(segment_scores=seg, levels=["system"], coefficients=["pearson"], resamples=0,
+    kw = dict(segment_scores=seg, levels=["system"], coefficients=["pearson"], n_resamples=0,
               permutations=0, table9=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -453,7 +453,7 @@ def test_verdict_rests_on_the_statistic_the_metrics_were_compared_on(tmp_path) -
         warnings.simplefilter("ignore")
         st = run_validation(ratings_corpus(hp), [], scores=read_scores(wp),
                             human_systems=["HUMAN"], levels=["segment", "system"],
-                            coefficients=["kendall", "pearson"], resamples=0, permutations=0,
+                            coefficients=["kendall", "pearson"], n_resamples=0, permutations=0,
                             table9=False)
     # Williams' test compares the metrics on Pearson (the first Pearson/Spearman), so the
     # verdict is Pearson's even though Kendall comes first
@@ -471,7 +471,7 @@ def test_verdict_says_when_rater_agreement_could_not_be_checked(tmp_path) -> Non
         warnings.simplefilter("ignore")
         st = run_validation(ratings_corpus(agg), [], scores=read_scores(wp),
                             human_systems=["HUMAN"], levels=["segment"],
-                            coefficients=["pearson"], resamples=0, permutations=0,
+                            coefficients=["pearson"], n_resamples=0, permutations=0,
                             table9=False)
     # Disputed is rater noise, but with one score per output nothing shows it: say so
     assert st.verdict and all("rater agreement unknown" in v["line"] for v in st.verdict)

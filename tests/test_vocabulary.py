@@ -5,6 +5,7 @@ DeprecationWarning."""
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import FrozenInstanceError
 
 import krippendorff
@@ -149,3 +150,38 @@ def test_bootstrap_correlation_takes_n_resamples_and_the_old_resamples() -> None
         old = bootstrap_correlation(M, H, "segment", "pearson", resamples=100, seed=1)
     assert new.resamples == old.resamples == 100
     np.testing.assert_array_equal(new.distribution, old.distribution)
+
+
+def test_validation_settings_take_n_resamples_and_the_old_resamples() -> None:
+    from nlgeval.correlation.statistics import StatisticOptions
+    from nlgeval.report import ValidationSettings
+
+    new = ValidationSettings(n_resamples=50, levels=["system"])
+    with pytest.warns(DeprecationWarning, match="'resamples' is deprecated; use 'n_resamples'"):
+        old = ValidationSettings(resamples=50, levels=["system"])
+    assert old == new and old.n_resamples == 50
+    assert "resamples" not in new.to_dict() and new.to_dict()["n_resamples"] == 50
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the round trip and replace() do not warn
+        assert ValidationSettings(**new.to_dict()) == new
+        assert new.replace(seed=3).n_resamples == 50
+        assert new.meta_settings().n_resamples == 50
+    with pytest.warns(DeprecationWarning, match="StatisticOptions"):
+        assert StatisticOptions(resamples=7) == StatisticOptions(n_resamples=7)
+
+
+def test_run_corpus_study_and_meta_analysis_take_n_resamples() -> None:
+    from nlgeval.meta_analysis import run_corpus_study, run_meta_analysis
+
+    new = run_corpus_study("e2e", ["bleu"], ["system"], n_resamples=20)
+    with pytest.warns(DeprecationWarning, match="run_corpus_study"):
+        old = run_corpus_study("e2e", ["bleu"], ["system"], resamples=20)
+    pd.testing.assert_frame_equal(new.correlations, old.correlations)
+    assert new.correlations["ci_low"].notna().all()
+    res_new, rec_new = run_meta_analysis(corpora=["e2e"], metrics=["bleu"], level="system",
+                                         n_resamples=20)
+    with pytest.warns(DeprecationWarning, match="run_meta_analysis"):
+        res_old, rec_old = run_meta_analysis(corpora=["e2e"], metrics=["bleu"],
+                                             level="system", resamples=20)
+    assert rec_new == rec_old and rec_new["resamples"] == 20  # the record's key is unchanged
+    pd.testing.assert_frame_equal(res_new.pooled, res_old.pooled)

@@ -105,7 +105,7 @@ def meta_analyse(
         result, inputs = run_meta_analysis(
             corpora=split_list(corpora) or [], study_dirs=study_dirs or [], effects=effects,
             metrics=split_list(metrics), criterion_map=criterion_map, level=level,
-            variance=variance, resamples=resamples, seed=seed, data_dir=data_dir,
+            variance=variance, n_resamples=resamples, seed=seed, data_dir=data_dir,
             settings=settings, split=split)
     if not quiet and not as_json:
         for msg in dict.fromkeys(str(w.message) for w in caught):

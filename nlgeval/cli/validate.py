@@ -164,7 +164,7 @@ def validate(
         levels=split_list(levels) or ["segment", "system"],
         statistics=split_list(statistics) or ["pearson"],
         spa_permutations=spa_permutations, epsilon=_parse_epsilon(epsilon) or {},
-        resamples=resamples, resample=resample, normalise=normalise, seed=seed,
+        n_resamples=resamples, resample=resample, normalise=normalise, seed=seed,
         confidence_level=confidence, alpha=alpha, permutations=permutations,
         exclude_systems=split_list(exclude_systems) or None,
         keep_reference_systems=keep_reference_systems, bind=_parse_pairs(bind, "--bind"),
@@ -223,7 +223,7 @@ def _write_and_show(study: Any, corpus_name: str, out_dir: Path, fig_formats: An
 #: ValidationSettings field -> the option that sets it, for error messages
 _OPTION_NAMES = {"confidence_level": "--confidence", "alpha": "--alpha",
                  "permutations": "--permutations", "spa_permutations": "--spa-permutations",
-                 "resamples": "--resamples", "min_coverage": "--min-coverage",
+                 "n_resamples": "--resamples", "min_coverage": "--min-coverage",
                  "normalise": "--normalise", "seed": "--seed", "backend": "--backend",
                  "workers": "--workers", "correction": "--correction"}
 

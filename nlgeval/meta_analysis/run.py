@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.meta_analysis.analysis import MetaAnalysis, MetaSettings, meta_analyse, metric_pairs
 from nlgeval.meta_analysis.criteria import load_criterion_map
@@ -76,17 +77,18 @@ def run_meta_analysis(
     *, corpora: Sequence[str] = (), study_dirs: Sequence[str | Path] = (),
     effects: str | Path | None = None, metrics: Sequence[str] | None = None,
     criterion_map: str | Path | None = None, level: str = "segment",
-    variance: str = "fisher", resamples: int | None = None, seed: int = 0,
+    variance: str = "fisher", n_resamples: int | None = None, seed: int = 0,
     data_dir: str | Path | None = None, settings: MetaSettings | None = None,
-    split: bool = True, **options: Any,
+    split: bool = True, resamples: int | None = None, **options: Any,
 ) -> tuple[MetaAnalysis, dict[str, Any]]:
     """The meta-analysis and a record of its inputs (studies, criterion map, level).
 
     Exactly one kind of input: ``effects`` (a file of ``study, r, n``), or ``corpora``
-    and/or ``study_dirs``. ``resamples`` (bootstrap resamples for studies run now) defaults
+    and/or ``study_dirs``. ``n_resamples`` (bootstrap resamples for studies run now) defaults
     to 0, or 200 when the variance comes from the bootstrap (``variance="bootstrap"`` or the
-    item level). ``split``: corpora with a ``split_by`` in the criterion map become one study
-    per data set (Novikova et al. 2017's three sets).
+    item level); ``resamples`` is its earlier name (deprecated). ``split``: corpora with a
+    ``split_by`` in the criterion map become one study per data set (Novikova et al. 2017's
+    three sets).
 
     Examples
     --------
@@ -98,6 +100,8 @@ def run_meta_analysis(
     >>> int(res.pooled["k"].iloc[0]), inputs["kind"]
     (3, 'effects')
     """
+    n_resamples = renamed_keyword("run_meta_analysis", "resamples", resamples, "n_resamples",
+                                  n_resamples)
     settings = replace(settings, **options) if settings is not None else \
         MetaSettings(**options)
     if variance not in VARIANCES:
@@ -118,14 +122,14 @@ def run_meta_analysis(
                          "FILE")
     cmap = load_criterion_map(criterion_map)
     needs_boot = variance == "bootstrap" or level == "item"
-    boot = resamples if resamples is not None else (200 if needs_boot else 0)
+    boot = n_resamples if n_resamples is not None else (200 if needs_boot else 0)
     studies = [read_study(d) for d in study_dirs]
     run_metrics = list(metrics) if metrics else list(DEFAULT_CORPUS_METRICS)
     for c in corpora:
         entry = cmap.corpora.get(c)
         studies += run_corpus_studies(
             c, run_metrics, [level], split_by=entry.split_by if entry and split else None,
-            data_dir=data_dir, resamples=boot, seed=seed,
+            data_dir=data_dir, n_resamples=boot, seed=seed,
             confidence_level=settings.confidence_level)
     _check_unique_names(studies)
     notes: list[str] = []

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.meta_analysis.criteria import CriterionMap
 from nlgeval.meta_analysis.effects import fisher_z_variance, variance_from_interval
@@ -99,13 +100,15 @@ def read_study(folder: str | Path) -> Study:
 
 
 def run_corpus_study(corpus: str, metrics: Sequence[str], levels: Sequence[str], *,
-                     data_dir: str | Path | None = None, resamples: int = 0, seed: int = 0,
+                     data_dir: str | Path | None = None, n_resamples: int = 0, seed: int = 0,
                      confidence_level: float = 0.95, cache: bool = True,
-                     corpus_obj: Any = None, name: str | None = None) -> Study:
+                     corpus_obj: Any = None, name: str | None = None,
+                     resamples: int | None = None) -> Study:
     """Run the validation study of ``corpus`` now: Pearson correlations at ``levels``,
-    ``resamples`` bootstrap resamples of items and systems (Deutsch et al. 2021) for the
+    ``n_resamples`` bootstrap resamples of items and systems (Deutsch et al. 2021) for the
     intervals, no permutation tests. ``corpus_obj``: an already loaded (sub)corpus of
-    ``corpus`` to use instead, pooled as study ``name``.
+    ``corpus`` to use instead, pooled as study ``name``. ``resamples``: the earlier name of
+    ``n_resamples`` (deprecated).
 
     Examples
     --------
@@ -116,10 +119,12 @@ def run_corpus_study(corpus: str, metrics: Sequence[str], levels: Sequence[str],
     from nlgeval.corpora import load_corpus
     from nlgeval.report import run_validation
 
+    n_resamples = renamed_keyword("run_corpus_study", "resamples", resamples, "n_resamples",
+                                  n_resamples)
     corp = corpus_obj if corpus_obj is not None else \
         load_corpus(corpus, Path(data_dir) if data_dir is not None else None)
     study = run_validation(corp, list(metrics), levels=list(levels), coefficients=["pearson"],
-                           resamples=resamples, permutations=0, table9=False, seed=seed,
+                           n_resamples=n_resamples, permutations=0, table9=False, seed=seed,
                            confidence_level=confidence_level, cache=cache)
     return Study(name=name or corpus, corpus=corpus, correlations=study.correlations,
                  segments=study.segments, confidence_level=confidence_level,

@@ -100,8 +100,8 @@ def statistic_row(
     stat = get_statistic(statistic)
     value = stat.value(X, Y, level, settings, metric)
     ci = (math.nan, math.nan)
-    if stat.interval and settings.resamples > 0:
-        si, ii = resample_indices(X.shape[0], X.shape[1], settings.resamples,
+    if stat.interval and settings.n_resamples > 0:
+        si, ii = resample_indices(X.shape[0], X.shape[1], settings.n_resamples,
                                   settings.resample, settings.seed)
         ci = percentile_interval(stat.resampled(X, Y, level, si, ii, settings),
                                  settings.confidence_level)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from nlgeval.correlation.bootstrap import check_resample
 from nlgeval.correlation.coefficients import check_coefficient
 from nlgeval.correlation.levels import check_level
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.parallel import BACKENDS
 from nlgeval.report.meta_statistics import (
@@ -31,7 +32,7 @@ from nlgeval.results import Result
 #: Benjamini & Hochberg (1995), Benjamini & Yekutieli (2001), Bonferroni, or none.
 CORRECTIONS = ("holm", "bh", "by", "bonferroni", "none")
 #: ``backend="auto"`` runs the criteria in worker processes from this much resampling work
-#: ((resamples + permutations) x cells x metrics; WebNLG 2020 is 4.6e7): below it, starting
+#: ((n_resamples + permutations) x cells x metrics; WebNLG 2020 is 4.6e7): below it, starting
 #: the workers costs more than the second core gives back
 AUTO_PROCESS_WORK = 2_000_000
 
@@ -67,9 +68,10 @@ class ValidationSettings(Result):
     differences of the 2009 paper's Table 9. Bootstrap intervals follow Deutsch et al. (2021),
     the PERM-BOTH comparisons Deutsch, Dror & Roth (2021).
 
-    After validation, ``levels``, ``coefficients`` and ``statistics`` hold the resolved,
-    de-duplicated values (presets expanded), so ``ValidationSettings(**s.to_dict())`` equals
-    ``s``.
+    ``n_resamples`` bootstrap resamples (``resamples``: its earlier name, deprecated, still
+    accepted for one release with a :class:`DeprecationWarning`). After validation, ``levels``,
+    ``coefficients`` and ``statistics`` hold the resolved, de-duplicated values (presets
+    expanded), so ``ValidationSettings(**s.to_dict())`` equals ``s``.
 
     Examples
     --------
@@ -89,7 +91,7 @@ class ValidationSettings(Result):
     levels: tuple[str, ...] = ("segment", "system")
     coefficients: tuple[str, ...] = ("pearson", "spearman", "kendall")
     statistics: tuple[str, ...] | None = None
-    resamples: int = 1000
+    n_resamples: int = 1000
     resample: str = "both"
     normalise: str = "none"
     seed: int = 0
@@ -111,9 +113,13 @@ class ValidationSettings(Result):
     backend: str = "auto"
     workers: int | None = None
     scheduler: str | None = None
+    #: the earlier name of ``n_resamples`` (deprecated; not a field, so not in ``to_dict``)
+    resamples: InitVar[int | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, resamples: int | None = None) -> None:
         put = object.__setattr__  # frozen: normalise the fields once, here
+        put(self, "n_resamples", renamed_keyword("ValidationSettings", "resamples", resamples,
+                                                 "n_resamples", self.n_resamples))
         for name in ("metrics", "criteria", "exclude_systems"):
             put(self, name, _names(getattr(self, name), name))
         put(self, "lower_is_better", _names(self.lower_is_better, "lower_is_better") or ())
@@ -151,7 +157,7 @@ class ValidationSettings(Result):
                              f"got {self.correction!r}")
         if self.normalise not in ("none", "z"):
             raise InputError(f"normalise must be 'none' or 'z', got {self.normalise!r}")
-        for name in ("resamples", "permutations", "spa_permutations", "seed"):
+        for name in ("n_resamples", "permutations", "spa_permutations", "seed"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise InputError(f"{name} must be a whole number >= 0, got {v!r}")
@@ -219,7 +225,7 @@ class ValidationSettings(Result):
         """
         return MetaSettings(permutations=self.permutations,
                             spa_permutations=self.spa_permutations,
-                            resamples=self.resamples, resample=self.resample,
+                            n_resamples=self.n_resamples, resample=self.resample,
                             confidence_level=self.confidence_level, seed=self.seed,
                             epsilon=dict(self.epsilon) if self.epsilon else None)
 
@@ -231,13 +237,13 @@ class ValidationSettings(Result):
         :data:`AUTO_PROCESS_WORK` resampled cells), else ``serial``. Either gives the same
         numbers; run.json records the one used.
 
-        >>> s = ValidationSettings(resamples=20, permutations=0).for_study(5, 100, 2)
+        >>> s = ValidationSettings(n_resamples=20, permutations=0).for_study(5, 100, 2)
         >>> s.backend
         'serial'
         """
         if self.backend != "auto":
             return self
-        work = (self.resamples + self.permutations) * n_cells * n_metrics
+        work = (self.n_resamples + self.permutations) * n_cells * n_metrics
         many = n_criteria >= 2 and (os.cpu_count() or 1) >= 2 and work >= AUTO_PROCESS_WORK
         return self.replace(backend="process" if many else "serial")
 

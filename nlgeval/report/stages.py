@@ -108,7 +108,7 @@ def correlation_rows(
     >>> X = np.arange(12.0).reshape(3, 4); Y = X ** 2
     >>> p = PreparedScores(None, None, ["m"], {}, {"m": True}, [], [], [], [], None, [], ["q"])
     >>> rows = correlation_rows(CriterionMatrices("q", {"m": X}, Y, {}), p,
-    ...                         ValidationSettings(coefficients=["spearman"], resamples=0))
+    ...                         ValidationSettings(coefficients=["spearman"], n_resamples=0))
     >>> [(r["level"], r["r"]) for r in rows]
     [('segment', 1.0), ('system', 1.0)]
     """
@@ -141,8 +141,8 @@ def _correlation_row(
                                label=label, permutations=settings.permutations,
                                seed=settings.seed)
         ci: tuple[float, float] = (math.nan, math.nan)
-        if settings.resamples > 0:
-            ci = bootstrap_correlation(X, Y, level, coef, n_resamples=settings.resamples,
+        if settings.n_resamples > 0:
+            ci = bootstrap_correlation(X, Y, level, coef, n_resamples=settings.n_resamples,
                                        resample=settings.resample, seed=settings.seed,
                                        confidence_level=settings.confidence_level,
                                        label=label).confidence_interval()

@@ -63,7 +63,7 @@ __all__ = ["CORRELATION_COLUMNS", "DEFAULT_METRICS", "ScoreInputs", "ValidationS
 class ValidationStudy(Result):
     """Everything :func:`run_validation` computed; :mod:`nlgeval.report.writer` writes it out.
 
-    The options (``levels``, ``coefficients``, ``statistics``, ``resamples``, ``seed``, ...)
+    The options (``levels``, ``coefficients``, ``statistics``, ``n_resamples``, ``seed``, ...)
     are read from ``config``, the resolved :class:`ValidationSettings`.
 
     Examples
@@ -72,7 +72,7 @@ class ValidationStudy(Result):
     >>> c = load_corpus("e2e")
     >>> c = c.subset(items=c.items[:40])  # 40 inputs, every system: a quick example
     >>> study = run_validation(c, ["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=20, permutations=0, table9=False)
+    ...                        n_resamples=20, permutations=0, table9=False)
     >>> study.levels, study.seed, sorted(study.to_dict())[:3]
     (['system'], 0, ['correlations', 'higher_is_better', 'leaderboards'])
     """
@@ -111,7 +111,7 @@ class ValidationStudy(Result):
     levels = property(lambda self: list(self.config.levels))
     coefficients = property(lambda self: list(self.config.coefficients))
     statistics = property(lambda self: list(self.config.statistics or ()))
-    resamples = property(lambda self: self.config.resamples)
+    resamples = property(lambda self: self.config.n_resamples)
     resample = property(lambda self: self.config.resample)
     seed = property(lambda self: self.config.seed)
     normalise = property(lambda self: self.config.normalise)
@@ -138,7 +138,7 @@ class ValidationStudy(Result):
         return {
             "corpus": self.corpus, "metrics": self.metrics, "criteria": self.criteria,
             "levels": self.levels, "coefficients": self.coefficients,
-            "resamples": c.resamples, "resample": c.resample, "seed": c.seed,
+            "resamples": c.n_resamples, "resample": c.resample, "seed": c.seed,
             "normalise": c.normalise, "confidence_level": c.confidence_level,
             "alpha": c.alpha, "permutations": c.permutations,
             "systems": self.systems, "excluded_systems": self.excluded_systems,
@@ -186,7 +186,7 @@ def run_validation(
     """Run the whole metric-validation study on ``corpus`` (see the module docstring).
 
     ``metrics`` and ``options`` are the fields of :class:`ValidationSettings` (``criteria``,
-    ``levels``, ``coefficients``, ``statistics``, ``resamples``, ``seed``, ...); with
+    ``levels``, ``coefficients``, ``statistics``, ``n_resamples``, ``seed``, ...); with
     ``settings`` they override its values. The data: ``segment_scores`` (``metric, system,
     item, score``) instead of scoring, with optional ``corpus_scores``, ``signatures`` and
     ``higher_is_better``; ``scores``: metric scores computed elsewhere (COMET, BLEURT, an LLM
@@ -199,7 +199,7 @@ def run_validation(
     >>> c = load_corpus("e2e")
     >>> c = c.subset(items=c.items[:40])  # 40 inputs, every system: a quick example
     >>> study = run_validation(c, ["bleu"], levels=["segment"],
-    ...                        coefficients=["spearman"], resamples=20, permutations=0,
+    ...                        coefficients=["spearman"], n_resamples=20, permutations=0,
     ...                        table9=False)
     >>> row = study.correlations.iloc[0]
     >>> row.metric, row.level, row.coefficient, bool(-1 <= row.r <= 1)
@@ -229,7 +229,7 @@ def run_study(
     --------
     >>> from nlgeval.corpora import load_corpus
     >>> s = ValidationSettings(metrics=["bleu"], levels=["system"], coefficients=["pearson"],
-    ...                        resamples=0, permutations=0, table9=False)
+    ...                        n_resamples=0, permutations=0, table9=False)
     >>> c = load_corpus("e2e")
     >>> list(run_study(c.subset(items=c.items[:40]), s).timings)
     ['scoring', 'correlations', 'tables', 'human references']
@@ -300,6 +300,6 @@ def example_study() -> ValidationStudy:
     from nlgeval.corpora import load_corpus
 
     settings = ValidationSettings(metrics=("bleu",), levels=("system",), coefficients=("pearson",),
-                                  resamples=0, permutations=0, table9=False)
+                                  n_resamples=0, permutations=0, table9=False)
     corpus = load_corpus("e2e")
     return run_study(corpus.subset(items=corpus.items[:40]), settings)

@@ -134,7 +134,7 @@ def _warm_kernels(settings: ValidationSettings) -> None:
     mats = {"a": Y + rng.normal(size=Y.shape), "b": np.round(Y + rng.normal(size=Y.shape))}
     prep = PreparedScores(None, None, list(mats), {}, dict.fromkeys(mats, True),
                           [], [], [], [], None, [], ["q"])
-    small = settings.replace(backend="serial", resamples=min(settings.resamples, 40),
+    small = settings.replace(backend="serial", n_resamples=min(settings.n_resamples, 40),
                              permutations=min(settings.permutations, 40),
                              spa_permutations=min(settings.spa_permutations, 40))
     cm = CriterionMatrices("q", mats, Y, {})

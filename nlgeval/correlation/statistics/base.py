@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -45,6 +45,7 @@ from nlgeval.correlation.permutations import (
     iter_swap_masks,
     swap_draws,
 )
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.results import Result
 
@@ -60,21 +61,29 @@ class StatisticOptions(Result):
     """Options of the resampling procedures: PERM-BOTH draws, bootstrap resamples, seeds.
 
     ``epsilon`` fixes acc_eq's tie threshold per metric (else it is calibrated);
-    ``spa_permutations`` are soft pairwise accuracy's sign-flip permutations.
+    ``spa_permutations`` are soft pairwise accuracy's sign-flip permutations; ``n_resamples``
+    the bootstrap resamples (``resamples``: its earlier name, deprecated, still accepted for
+    one release with a :class:`DeprecationWarning`).
 
     Examples
     --------
-    >>> StatisticOptions(resamples=200).resamples
+    >>> StatisticOptions(n_resamples=200).n_resamples
     200
     """
 
     permutations: int = 1000
     spa_permutations: int = 1000
-    resamples: int = 1000
+    n_resamples: int = 1000
     resample: str = "both"
     confidence_level: float = 0.95
     seed: int = 0
     epsilon: Mapping[str, float] | None = None
+    #: the earlier name of ``n_resamples`` (deprecated; not a field, so not in ``to_dict``)
+    resamples: InitVar[int | None] = None
+
+    def __post_init__(self, resamples: int | None = None) -> None:
+        object.__setattr__(self, "n_resamples", renamed_keyword(
+            type(self).__name__, "resamples", resamples, "n_resamples", self.n_resamples))
 
 
 @dataclass(frozen=True)
@@ -220,7 +229,7 @@ def bootstrap_statistic(
 ) -> BootstrapResult:
     """Percentile bootstrap interval of any statistic (Deutsch, Dror & Roth 2021).
 
-    Resamples systems, items or both (``options.resample``) ``options.resamples`` times from
+    Resamples systems, items or both (``options.resample``) ``options.n_resamples`` times from
     ``default_rng(options.seed)`` (:func:`~nlgeval.correlation.bootstrap.resample_indices`)
     and takes the percentile interval of :meth:`Statistic.resampled`, NaN resamples left out
     and counted.
@@ -232,7 +241,7 @@ def bootstrap_statistic(
     >>> rng = np.random.default_rng(0)
     >>> H = rng.normal(size=(6, 20)); M = H + rng.normal(size=(6, 20))
     >>> res = bootstrap_statistic(get_statistic("tau_a"), M, H, "segment",
-    ...                           StatisticOptions(resamples=200, seed=1))
+    ...                           StatisticOptions(n_resamples=200, seed=1))
     >>> res.ci_low < res.statistic < res.ci_high
     True
     """
@@ -243,13 +252,13 @@ def bootstrap_statistic(
     level = _check_supported(stat, level)
     resample = check_resample(options.resample)
     observed = stat.value(X, Y, level, options, label).statistic
-    si, ii = resample_indices(X.shape[0], X.shape[1], options.resamples, resample,
+    si, ii = resample_indices(X.shape[0], X.shape[1], options.n_resamples, resample,
                               options.seed)
     dist = np.asarray(stat.resampled(X, Y, level, si, ii, options), dtype=float)
     ci = percentile_interval(dist, options.confidence_level)
     return BootstrapResult(statistic=float(observed), ci_low=ci.low, ci_high=ci.high,
                            level=level, coefficient=stat.name, resample=resample,
-                           resamples=options.resamples, seed=options.seed,
+                           resamples=options.n_resamples, seed=options.seed,
                            confidence_level=options.confidence_level,
                            n_undefined=int((~np.isfinite(dist)).sum()), distribution=dist)
 
