@@ -102,41 +102,52 @@ def pair_swap_deltas(
     m3 = m.reshape(masks.shape)
     if prep.level != "segment":
         group = max(1, len(pairs))
+    memo: dict | None = {} if prep.shared else None  # per-metric sums, taken once
     for g0 in range(0, len(pairs), group):
         chunk = pairs[g0:g0 + group]
         prepared = [prep.terms(a, b) for a, b in chunk]
         terms = [t for t, _, _ in prepared]
         if prep.level == "segment":
-            ra, rb = _segment_draws(terms, m)
+            ra, rb = _segment_draws(terms, m, memo)
         elif prep.level == "system":
-            ra, rb = _system_draws(terms, m3)
+            ra, rb = _system_draws(terms, m3, memo)
         else:
-            ra, rb = _item_draws(terms, m3)
+            ra, rb = _item_draws(terms, m3, memo)
         for j, (pair, (_, r_a, r_b)) in enumerate(zip(chunk, prepared, strict=True)):
             out[pair] = (r_a, r_b, ra[j] - rb[j])
     return out
 
 
-def _stack_sums(terms: Sequence[Terms], axis: int | None, which: Sequence[int]
-                ) -> list[np.ndarray]:
+#: the products whose sums the block code takes: indices into (V, A0, B0, H0), None = alone
+_FACTORS = ((0, None), (1, None), (1, 1), (1, 3), (2, None), (2, 2), (2, 3), (3, None), (3, 3))
+
+
+def _stack_sums(terms: Sequence[Terms], axis: int | None, which: Sequence[int],
+                memo: dict | None = None) -> list[np.ndarray]:
     """Per pair, the sums of the block code (``axis`` as it takes them) of the products
-    ``which`` (0 V, 1 A0, 2 A0^2, 3 A0 H0, 4 B0, 5 B0^2, 6 B0 H0, 7 H0, 8 H0^2), stacked."""
-    out = []
-    for q in which:
-        col = []
-        for V, A0, B0, H0, *_ in terms:
-            M = (V, A0, A0 * A0, A0 * H0, B0, B0 * B0, B0 * H0, H0, H0 * H0)[q]
-            col.append(M.sum() if axis is None else M.sum(axis=axis))
-        out.append(np.asarray(col, dtype=float))
-    return out
+    ``which`` (0 V, 1 A0, 2 A0^2, 3 A0 H0, 4 B0, 5 B0^2, 6 B0 H0, 7 H0, 8 H0^2), stacked.
+    ``memo`` (shared preparation only, whose arrays live as long as the call) keeps the sum
+    of each product of the same arrays: a metric's sums are taken once, not once per pair."""
+    def product_sum(X: np.ndarray, Y: np.ndarray | None) -> np.ndarray:
+        key = (id(X), id(Y), axis)
+        if memo is not None and key in memo:
+            return memo[key]
+        M = X if Y is None else X * Y
+        total = M.sum() if axis is None else M.sum(axis=axis)
+        if memo is not None:
+            memo[key] = total
+        return total
+    return [np.asarray([product_sum(t[f], None if g is None else t[g]) for t in terms],
+                       dtype=float) for f, g in (_FACTORS[q] for q in which)]
 
 
-def _segment_draws(terms: Sequence[Terms], m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _segment_draws(terms: Sequence[Terms], m: np.ndarray, memo: dict | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     cols = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
     prod = _block_products(m, cols)
     mD, mE, mF = prod[0::3], prod[1::3], prod[2::3]
     n, sa, saa, sah, sb, sbb, sbh, sy, syy = (s[:, None] for s in
-                                              _stack_sums(terms, None, range(9)))
+                                              _stack_sums(terms, None, range(9), memo))
     return (_r_of(n, sa + mD, saa + mE, sah + mF, sy, syy),
             _r_of(n, sb - mD, sbb - mE, sbh - mF, sy, syy))
 
@@ -177,33 +188,36 @@ def _block_products(m: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return prod
 
 
-def _system_draws(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _system_draws(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     P, S = m3.shape[:2]
     step = max(1, _SYSTEM_CELLS // max(1, P * S))
-    parts = [_system_part(terms[k:k + step], m3) for k in range(0, len(terms), step)]
+    parts = [_system_part(terms[k:k + step], m3, memo) for k in range(0, len(terms), step)]
     return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
 
 
-def _system_part(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _system_part(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     # the block code's einsum (same subscripts: the same sums), then the system means,
     # weights and row sums of every pair and draw compiled (the same operations)
     from nlgeval.correlation._pair_kernels import system_swap_r
 
     mD = np.einsum("psi,ksi->psk", m3, np.stack([t[4] for t in terms]))
-    cnt, sa, sb, sh = _stack_sums(terms, 1, (0, 1, 4, 7))
+    cnt, sa, sb, sh = _stack_sums(terms, 1, (0, 1, 4, 7), memo)
     ra = np.empty((len(terms), m3.shape[0]))
     rb = np.empty_like(ra)
     system_swap_r(mD, cnt, sa, sb, sh, ra, rb)
     return ra, rb
 
 
-def _item_draws(terms: Sequence[Terms], m3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _item_draws(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
+                ) -> tuple[np.ndarray, np.ndarray]:
     from nlgeval.correlation._pair_kernels import item_swap_means
 
     if m3.shape[2] > _ITEM_MAX:
         return _item_draws_arrays(terms, m3)
     D, E, F = (np.ascontiguousarray(np.stack([t[j] for t in terms])) for j in (4, 5, 6))
-    sums = _stack_sums(terms, 0, range(9))
+    sums = _stack_sums(terms, 0, range(9), memo)
     ra = np.empty((len(terms), m3.shape[0]))
     rb = np.empty_like(ra)
     item_swap_means(np.ascontiguousarray(m3), D, E, F, *sums, ra, rb)  # type: ignore[call-arg]  # numba
