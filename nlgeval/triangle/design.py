@@ -157,43 +157,44 @@ def triangle_design(
     """
     judges = check_n(judges, "judges")
     reps = check_n(evaluations_per_judge, "evaluations_per_judge")
-    test = check_test(test)
+    test = _check_repeats(check_test(test), reps)
+    source_a, source_b, item_list, texts, notes = _design_items(pool, source_a, source_b,
+                                                                items, reps)
+    notes += _check_items(item_list, judges, reps, test)
+    rng = np.random.default_rng(seed)
+    order_idx = _draw_orders(rng, judges * reps)  # before the items: keeps seeded designs stable
+    triads = _draw_triads(rng, len(item_list), judges, reps)
+    rows = _trial_rows(order_idx, triads, item_list, reps, {"A": source_a, "B": source_b},
+                       test, texts)
+    df = pd.DataFrame(rows)
+    df.attrs.update({
+        "seed": seed, "test": test, "judges": judges, "evaluations_per_judge": reps,
+        "source_a": source_a, "source_b": source_b, "items": len(item_list),
+        "order_counts": order_counts(df), "notes": notes,
+    })
+    return df
+
+
+def _check_repeats(test: TestType, reps: int) -> TestType:
+    """``test``, after refusing repeated evaluations in a test of similarity."""
     if test == "similarity" and reps > 1:
         raise InputError(
             "repeated evaluations are not allowed in a test of similarity (each judge evaluates "
             "one triad; Gonzalez-Corbelle et al. 2020, sec. 4.1); use more judges or a test of "
             "difference"
         )
-    notes: list[str] = []
-    texts: dict[tuple[str, str], str] | None = None
-    if pool is not None:
-        source_a, source_b, item_list, texts, pool_notes = _pool_items(pool, source_a, source_b)
-        notes += pool_notes
-        item_list = _select_pool_items(item_list, items)
-    else:
-        source_a, source_b, item_list = _plain_items(source_a, source_b, items, reps)
-    notes += _check_items(item_list, judges, reps, test)
-    total = judges * reps
-    rng = np.random.default_rng(seed)
-    order_idx = _draw_orders(rng, total)  # drawn before the items: keeps seeded designs stable
-    triads = _draw_triads(rng, len(item_list), judges, reps)
-    rows = _trial_rows(order_idx, triads, item_list, reps, {"A": source_a, "B": source_b},
-                       test, texts)
-    df = pd.DataFrame(rows)
-    df.attrs.update(
-        {
-            "seed": seed,
-            "test": test,
-            "judges": judges,
-            "evaluations_per_judge": reps,
-            "source_a": source_a,
-            "source_b": source_b,
-            "items": len(item_list),
-            "order_counts": order_counts(df),
-            "notes": notes,
-        }
-    )
-    return df
+    return test
+
+
+def _design_items(
+    pool: pd.DataFrame | None, source_a: str | None, source_b: str | None,
+    items: Sequence[str] | int | None, reps: int,
+) -> tuple[str, str, list[str], dict[tuple[str, str], str] | None, list[str]]:
+    """The two sources, the items, the texts (with a pool) and notes on the pool."""
+    if pool is None:
+        return (*_plain_items(source_a, source_b, items, reps), None, [])
+    source_a, source_b, item_list, texts, notes = _pool_items(pool, source_a, source_b)
+    return source_a, source_b, _select_pool_items(item_list, items), texts, notes
 
 
 def _select_pool_items(item_list: list[str], items: Sequence[str] | int | None) -> list[str]:
