@@ -3,8 +3,9 @@
 For each size (systems x items; 3 metrics, 1 criterion, default statistics) the benchmark writes
 a ratings file and a wide score file, runs `nlgeval validate --human H --scores S --metrics none
 --json --quiet` in a fresh subprocess, and reads that process's peak resident memory
-(`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`, one child at a time). It prints wall time, peak
-RSS, bytes per scored output (peak / (systems x items x metrics)) and the estimate of
+(its VmHWM from /proc/self/status, printed by the child as it exits: a child's ru_maxrss can
+carry its parent's peak across exec). It prints wall time, peak RSS, bytes per scored output
+(peak / (systems x items); a scored output has one score per metric) and the estimate of
 `nlgeval.parallel.memory.estimate_study_memory` next to the measurement, plus the machine load.
 
     .venv/bin/python benchmarks/bench_scale_memory.py                  # 20 x 50,000 (1 M scores)
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -50,22 +50,32 @@ def write_study(folder: Path, systems: int, items: int, metrics: int = 3,
     return h, s
 
 
+_CHILD = ("import atexit, sys\n"
+          "from nlgeval.cli import main\n"
+          "def peak():\n"
+          "    for line in open('/proc/self/status'):\n"
+          "        if line.startswith('VmHWM:'):\n"
+          "            print('VmHWM', int(line.split()[1]) * 1024, file=sys.stderr)\n"
+          "atexit.register(peak)\n"
+          "sys.argv[0] = 'nlgeval'\n"
+          "sys.exit(main())\n")
+
+
 def run(h: Path, s: Path, out: Path, extra: list[str]) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS (bytes) and exit status of one validate run in a subprocess."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall seconds, peak RSS (bytes: the child's own VmHWM, printed as it exits) and exit
+    status of one validate run in a subprocess."""
     t0 = time.perf_counter()
-    proc = subprocess.run([str(ROOT / ".venv/bin/nlgeval"), "validate", "--human", str(h),
+    proc = subprocess.run([sys.executable, "-c", _CHILD, "validate", "--human", str(h),
                            "--scores", str(s), "--metrics", "none", "--json", "--quiet",
                            "--out", str(out), *extra],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           check=False)
     wall = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if peak <= before:
-        print("  (peak RSS not above an earlier run's: shown as the earlier maximum)")
+    lines = proc.stderr.strip().splitlines()
+    peak = next((int(x.split()[1]) for x in lines if x.startswith("VmHWM ")), 0)
     if proc.returncode:
-        print("  stderr:", proc.stderr.strip().splitlines()[-1:] or "")
-    return wall, peak * 1024, proc.returncode
+        print("  stderr:", [x for x in lines if not x.startswith("VmHWM ")][-1:] or "")
+    return wall, peak, proc.returncode
 
 
 def main() -> None:
@@ -75,16 +85,15 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=None)
     args = ap.parse_args()
     extra = ["--resamples", str(args.resamples)] if args.resamples is not None else []
-    print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; smallest first "
-          "(ru_maxrss of children is a running maximum)")
-    print("systems x items | scores | wall | peak RSS | bytes/score | estimate | exit")
+    print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
+    print("systems x items | scored outputs | wall | peak RSS | bytes/output | estimate | exit")
     sizes = sorted((tuple(int(v) for v in x.split("x")) for x in args.sizes.split(",")),
                    key=lambda t: t[0] * t[1])
     for systems, items in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             h, s = write_study(Path(tmp), systems, items, args.metrics)
             wall, peak, rc = run(h, s, Path(tmp) / "report", extra)
-        n = systems * items * args.metrics
+        n = systems * items
         est = estimate_study_memory(systems, items, args.metrics, 1)
         print(f"{systems} x {items:,} | {n:,} | {wall:.1f} s | {format_bytes(peak)} | "
               f"{peak / n:,.0f} | {format_bytes(est.bytes)} | {rc}", flush=True)
