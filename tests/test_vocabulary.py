@@ -185,3 +185,17 @@ def test_run_corpus_study_and_meta_analysis_take_n_resamples() -> None:
                                              level="system", resamples=20)
     assert rec_new == rec_old and rec_new["resamples"] == 20  # the record's key is unchanged
     pd.testing.assert_frame_equal(res_new.pooled, res_old.pooled)
+
+
+def test_run_validation_still_takes_the_old_resamples_keyword() -> None:
+    from nlgeval.corpora import load_corpus
+    from nlgeval.report import run_validation
+
+    c = load_corpus("e2e")
+    c = c.subset(items=c.items[:40])
+    kw = dict(levels=["system"], coefficients=["pearson"], permutations=0, table9=False)
+    new = run_validation(c, ["bleu"], n_resamples=20, **kw)
+    with pytest.warns(DeprecationWarning, match="'resamples' is deprecated"):
+        old = run_validation(c, ["bleu"], resamples=20, **kw)
+    assert old.config == new.config and old.settings()["resamples"] == 20
+    pd.testing.assert_frame_equal(old.correlations, new.correlations)

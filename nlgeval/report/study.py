@@ -185,13 +185,33 @@ def run_validation(
 ) -> ValidationStudy:
     """Run the whole metric-validation study on ``corpus`` (see the module docstring).
 
-    ``metrics`` and ``options`` are the fields of :class:`ValidationSettings` (``criteria``,
-    ``levels``, ``coefficients``, ``statistics``, ``n_resamples``, ``seed``, ...); with
-    ``settings`` they override its values. The data: ``segment_scores`` (``metric, system,
-    item, score``) instead of scoring, with optional ``corpus_scores``, ``signatures`` and
-    ``higher_is_better``; ``scores``: metric scores computed elsewhere (COMET, BLEURT, an LLM
-    judge, ...) as read by :func:`nlgeval.scores.read_scores`, joined to the metrics nlgeval
-    computes (``metrics=[]`` computes none); see :class:`ScoreInputs`.
+    Parameters
+    ----------
+    corpus : Corpus
+        The corpus with human ratings (e.g. from :func:`nlgeval.corpora.load_corpus`).
+    metrics : sequence of str, optional
+        Metric specs to compute (default: nlgeval's default set; ``[]``: none).
+    settings : ValidationSettings, optional
+        All options at once; ``metrics`` and ``options`` override its values.
+    segment_scores, corpus_scores : pandas.DataFrame, optional
+        Metric scores instead of scoring (``metric, system, item, score``; corpus scores
+        ``system, metric, score``), with ``signatures`` and ``higher_is_better``.
+    higher_is_better, signatures : mapping, optional
+        Metric -> direction and metric -> reproducibility signature of given scores.
+    scores : pandas.DataFrame, optional
+        Metric scores computed elsewhere (COMET, BLEURT, an LLM judge, ...) as read by
+        :func:`nlgeval.scores.read_scores`, joined to the metrics nlgeval computes; see
+        :class:`ScoreInputs`.
+    **options
+        Fields of :class:`ValidationSettings` (``criteria``, ``levels``, ``coefficients``,
+        ``statistics``, ``n_resamples``, ``seed``, ...).
+
+    Returns
+    -------
+    ValidationStudy
+        The correlations (``metric, criterion, level, coefficient, r, p, ci_low, ci_high,
+        n``, ...), the metric comparisons, the verdict and the resolved settings
+        (``config``); :mod:`nlgeval.report.writer` writes it out.
 
     Examples
     --------
@@ -208,7 +228,8 @@ def run_validation(
     if metrics is not None:
         options["metrics"] = metrics
     names = [f.name for f in dataclasses.fields(ValidationSettings)]
-    unknown = [k for k in options if k not in names]
+    # ``resamples``: the deprecated name of ``n_resamples`` (ValidationSettings warns)
+    unknown = [k for k in options if k not in names and k != "resamples"]
     if unknown:
         raise InputError(f"run_validation: unknown setting(s) {', '.join(unknown)} "
                          f"(settings are: {', '.join(names)})")
