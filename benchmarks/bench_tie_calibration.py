@@ -353,7 +353,7 @@ def main() -> int:
     print(f"data: {what}")
     print(f"workload: acc_eq tie calibration, no grouping, {n} outputs = "
           f"{n * (n - 1) // 2:,} pairs; numba compile/load {t_jit:.1f} s (not counted)")
-    print(f"nlgeval (bucketed search) : {t_fast:8.3f} s  epsilon={fast.epsilon!r} "
+    print(f"nlgeval (branch and bound): {t_fast:8.3f} s  epsilon={fast.epsilon!r} "
           f"acc_eq={fast.statistic!r}")
     print(f"MTME-style sort + sweep   : {t_slow:8.3f} s  epsilon={slow_eps!r} "
           f"acc_eq={slow_acc!r}")
