@@ -104,19 +104,25 @@ def load_corpus(
 
     Parameters
     ----------
-    name_or_path:
+    name_or_path : str or pathlib.Path
         ``webnlg2020``, ``e2e``, ``novikova2017`` (see :func:`list_corpora`), or the path of a
         directory in the canonical format (a :class:`~pathlib.Path`, or a string that is not a
         corpus name: write ``./e2e`` for a directory called ``e2e``).
-    data_dir:
+    data_dir : str or pathlib.Path, optional
         Folder laid out like the bundled corpora (overrides ``$NLGEVAL_DATA``).
-    download:
+    download : bool
         Allow downloading the pinned files into the cache when there is no local copy.
-    cache:
+    cache : bool
         Reuse / store the parsed frames of a published corpus (Parquet, keyed by the input
         files and the loader code; see :mod:`nlgeval.corpora.parsed_cache`).
-    options:
+    **options
         Passed to the corpus loader (e.g. ``out_of_scale="clip"`` for ``e2e``).
+
+    Returns
+    -------
+    Corpus
+        The corpus in the canonical tidy format (:class:`~nlgeval.corpus.Corpus`): outputs,
+        references, ratings and metadata.
 
     Examples
     --------

@@ -246,6 +246,26 @@ def agreement_report(
 ) -> AgreementReport:
     """All agreement statistics for one criterion (see the module docstring).
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        One criterion's tidy ratings, columns ``rater, item, system, score``; a unit is one
+        rated output ``(item, system)``; at least 2 raters.
+    scale : tuple of (float, float), optional
+        The declared (min, max) of the scale: its integer points are the categories of
+        Cohen's kappa when every score is an integer (else the observed scores).
+    criterion : str
+        The criterion's name, carried into the report.
+    min_common : int
+        The fewest outputs a rater pair must share to get a Cohen's kappa.
+
+    Returns
+    -------
+    AgreementReport
+        Fleiss' kappa (Fleiss 1971), Krippendorff's alpha (Krippendorff 2011), Cohen's kappa
+        per rater pair (Cohen 1960), the ICC forms the design allows (Shrout & Fleiss 1979),
+        per-rater summaries, notes and the reasons for undefined coefficients.
+
     Examples
     --------
     >>> import pandas as pd

@@ -115,12 +115,32 @@ def compare_systems(
     resample: str = "judgements", ties: str = "half", prior: float = 0.0,
     qc: str = "keep", file: str | None = None, n_boot: int | None = None,
 ) -> SystemComparison:
-    """Which systems do humans rate differently? Runs ``method`` on one criterion's ratings
-    (see the module docstring); ``correction`` defaults to Bonferroni for ``wilcoxon`` (as
-    Reiter & Belz 2009) and Holm (1979) otherwise; ``qc="drop"`` removes raters who fail
-    quality control first (:func:`nlgeval.human.qc.rater_quality`); ``zscore`` analyses
-    per-rater z-scores; ``file`` only names the input in error messages. ``n_resamples``:
-    bootstrap replicates of Bradley-Terry (``n_boot``: its earlier name, deprecated).
+    """Which systems do humans rate differently? Runs ``method`` on one criterion's ratings.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Tidy ratings (``rater, item, system, score``) or pairwise judgements (``system_b``).
+    criterion, method : str
+        The criterion's name; a method of the module docstring (default: by the data).
+    pairing, correction, alpha : str, str, float
+        Wilcoxon pairs (``item`` or ``lsed``); the correction over all pairs (default:
+        Bonferroni for ``wilcoxon``, as Reiter & Belz 2009, else Holm 1979); the level.
+    scale, drop_incomplete, zscore, qc : optional
+        Declared (min, max); Friedman drops items lacking a system; per-rater z-scores;
+        ``"drop"`` removes raters failing :func:`nlgeval.human.qc.rater_quality` first.
+    factors, max_dense_bytes : optional
+        ``glm-tukey``'s nuisance factors; the largest dense design matrix a model may build.
+    seed, n_resamples, resample, ties, prior : optional
+        Bradley-Terry: bootstrap seed, replicates and unit (``judgements``, ``items`` or
+        ``raters``), ties (``half`` or dropped), Gaussian prior precision (0: ML).
+    file, n_boot : str, int, optional
+        Names the input in error messages; the deprecated name of ``n_resamples``.
+
+    Returns
+    -------
+    SystemComparison
+        The ``--json`` body, the paper tables, the lines and messages to show.
 
     Examples
     --------

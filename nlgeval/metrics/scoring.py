@@ -201,27 +201,32 @@ def score_corpus(
 
     Parameters
     ----------
-    corpus:
+    corpus : Corpus
         A :class:`~nlgeval.corpus.Corpus` with references for every scored output.
-    metrics:
+    metrics : sequence of str or Metric
         Specs like ``"bleu"``, ``"bleu:lowercase=true"`` or :class:`Metric` instances.
-    systems:
+    systems : sequence of str, optional
         Restrict to these systems (default: all).
-    rated_only:
+    rated_only : bool
         Score only outputs that have at least one human rating.
-    cache, cache_dir:
+    cache, cache_dir : bool, str or pathlib.Path
         Use the on-disk statistics cache (default ``$NLGEVAL_CACHE`` or
         ``~/.cache/nlgeval/scores``).
-    n_jobs:
+    n_jobs : int, optional
         Worker processes for large batches (default: all cores; 1 = no processes).
-    backend, workers, scheduler, chunk_size:
+    backend, workers, scheduler, chunk_size : optional
         Score chunks of ``chunk_size`` outputs (default: about 4 chunks per worker, at least
         500 outputs) as tasks on a backend of :mod:`nlgeval.parallel` (``"serial"``,
         ``"process"``, ``"dask"`` with ``scheduler`` ``"local:N"`` or an address, or a backend
         object); see the module docstring. ``None`` (default): this process and ``n_jobs``.
 
-    The corpus score of a system is computed from its own segments (e.g. corpus BLEU from the
-    summed n-gram statistics, not the mean of sentence BLEU).
+    Returns
+    -------
+    ScoreResult
+        ``segments`` (``metric, system, item, score``), ``corpus_scores`` (``system, metric,
+        score, signature``), the signatures, specs and directions of the metrics. The corpus
+        score of a system is computed from its own segments (e.g. corpus BLEU from the summed
+        n-gram statistics, not the mean of sentence BLEU).
 
     Examples
     --------

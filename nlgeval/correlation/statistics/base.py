@@ -147,15 +147,43 @@ class Statistic:
 
     # ----------------------------------------------------------------- what a statistic defines
     def batch(self, Xs: np.ndarray, Ys: np.ndarray, level: str) -> np.ndarray:
-        """The statistic of every (systems x items) matrix pair of the stacks ``Xs``, ``Ys``
-        (shape (..., systems, items)); an array of the leading shape, NaN where undefined."""
+        """The statistic of every (systems x items) matrix pair of two stacks.
+
+        Parameters
+        ----------
+        Xs, Ys : numpy.ndarray
+            Metric and human scores, shape (..., systems, items), NaN for a missing cell.
+        level : str
+            ``system``, ``segment``, ``item`` or ``system-grouped``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The statistic of each pair, of the leading shape (...), NaN where undefined.
+        """
         raise NotImplementedError(f"statistic '{self.name}' defines no batch()")
 
     def value(self, X: np.ndarray, Y: np.ndarray, level: str,
               options: StatisticOptions | None = None, metric: str = "") -> StatisticValue:
-        """The point value on ``level`` (default: :meth:`batch` of the one pair of matrices),
-        with the number of units of the level (systems, complete cells, items or systems);
-        NaN with a note below ``min_n`` units."""
+        """The point value on ``level`` (default: :meth:`batch` of the one pair of matrices).
+
+        Parameters
+        ----------
+        X, Y : numpy.ndarray
+            Metric and human scores, (systems x items), NaN for a missing cell.
+        level : str
+            The level (see :mod:`nlgeval.correlation.levels`).
+        options : StatisticOptions, optional
+            Resampling options and acc_eq's fixed ``epsilon`` (statistics that need them).
+        metric : str
+            The metric's name (to look up a per-metric option such as ``epsilon``).
+
+        Returns
+        -------
+        StatisticValue
+            The value and the number of units of the level (systems, complete cells, items
+            or systems); NaN with a note below ``min_n`` units.
+        """
         n = level_units(X, Y, level)
         if n < self.min_n:
             return StatisticValue(math.nan, n, f"{self.name} undefined: {n} unit(s) at the "
@@ -165,8 +193,27 @@ class Statistic:
 
     def resampled(self, X: np.ndarray, Y: np.ndarray, level: str, sys_idx: np.ndarray,
                   item_idx: np.ndarray, options: StatisticOptions | None = None) -> np.ndarray:
-        """The statistic on every resample ``X[sys_idx[b]][:, item_idx[b]]`` (default: the
-        resampled matrices gathered in chunks and handed to :meth:`batch`)."""
+        """The statistic on every bootstrap resample (default: the resampled matrices
+        gathered in chunks and handed to :meth:`batch`).
+
+        Parameters
+        ----------
+        X, Y : numpy.ndarray
+            Metric and human scores, (systems x items).
+        level : str
+            The level.
+        sys_idx, item_idx : numpy.ndarray
+            (B x systems) and (B x items) indices: resample ``b`` is
+            ``X[sys_idx[b]][:, item_idx[b]]`` (see
+            :func:`~nlgeval.correlation.bootstrap.resample_indices`).
+        options : StatisticOptions, optional
+            The options (statistics that need them).
+
+        Returns
+        -------
+        numpy.ndarray
+            The B values, NaN where a resample leaves the statistic undefined.
+        """
         out = np.empty(sys_idx.shape[0])
         chunk = max(1, _CELLS_PER_CHUNK // max(1, sys_idx.shape[1] * item_idx.shape[1]))
         for s in range(0, sys_idx.shape[0], chunk):
@@ -178,6 +225,22 @@ class Statistic:
                 options: StatisticOptions, metric_a: str = "", metric_b: str = ""
                 ) -> tuple[float, float, np.ndarray, np.ndarray]:
         """The observed values of A and B and their values after every PERM-BOTH swap.
+
+        Parameters
+        ----------
+        XA, XB, Y : numpy.ndarray
+            The scores of metrics A and B and the human scores, (systems x items).
+        level : str
+            The level.
+        options : StatisticOptions
+            ``permutations`` (the number of swaps) and ``seed``.
+        metric_a, metric_b : str
+            The metrics' names (to look up per-metric options).
+
+        Returns
+        -------
+        tuple of (float, float, numpy.ndarray, numpy.ndarray)
+            A's and B's observed values and their ``options.permutations`` swapped values.
 
         Default: A and B z-scored on the cells all three matrices have (so that swapped
         values share a scale), ``options.permutations`` swap masks from
@@ -234,6 +297,26 @@ def bootstrap_statistic(
     and takes the percentile interval of :meth:`Statistic.resampled`, NaN resamples left out
     and counted.
 
+    Parameters
+    ----------
+    stat : Statistic
+        The statistic (e.g. from :func:`~nlgeval.correlation.statistics.get_statistic`).
+    X, Y : array_like
+        Metric and human scores, (systems x items) matrices of the same shape, NaN for a
+        missing cell.
+    level : str
+        A level the statistic supports (``stat.levels``).
+    options : StatisticOptions, optional
+        ``n_resamples``, ``resample``, ``seed``, ``confidence_level`` (default: the defaults).
+    label : str
+        The metric's name, for per-metric options.
+
+    Returns
+    -------
+    BootstrapResult
+        The point value, the percentile interval, the distribution and the number of
+        undefined resamples.
+
     Examples
     --------
     >>> import numpy as np
@@ -273,6 +356,27 @@ def perm_both_test(
     every swap; the one-sided p-value is ``(1 + #{d* >= d}) / (1 + K)`` (Phipson & Smyth
     2010) with ``d`` = A - B (or B - A for a lower-is-better statistic). None at a level where
     the statistic has no cell-swap test (``perm_levels``).
+
+    Parameters
+    ----------
+    stat : Statistic
+        The statistic.
+    XA, XB, Y : array_like
+        The scores of metrics A and B and the human scores, (systems x items) matrices of the
+        same shape.
+    level : str
+        A level the statistic supports.
+    options : StatisticOptions, optional
+        ``permutations`` (at least 1) and ``seed``.
+    metric_a, metric_b : str
+        The metrics' names (reported, and used for per-metric options).
+
+    Returns
+    -------
+    PermutationComparison or None
+        The difference d (``statistic``), its one-sided p-value and both metrics' swapped
+        values (``draws_a``, ``draws_b``); None where the statistic has no PERM-BOTH test at
+        ``level``.
 
     Examples
     --------
