@@ -33,6 +33,23 @@ def set_quiet(quiet: bool) -> None:
     _QUIET = quiet
 
 
+def quiet_requested() -> bool:
+    """True when quiet was asked for explicitly (``--quiet``, :func:`set_quiet`), and only
+    then: unlike :func:`is_quiet`, not because of CI or an stderr that is no terminal. For
+    one-line summaries that should reach logs but not a ``--quiet`` run.
+
+    Examples
+    --------
+    >>> set_quiet(True)
+    >>> quiet_requested()
+    True
+    >>> set_quiet(False)
+    >>> quiet_requested()    # even in CI or without a terminal
+    False
+    """
+    return _QUIET
+
+
 def is_quiet() -> bool:
     """True under ``--quiet``, when ``CI`` or ``NLGEVAL_QUIET`` is set, or stderr is no TTY.
 

@@ -89,7 +89,7 @@ def _say(line: str) -> None:
     """One line on stderr unless ``--quiet`` / ``NLGEVAL_QUIET``."""
     from nlgeval import progress
 
-    if progress._QUIET or os.environ.get("NLGEVAL_QUIET"):
+    if progress.quiet_requested() or os.environ.get("NLGEVAL_QUIET"):
         return
     sys.stderr.write(line + "\n")
 
