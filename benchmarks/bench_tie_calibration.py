@@ -61,7 +61,7 @@ def _from_corpus(data_dir: str | None) -> tuple[str, np.ndarray, np.ndarray, np.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seg = score_corpus(corpus, ["chrf", "bleu"], rated_only=True).segments
-    cols = ["system-grouped", "item", "score"]
+    cols = ["system", "item", "score"]
     a = score_matrices(seg.loc[seg.metric == "chrf", cols], human[cols])
     b = score_matrices(seg.loc[seg.metric == "bleu", cols], human[cols],
                        systems=a.systems, items=a.items)
