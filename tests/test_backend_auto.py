@@ -21,6 +21,7 @@ def test_auto_resolves_by_cores_criteria_and_work(monkeypatch: pytest.MonkeyPatc
     assert s.for_study(5, 16 * 178, 8).backend == "process"      # WebNLG 2020's shape
     assert s.for_study(1, 16 * 178, 8).backend == "serial"       # one criterion: one task
     assert s.for_study(5, 5 * 12, 2).backend == "serial"         # too little work
+    assert s.for_study(5, 20 * 50_000, 3).backend == "serial"   # too large to hold twice
     assert ValidationSettings(backend="serial").for_study(5, 16 * 178, 8).backend == "serial"
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert s.for_study(5, 16 * 178, 8).backend == "serial"

@@ -35,6 +35,10 @@ CORRECTIONS = ("holm", "bh", "by", "bonferroni", "none")
 #: ((n_resamples + permutations) x cells x metrics; WebNLG 2020 is 4.6e7): below it, starting
 #: the workers costs more than the second core gives back
 AUTO_PROCESS_WORK = 2_000_000
+#: ... and up to this many scored outputs (cells x metrics) per criterion: every worker holds a
+#: criterion's matrices and resampling chunks, so a larger study stays serial (the memory its
+#: estimate checks before the statistics start)
+AUTO_PROCESS_MAX_OUTPUTS = 1_000_000
 
 
 def _names(value: Sequence[str] | str | None, what: str) -> tuple[str, ...] | None:
@@ -119,7 +123,7 @@ class ValidationSettings(Result):
     def __post_init__(self, resamples: int | None = None) -> None:
         put = object.__setattr__  # frozen: normalise the fields once, here
         put(self, "n_resamples", renamed_keyword("ValidationSettings", "resamples", resamples,
-                                                 "n_resamples", self.n_resamples))
+                                                 "n_resamples", self.n_resamples, stacklevel=4))
         for name in ("metrics", "criteria", "exclude_systems"):
             put(self, name, _names(getattr(self, name), name))
         put(self, "lower_is_better", _names(self.lower_is_better, "lower_is_better") or ())
@@ -234,8 +238,9 @@ class ValidationSettings(Result):
         and ``n_metrics`` metrics on ``n_cells`` (systems x items) cells: ``process`` (one task
         per criterion on every core) when there are two or more cores and criteria and the
         resampling work is large enough to pay for the worker processes (about
-        :data:`AUTO_PROCESS_WORK` resampled cells), else ``serial``. Either gives the same
-        numbers; run.json records the one used.
+        :data:`AUTO_PROCESS_WORK` resampled cells) and the data small enough to be held twice
+        (:data:`AUTO_PROCESS_MAX_OUTPUTS`), else ``serial``. Either gives the same numbers;
+        run.json records the one used.
 
         >>> s = ValidationSettings(n_resamples=20, permutations=0).for_study(5, 100, 2)
         >>> s.backend
@@ -244,7 +249,8 @@ class ValidationSettings(Result):
         if self.backend != "auto":
             return self
         work = (self.n_resamples + self.permutations) * n_cells * n_metrics
-        many = n_criteria >= 2 and (os.cpu_count() or 1) >= 2 and work >= AUTO_PROCESS_WORK
+        many = n_criteria >= 2 and (os.cpu_count() or 1) >= 2 and work >= AUTO_PROCESS_WORK \
+            and n_cells * n_metrics <= AUTO_PROCESS_MAX_OUTPUTS
         return self.replace(backend="process" if many else "serial")
 
     def replace(self, **changes: Any) -> ValidationSettings:
