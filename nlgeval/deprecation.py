@@ -12,9 +12,12 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def renamed_keyword(function: str, old: str, old_value: T | None, new: str, new_value: T) -> T:
+def renamed_keyword(function: str, old: str, old_value: T | None, new: str, new_value: T, *,
+                    stacklevel: int = 3) -> T:
     """The value to use: ``new_value``, or ``old_value`` (with a DeprecationWarning) when the
-    caller used the old keyword (``old_value`` is not None).
+    caller used the old keyword (``old_value`` is not None). ``stacklevel``: where the warning
+    points, 3 (the default) being the caller of the function that calls this one; one more
+    for a dataclass's ``__post_init__`` (called by the generated ``__init__``).
 
     Examples
     --------
@@ -31,5 +34,5 @@ def renamed_keyword(function: str, old: str, old_value: T | None, new: str, new_
     if old_value is None:
         return new_value
     warnings.warn(f"{function}(): the keyword {old!r} is deprecated; use {new!r}",
-                  DeprecationWarning, stacklevel=3)
+                  DeprecationWarning, stacklevel=stacklevel)
     return old_value

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from nlgeval.corpus import Corpus
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.parallel.memory import check_study_memory, estimate_study_memory
 from nlgeval.provenance import Timings
@@ -227,9 +228,12 @@ def run_validation(
     """
     if metrics is not None:
         options["metrics"] = metrics
+    old = options.pop("resamples", None)  # the deprecated name of n_resamples
+    if old is not None:
+        options["n_resamples"] = renamed_keyword("run_validation", "resamples", old,
+                                                 "n_resamples", 0)
     names = [f.name for f in dataclasses.fields(ValidationSettings)]
-    # ``resamples``: the deprecated name of ``n_resamples`` (ValidationSettings warns)
-    unknown = [k for k in options if k not in names and k != "resamples"]
+    unknown = [k for k in options if k not in names]
     if unknown:
         raise InputError(f"run_validation: unknown setting(s) {', '.join(unknown)} "
                          f"(settings are: {', '.join(names)})")

@@ -83,7 +83,8 @@ class StatisticOptions(Result):
 
     def __post_init__(self, resamples: int | None = None) -> None:
         object.__setattr__(self, "n_resamples", renamed_keyword(
-            type(self).__name__, "resamples", resamples, "n_resamples", self.n_resamples))
+            type(self).__name__, "resamples", resamples, "n_resamples", self.n_resamples,
+            stacklevel=4))
 
 
 @dataclass(frozen=True)
