@@ -91,17 +91,15 @@ def pair_swap_deltas(
 ) -> dict[tuple[str, str], tuple[float, float, np.ndarray]]:
     """r(A), r(B) and r(A*) - r(B*) on every swap mask (P, S, I), for every pair.
 
-    Segment level: ``group`` pairs share one matrix product per block of ``PERM_BLOCK``
-    masks (the products of the block-by-block code); system and item level: the same sums,
-    any number of pairs at once. The coefficients are element-wise and row-wise arithmetic
+    ``group`` pairs at a time (the bound on their stacked terms); at segment level they share
+    the matrix products of the block-by-block code; at system and item level each sum is
+    the same whatever the group. The coefficients are element-wise and row-wise arithmetic
     on (pairs, draws) arrays, the same numbers as block by block.
     """
     out = {}
     m = masks.reshape(masks.shape[0], -1)
     m = m if m.dtype == float else m.astype(float)
     m3 = m.reshape(masks.shape)
-    if prep.level != "segment":
-        group = max(1, len(pairs))
     memo: dict | None = {} if prep.shared else None  # per-metric sums, taken once
     for g0 in range(0, len(pairs), group):
         chunk = pairs[g0:g0 + group]
