@@ -193,3 +193,16 @@ def test_segment_products_whole_or_by_block(whole: bool, monkeypatch) -> None:
     want = _reference_all_pairs(mets, H, "segment", masks)
     for key, (_, _, deltas) in want.items():
         np.testing.assert_array_equal(got[key][2], deltas)
+
+
+def test_segment_draws_in_chunks(monkeypatch) -> None:
+    # the draws taken a chunk at a time (a multiple of the block size; the last one short)
+    from nlgeval.correlation import _pair_swaps
+
+    monkeypatch.setattr(_pair_swaps, "_SEGMENT_DRAWS", 16)
+    H, mets = _zoo(3, 7, 30, 5, "plain")
+    masks = compare.swap_masks(H.shape, 45, "both", seed=9)
+    got = compare._all_pair_deltas(mets, H, "segment", "pearson", masks)
+    want = _reference_all_pairs(mets, H, "segment", masks)
+    for key, (_, _, deltas) in want.items():
+        np.testing.assert_array_equal(got[key][2], deltas)

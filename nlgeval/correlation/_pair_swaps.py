@@ -26,6 +26,7 @@ from nlgeval.correlation.permutations import _standardise
 #: differently with another number of rows, so a draw must not depend on the chunking
 PERM_BLOCK = 8
 _SYSTEM_CELLS = 4_000_000  # bound on one system-level (draws, systems, pairs) block
+_SEGMENT_DRAWS = 1024  # draws per segment-level product (a multiple of PERM_BLOCK)
 _ITEM_MAX = 8192  # the compiled item-level mean sums rows as numpy does up to this length
 
 Terms = tuple[np.ndarray, ...]
@@ -142,12 +143,15 @@ def _stack_sums(terms: Sequence[Terms], axis: int | None, which: Sequence[int],
 def _segment_draws(terms: Sequence[Terms], m: np.ndarray, memo: dict | None
                    ) -> tuple[np.ndarray, np.ndarray]:
     cols = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
-    prod = _block_products(m, cols)
-    mD, mE, mF = prod[0::3], prod[1::3], prod[2::3]
     n, sa, saa, sah, sb, sbb, sbh, sy, syy = (s[:, None] for s in
                                               _stack_sums(terms, None, range(9), memo))
-    return (_r_of(n, sa + mD, saa + mE, sah + mF, sy, syy),
-            _r_of(n, sb - mD, sbb - mE, sbh - mF, sy, syy))
+    ra, rb = np.empty((len(terms), m.shape[0])), np.empty((len(terms), m.shape[0]))
+    for d0 in range(0, m.shape[0], _SEGMENT_DRAWS):  # bounded (pairs, draws) arrays
+        prod = _block_products(m[d0:d0 + _SEGMENT_DRAWS], cols)
+        mD, mE, mF = prod[0::3], prod[1::3], prod[2::3]
+        ra[:, d0:d0 + _SEGMENT_DRAWS] = _r_of(n, sa + mD, saa + mE, sah + mF, sy, syy)
+        rb[:, d0:d0 + _SEGMENT_DRAWS] = _r_of(n, sb - mD, sbb - mE, sbh - mF, sy, syy)
+    return ra, rb
 
 
 def _block_product(m: np.ndarray, cols: np.ndarray, b0: int) -> np.ndarray:
