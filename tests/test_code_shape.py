@@ -37,8 +37,6 @@ declarations -- each option's flag, type, default and help text -- which are the
 interface, read as a table, not as logic; the docstring (``--help``) and the body count. Commands
 are registered in ``nlgeval/cli/__init__.py`` or by a decorator, so this is keyed to the folder.
 
-:data:`KNOWN_OFFENDERS` lists the functions over a limit in files owned by others while the
-code is being reorganised; each entry names its owner and fails once fixed (remove it then).
 """
 
 from __future__ import annotations
@@ -189,21 +187,9 @@ def library_offenders() -> list[Offender]:
     return offenders
 
 
-#: (path, function) -> (lines as read today, owner): functions over a limit in files owned by
-#: others during the issue-27 reorganisation. The test fails when one grows, when a new one
-#: appears, and when one is fixed (remove its entry then).
-KNOWN_OFFENDERS: dict[tuple[str, str], tuple[int, str]] = {
-    # the experiment CLI, one function per command
-    ("nlgeval/cli/experiment.py", "_add_export"): (83, "H7"),
-}
-
-
 def test_library_has_no_long_modules_or_functions() -> None:
     found = library_offenders()
-    offenders = [o for o in found
-                 if o.length > KNOWN_OFFENDERS.get((o.path, o.name), (o.length - 1, ""))[0]]
-    fixed = sorted(set(KNOWN_OFFENDERS) - {(o.path, o.name) for o in found})
-    assert not fixed, f"no longer over the limit, remove from KNOWN_OFFENDERS: {fixed}"
+    offenders = list(found)
     assert not offenders, (
         f"{len(offenders)} over-long module(s)/function(s) (split them into small named steps; "
         f"'{MARKER} <reason>' exempts only a module or the logic-line limit):\n"
