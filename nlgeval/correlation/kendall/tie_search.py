@@ -221,8 +221,9 @@ def _calibrate(groups: Groups, leaf_budget: int | None, round_points: int,
     lay = _Layout(groups, w)
     histogram = (lay.class_work <= HIST_MAX_CLASSES * lay.n if leaf_sweep is None
                  else leaf_sweep == "histogram")
-    # automatic choice: windows of at most COLLECT_BUDGET pairs are sorted (faster there)
-    hist_from = COLLECT_BUDGET if leaf_sweep is None else 0
+    # automatic choice: a window is sorted unless its pairs outnumber the binary searches of a
+    # histogram pass several times over (each pass visits every cell against every class)
+    hist_from = max(LEAF_BUDGET, 8 * lay.class_work) if leaf_sweep is None else 0
     if leaf_budget is None:
         leaf_budget = max(LEAF_BUDGET, (HIST_PER_CELL if histogram else LEAF_PER_CELL) * lay.n)
     search = _Bound(lay, exact, 0.0 if exact else _LOOSE * G, int(leaf_budget),
