@@ -19,6 +19,7 @@ import pandas as pd
 from nlgeval.errors import InputError
 from nlgeval.experiment.checks import add_checks
 from nlgeval.experiment.config import ExperimentConfig, load_config
+from nlgeval.experiment.modes import get_mode
 from nlgeval.experiment.storage import Store, default_url, redact
 from nlgeval.experiment.storage.design import count_judgements, write_design
 from nlgeval.experiment.trials import Materials, load_materials
@@ -181,7 +182,7 @@ def create_experiment(
     cfg = load_config(directory)
     mat = load_materials(cfg)
     seed = cfg.seed if seed is None else seed
-    trials, summary = cfg.mode_impl.allocate(cfg, mat, evaluators=evaluators, seed=seed)
+    trials, summary = get_mode(cfg.mode).allocate(cfg, mat, evaluators=evaluators, seed=seed)
     trials = add_checks(trials, cfg, mat, seed=seed)
 
     from nlgeval.experiment.settings import (

@@ -27,6 +27,7 @@ from nlgeval.experiment.config_types import (
     CriterionConfig,
     CrowdConfig,
     Question,
+    mode_spec,
 )
 from nlgeval.experiment.platforms import PLATFORM_KEYS, parse_platform
 from nlgeval.experiment.scales import PRESETS
@@ -153,9 +154,7 @@ def parse_criterion(t: Any, i: int, mode: str, file: Path) -> CriterionConfig:
 
 def _relative(mode: str) -> bool:
     """The mode's scales are relative ("which is better and by how much")."""
-    from nlgeval.experiment.modes import get_mode
-
-    return get_mode(mode).relative_scales
+    return mode_spec(mode).relative_scales
 
 
 def _vds(r: Reader, name: str, question: str, definition: str, mode: str) -> CriterionConfig:
@@ -352,9 +351,8 @@ def parse_checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
 
 def _check_kinds(r: Reader, mode: str, asked: dict[str, int]) -> None:
     """Refuse attention checks the mode does not support."""
-    from nlgeval.experiment.modes import get_mode
 
-    kinds = get_mode(mode).check_kinds
+    kinds = mode_spec(mode).check_kinds
     for kind, n in asked.items():
         if not n or kind in kinds:
             continue

@@ -14,22 +14,22 @@ Examples
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from nlgeval.errors import InputError
-from nlgeval.experiment.modes import BUILTIN
 
 if TYPE_CHECKING:
-    from nlgeval.experiment.modes import Mode as TrialMode
     from nlgeval.experiment.platforms import Screening
 
 CONFIG_NAME = "experiment.toml"
-#: the built-in modes (:data:`nlgeval.experiment.modes.BUILTIN`)
-MODES = BUILTIN
+#: the built-in modes, by name (:data:`nlgeval.experiment.modes.BUILTIN`; a new mode adds its
+#: module's name here)
+MODES = ("absolute", "relative", "triangle", "mqm", "esa", "bws")
 TOOLS = ("vds", "vas")
 QUESTION_TYPES = ("text", "choice", "number")
 TRIANGLE_CRITERION = "odd_one_out"
@@ -37,6 +37,36 @@ TRIANGLE_CRITERION = "odd_one_out"
 #: a mode's name (one of :func:`nlgeval.experiment.modes.mode_names`; its behaviour is
 #: :attr:`ExperimentConfig.mode_impl`)
 Mode = str
+
+
+class ModeSpec(Protocol):
+    """What the configuration and the modules below the modes need of a mode
+    (:class:`nlgeval.experiment.modes.Mode` has all of it). Named here so that the config
+    types, which the modes themselves use, never import the modes package back: they look
+    the mode up by name with :func:`mode_spec`."""
+
+    name: str
+    pairwise: bool
+    relative_scales: bool
+    check_kinds: tuple[str, ...]
+
+    def criterion_names(self, cfg: ExperimentConfig) -> list[str]: ...
+
+    def fingerprint_extra(self, cfg: ExperimentConfig) -> dict[str, Any] | None: ...
+
+
+def mode_spec(name: str) -> ModeSpec:
+    """The mode called ``name``, looked up in the mode registry
+    (:func:`nlgeval.experiment.modes.get_mode`) by name; KeyError when there is none.
+
+    Examples
+    --------
+    >>> mode_spec("relative").pairwise, mode_spec("triangle").check_kinds
+    (True, ('known_answer',))
+    """
+    registry = importlib.import_module("nlgeval.experiment.modes")
+    spec: ModeSpec = registry.get_mode(name)
+    return spec
 
 
 @dataclass(frozen=True)
@@ -243,11 +273,10 @@ class ExperimentConfig:
     options: Any = None
 
     @property
-    def mode_impl(self) -> TrialMode:
-        """The :class:`~nlgeval.experiment.modes.Mode` of :attr:`mode`."""
-        from nlgeval.experiment.modes import get_mode
-
-        return get_mode(self.mode)
+    def mode_impl(self) -> ModeSpec:
+        """The :class:`~nlgeval.experiment.modes.Mode` of :attr:`mode` (:func:`mode_spec`;
+        code above the modes package calls ``get_mode(cfg.mode)`` for the whole class)."""
+        return mode_spec(self.mode)
 
     @property
     def path(self) -> Path:

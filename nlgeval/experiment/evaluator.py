@@ -30,7 +30,6 @@ from nlgeval.experiment.evaluator_forms import (
     shown_time,
     sign_shown,
     state_or_404,
-    texts_for,
 )
 from nlgeval.experiment.loaded import MAX_COMMENT, Experiment, current_experiment
 from nlgeval.experiment.outcomes import intro_outcome
@@ -50,7 +49,7 @@ from nlgeval.experiment.storage.answers import (
     start_trials,
     who,
 )
-from nlgeval.experiment.views import State, TrialView, slider_start
+from nlgeval.experiment.views import State, TrialView, slider_start, texts_for
 
 MAX_ID = 2**31 - 1  # ids beyond a 32-bit integer cannot exist (and would overflow SQLite/PG)
 

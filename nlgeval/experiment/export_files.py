@@ -83,11 +83,12 @@ def write_export(
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    from nlgeval.experiment.modes import get_mode
     from nlgeval.experiment.modes.spans import SpanMode
 
     raw = export_ratings(store, cfg, include_practice=include_practice,
                          include_checks=include_checks)
-    mode = cfg.mode_impl
+    mode = get_mode(cfg.mode)
     hook = getattr(mode, "export_tables", None)
     tables = dict(hook(raw, logit_prior=logit_prior)) if hook else {"ratings": raw}
     tables["flags"] = quality_flags(store, cfg)

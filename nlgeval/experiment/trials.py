@@ -28,7 +28,7 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus, CorpusInfo
 from nlgeval.errors import InputError
-from nlgeval.experiment.config import ExperimentConfig
+from nlgeval.experiment.config_types import ExperimentConfig
 from nlgeval.io import check_nonempty_text, check_unique, read_table, row_of, to_numeric
 
 TRIANGLE_COLUMNS = ("judge", "position", "item", "order", "source_1", "source_2", "source_3",

@@ -11,7 +11,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from nlgeval.experiment.config import CriterionConfig, format_value
+from flask import request
+
+from nlgeval.experiment.config_types import CriterionConfig, format_value
+from nlgeval.experiment.i18n import criterion_wording
 
 _NUMBER = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,12})?")
 
@@ -139,3 +142,75 @@ def slider_start(c: CriterionConfig) -> str:
     """
     k = round((c.max - c.min) / 2 / c.step)
     return format_value(c.min + k * c.step)
+
+
+def texts_for(x: Any, trial: TrialView) -> list[dict[str, str]]:
+    """The labelled texts a trial shows: one output, a pair (A, B), a triad, or an attention
+    check's own (degraded) texts. ``x`` is the loaded experiment
+    (:class:`nlgeval.experiment.loaded.Experiment`: its ``_`` and ``texts``).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> x = SimpleNamespace(_=lambda m, **kw: m % kw if kw else m,
+    ...                     texts={("A", "i1"): "Sunny.", ("B", "i1"): "Rain."})
+    >>> texts_for(x, TrialView(1, 1, False, "i1", "A", "B", None, None))
+    [{'label': 'Text A', 'text': 'Sunny.'}, {'label': 'Text B', 'text': 'Rain.'}]
+    """
+    _ = x._
+    d = trial.details or {}
+    if "texts" in d:  # an attention check with its own (degraded) texts
+        if len(d["texts"]) == 1:
+            return [{"label": _("Text"), "text": d["texts"][0]}]
+        return [{"label": _("Text A"), "text": d["texts"][0]},
+                {"label": _("Text B"), "text": d["texts"][1]}]
+    if "sources" in d:
+        return [
+            {"label": _("Text %(k)s", k=k), "text": x.texts[(s, it)]}
+            for k, (s, it) in enumerate(zip(d["sources"], d["items"], strict=True), 1)
+        ]
+    out = [{"label": _("Text A") if trial.system_b else _("Text"),
+            "text": x.texts[(trial.system, trial.item)]}]
+    if trial.system_b:
+        out.append({"label": _("Text B"), "text": x.texts[(trial.system_b, trial.item)]})
+    return out
+
+
+def parse_criterion(x: Any, i: int, c: CriterionConfig, errors: dict[str, str]
+                    ) -> float | None:
+    """The posted value of criterion ``i`` (field ``c<i>``); a missing answer is noted in
+    ``errors``, a value the form could not have produced raises :class:`BadForm`; inside a
+    request. ``x`` is the loaded experiment (:class:`nlgeval.experiment.loaded.Experiment`:
+    its ``_`` and ``cfg``). A step of every mode's form (:mod:`nlgeval.experiment.modes`).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from flask import Flask
+    >>> c = CriterionConfig("fluency", "How fluent?", "", "vas", min=0, max=100, step=1,
+    ...                     left_label="not", right_label="very")
+    >>> x = SimpleNamespace(_=lambda m, **kw: m % kw, cfg=SimpleNamespace(language="en"))
+    >>> with Flask("demo").test_request_context(method="POST", data={"c0": "70",
+    ...                                                               "c0_moved": "1"}):
+    ...     parse_criterion(x, 0, c, {})
+    70.0
+    """
+    _ = x._
+    key = f"c{i}"
+    shown = criterion_wording(x.cfg.language, c).name
+    raw = request.form.get(key, "").strip()
+    if c.tool == "vds":
+        if raw == "":
+            errors[key] = _("Please choose a rating for “%(name)s”.", name=shown)
+            return None
+        allowed = {format_value(v): v for v in c.values}
+        if raw not in allowed:
+            raise BadForm(f"{raw!r} is not a point of the scale of '{c.name}'")
+        return float(allowed[raw])
+    moved = request.form.get(f"{key}_moved") == "1"
+    confirmed = request.form.get(f"{key}_confirm") == "1"
+    if raw == "" or not (moved or confirmed):
+        errors[key] = _("Please move the slider for “%(name)s”, or tick the box to confirm "
+                        "your rating where it is.", name=shown)
+        return None
+    return slider_value(raw, c)

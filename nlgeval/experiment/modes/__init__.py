@@ -2,7 +2,9 @@
 :mod:`nlgeval.experiment.modes.base` for what a mode owns).
 
 A new mode is one module here defining ``MODE`` (an instance of a :class:`Mode` subclass),
-its name added to :data:`BUILTIN`, and its form in ``templates/modes/<name>.html`` (plus a
+its name added to :data:`BUILTIN` (defined as ``MODES`` in
+:mod:`nlgeval.experiment.config_types`, which the config reads without importing the modes
+back), and its form in ``templates/modes/<name>.html`` (plus a
 script under ``static/`` when the form needs one).
 
 Examples
@@ -20,12 +22,13 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
+from nlgeval.experiment.config_types import MODES
 from nlgeval.experiment.modes.base import RATING_COLUMNS, Mode
 
 __all__ = ["BUILTIN", "RATING_COLUMNS", "Mode", "get_mode", "mode_names"]
 
 #: the modes shipped with nlgeval, by module name (= the mode's name)
-BUILTIN = ("absolute", "relative", "triangle", "mqm", "esa", "bws")
+BUILTIN = MODES
 
 
 @cache

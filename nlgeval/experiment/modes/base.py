@@ -6,7 +6,8 @@ own design), the form it renders (a template part under ``templates/modes/`` and
 static scripts), answer parsing and validation, the columns it exports, the attention checks
 it supports and the analysis hook that turns its export into nlgeval's tidy
 ``rater, item, system, criterion, score`` frame (or pairwise judgements). The web app and
-``create``/``export`` ask the mode (``cfg.mode_impl``) instead of testing the mode's name.
+``create``/``export`` ask the mode (``get_mode(cfg.mode)``; ``cfg.mode_impl`` in the modules
+below this package) instead of testing the mode's name.
 
 Examples
 --------
@@ -131,7 +132,7 @@ class Mode:
         :class:`nlgeval.experiment.views.BadForm`."""
         from flask import request
 
-        from nlgeval.experiment.evaluator_forms import parse_criterion
+        from nlgeval.experiment.views import parse_criterion
 
         scores: dict[str, float] = {}
         confirmed: dict[str, bool] = {}

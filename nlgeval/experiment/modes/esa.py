@@ -81,7 +81,7 @@ class Esa(SpanMode):
                    ) -> tuple[dict[str, float], dict[str, bool]]:
         from flask import request
 
-        from nlgeval.experiment.evaluator_forms import parse_criterion
+        from nlgeval.experiment.views import parse_criterion
 
         spans = self.spans_of(x, errors)
         score = parse_criterion(x, 0, x.cfg.options.scale, errors)

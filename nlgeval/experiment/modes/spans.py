@@ -135,8 +135,7 @@ def trial_text(x: Any) -> str:
     """The output the current request's trial shows (the text the spans mark)."""
     from flask import request
 
-    from nlgeval.experiment.evaluator_forms import texts_for
-    from nlgeval.experiment.views import TrialView
+    from nlgeval.experiment.views import TrialView, texts_for
 
     tid = (request.view_args or {}).get("trial_id")
     trial = TrialView(*x.trials[tid])
