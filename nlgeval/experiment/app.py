@@ -151,7 +151,8 @@ def create_app(
         app.config.update(SESSION_COOKIE_SAMESITE="None", SESSION_COOKIE_SECURE=True,
                           SESSION_COOKIE_PARTITIONED=True)
     csp = content_security_policy(frames)
-    app.extensions["nlgeval_experiment"] = {"config": x.cfg, "store": x.store, "experiment": x}
+    app.extensions["nlgeval_experiment"] = {"config": x.cfg, "store": x.store, "experiment": x,
+                                            "proxies": proxies}
     app.jinja_env.add_extension("jinja2.ext.i18n")
     gettext, ngettext = gettext_for(x.cfg.language)
     app.jinja_env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]  # added by jinja2.ext.i18n

@@ -120,6 +120,15 @@ def waitress_server(app: Flask, threads: int, **where: Any) -> Any:
     bound ``sockets``; wrapped in :class:`~nlgeval.experiment.timing.RequestTimer` when
     ``NLGEVAL_SERVER_TIMING`` asks for server-side timing.
 
+    Proxy headers follow the app's ``proxies`` (:func:`~nlgeval.experiment.app.create_app`):
+    waitress removes ``X-Forwarded-*`` headers from every request by default
+    (``clear_untrusted_proxy_headers``), so the app's ``ProxyFix`` would never see
+    ``X-Forwarded-For`` and every client behind a proxy would count as the proxy's address.
+    With ``proxies`` the headers are passed on and ``ProxyFix`` alone takes the client's
+    address from the ``proxies``-th entry from the right; without, waitress keeps clearing
+    them, so a client cannot claim another address. Waitress settings passed in ``where``
+    (the simulator makes waitress itself trust its one proxy) take precedence.
+
     Examples
     --------
     >>> from flask import Flask
@@ -139,6 +148,8 @@ def waitress_server(app: Flask, threads: int, **where: Any) -> Any:
     wsgi: Any = app
     if timer_from_env() is not None:  # the load benchmark's server-side timing
         wsgi = app.extensions.setdefault("nlgeval_timer", RequestTimer(app))
+    if app.extensions.get("nlgeval_experiment", {}).get("proxies"):
+        where = {"clear_untrusted_proxy_headers": False, **where}
     return create_server(wsgi, threads=threads, ident="nlgeval", **where)
 
 
