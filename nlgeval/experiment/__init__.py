@@ -3,7 +3,10 @@
 Modules (one job each):
 
 ``config``   the experiment directory and ``experiment.toml``, validated up front.
-``scales``   preset verbal descriptor scales (the 2023 seed's Table 1, relative preference scales).
+``scales``   preset verbal descriptor scales (González-Corbelle et al. 2023, Table 1) and
+             relative preference scales (Kow & Belz 2012).
+``modes``    the kinds of trial (absolute, relative, triangle, MQM, ESA, best-worst scaling),
+             one ``Mode`` each: config table, allocation, form, export, analysis hook.
 ``build``    ``create``: Latin-square (or triangle-questionnaire) trial sets into the database.
 ``storage``  every SQL statement, by concept (design, answers, leases, researcher, reports);
              SQLite (WAL, group commit) by default, PostgreSQL by URL.

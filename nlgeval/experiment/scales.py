@@ -2,9 +2,8 @@
 
 ``meteo5`` is the 5-point verbal descriptor scale with the descriptions evaluators were given in
 González-Corbelle, Alonso-Moral, Crujeiras & Bugarín-Diz (2023), "An Empirical Study on the
-Number of Items in Human Evaluation of Automatically Generated Texts" -- seed
-``number-of-items-resampling-2023.txt``, Table 1 ("Instructions given
-to the evaluators to score the texts based on their fluidity, naturalness, and content").
+Number of Items in Human Evaluation of Automatically Generated Texts", Table 1 ("Instructions
+given to the evaluators to score the texts based on their fluidity, naturalness, and content").
 ``text5`` is the same scale worded for a textual input (no "images").
 ``relative5`` / ``relative7`` are strength-of-preference scales for relative judgements (Kow &
 Belz 2012, section 2.2): lower values favour text A (shown on the left), higher values text B.
@@ -49,7 +48,7 @@ PRESETS: dict[str, ScalePreset] = {
             "The description is so readable, natural, complete, and consistent with the data "
             "shown that could be considered a human text.",
         ),
-        source="seed number-of-items-resampling-2023.txt, Table 1",
+        source="González-Corbelle et al. (2023), Table 1",
     ),
     # meteo5's descriptions with "the data shown in the images" said of a textual input
     "text5": ScalePreset(
