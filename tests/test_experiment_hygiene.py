@@ -525,9 +525,9 @@ def test_screening_answers_screen_out_or_let_through(tmp_path: Path) -> None:
 
 
 def test_the_kept_answers_of_a_released_set_are_not_reported_as_passed(tmp_path: Path) -> None:
-    from nlgeval.experiment.storage.leases import release_set
     from nlgeval.experiment.quality import quality_flags
     from nlgeval.experiment.storage import utcnow
+    from nlgeval.experiment.storage.leases import release_set
 
     d = write_experiment(tmp_path / "exp", practice=0, questionnaire=False)
     made = create_experiment(d)
