@@ -116,7 +116,7 @@ def bench_validate(args: argparse.Namespace) -> None:
     print(f"one-criterion validate study: {args.systems} systems x {args.items} items, 3 metrics, "
           f"default statistics, {args.resamples} resamples, {args.permutations} permutations; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    warm = {**opts, "resamples": 10, "permutations": 10}
+    warm = {**opts, "n_resamples": 10, "permutations": 10}
     run_validation(corpus, **warm)  # compile the kernels
     best: dict[str, tuple[float, float]] = {}
     for label in ("serial", "local:1", "local:2"):
