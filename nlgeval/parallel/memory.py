@@ -134,10 +134,12 @@ def check_study_memory(est: MemoryEstimate, available: int | None = None) -> Non
         return
     per_output = (est.metrics + max(1, est.criteria)) * BYTES_PER_VALUE
     fit_items = max(0, (free - BASE_BYTES) // (per_output * max(1, est.systems)))
+    sample = (f"validate a sample of at most {fit_items:,} items, " if fit_items > 0
+              else "")  # below the fixed overhead no sample fits: do not suggest 0 items
     raise InputError(
         f"this study needs an estimated {format_bytes(est.bytes)} of memory ({est.systems} "
         f"systems x {est.items:,} items x {est.metrics} metrics x {est.criteria} criteria) "
-        f"and {format_bytes(free)} are available: validate a sample of at most "
-        f"{fit_items:,} items, fewer metrics per run, or run on a machine or Dask workers "
+        f"and {format_bytes(free)} are available: {sample}"
+        "use fewer metrics per run, or run on a machine or Dask workers "
         "(--backend dask --scheduler ADDRESS) with more memory; the number of resamples does "
         "not change it")
