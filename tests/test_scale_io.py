@@ -213,9 +213,11 @@ def test_a_parquet_file_of_tens_of_millions_of_cells_is_read_typed(tmp_path, lay
     assert got["first"][:3] == ["m0", "s0", "i00000"]
     # typed: about 1 + 1 + 4 + 8 + 8 (row) bytes per score and 1-byte categories
     assert got["frame"] < 32 * n, got
-    # the Arrow table and the frame, once each, plus one column's temporaries; the string
-    # reader (Arrow-backed strings per cell) held 2-3x a frame of ~90 bytes per score
-    assert got["peak"] - got["base"] < 2.5 * got["frame"] + 200e6, got
+    # the Arrow table and the frame, once each, plus one column's temporaries and Arrow's
+    # allocator slack (2.5-3.3x the frame measured: 3.2x for the long file inside the whole suite);
+    # the string reader (Arrow-backed strings per cell) held 2-3x a frame of ~90 bytes per score,
+    # i.e. over 2 GB here, which this bound (~1.5 GB) still refuses
+    assert got["peak"] - got["base"] < 4 * got["frame"] + 200e6, got
 
 
 @pytest.mark.slow
