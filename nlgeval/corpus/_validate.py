@@ -15,7 +15,7 @@ from nlgeval.errors import InputError
 from nlgeval.io import ROW, check_columns, check_nonempty_text, check_unique, row_of, to_numeric
 
 if TYPE_CHECKING:  # pragma: no cover
-    from nlgeval.corpus import CorpusInfo
+    from nlgeval.corpus.info import CorpusInfo
 
 OUTPUT_COLUMNS = ("system", "item", "text")
 REFERENCE_COLUMNS = ("item", "ref_id", "text")

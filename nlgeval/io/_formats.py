@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
-from nlgeval.io import ROW, read_text_utf8
+from nlgeval.io.text import ROW, read_text_utf8
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlgeval.errors import NlgevalError
+from nlgeval.parallel.backends import get_backend, map_tasks
 from nlgeval.parallel.dask_backend import DaskBackend, _require_distributed
 from nlgeval.progress import progress_bar
 
@@ -75,8 +76,6 @@ def map_split(fn: Callable[[Any, Any], Any], groups: Sequence[SplitGroup], backe
     ...           "serial")
     [[30, 60], [2]]
     """
-    from nlgeval.parallel import get_backend, map_tasks
-
     be = get_backend("serial" if backend is None else backend)
     if not isinstance(be, DaskBackend):
         return map_tasks(_run_whole, [_WholeGroup(g, fn) for g in groups], be,
