@@ -130,7 +130,7 @@ def pair_tests_ratio(n_metrics: int, n_systems: int, n_items: int, permutations:
     as the obvious alternative does (one pair at a time: ``permutation_test``'s draws and
     ``williams_from_scores`` per ordered pair), and print the ratio and whether the p-values
     are the same numbers."""
-    from nlgeval.correlation import compare
+    from nlgeval.correlation.permutation import compare
 
     ratings, scores = zoo_study(n_systems, n_items, n_metrics, 1, seed=seed)
     H = ratings.groupby(["system", "item"]).score.mean().unstack().to_numpy()

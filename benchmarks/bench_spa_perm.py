@@ -34,7 +34,7 @@ from nlgeval.correlation._pairwise_kernels import (
     _spa_from_p,
 )
 from nlgeval.correlation.pairwise import sign_flip_masks, soft_pairwise_accuracy_test
-from nlgeval.correlation.permutations import _standardise, iter_swap_masks
+from nlgeval.correlation.permutation.draws import iter_swap_masks, standardise
 
 S, N, N_METRICS, K = 16, 178, 8, 1000
 
@@ -52,7 +52,7 @@ def straightforward(XA: np.ndarray, XB: np.ndarray, Y: np.ndarray, draws: int
     design = _SignFlipDesign.build(ok)
     keep = design.keep
     plan = _prepare_masks(design, sign_flip_masks(int(keep.sum()), K, 0))
-    A0, B0 = (np.where(ok, _standardise(np.where(ok, X, np.nan)), 0.0)[:, keep]
+    A0, B0 = (np.where(ok, standardise(np.where(ok, X, np.nan)), 0.0)[:, keep]
               for X in (XA, XB))
     ph = _sign_flip_pvalues(np.where(ok, Y, 0.0)[:, keep][None], design, plan)
     da, db = [], []

@@ -139,7 +139,7 @@ def rank_bootstraps(X: np.ndarray, Y: np.ndarray, B: int) -> bool:
 
 def pair_permutations(X: np.ndarray, Y: np.ndarray) -> bool:
     """Pearson PERM-BOTH deltas of 8 metrics' 28 pairs: batched contractions vs pair by pair."""
-    from nlgeval.correlation import compare
+    from nlgeval.correlation.permutation import compare
 
     rng = np.random.default_rng(0)
     metrics = {f"m{k}": X + k * 0.1 * rng.normal(size=X.shape) for k in range(8)}

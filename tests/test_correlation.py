@@ -422,7 +422,7 @@ def test_bootstrap_with_ties_equals_loop(resample: str) -> None:
 
 @pytest.mark.parametrize("scheme", ["both", "systems", "items"])
 def test_pearson_permutation_shortcut_equals_recomputing(scheme: str) -> None:
-    from nlgeval.correlation.compare import _permutation_deltas, swap_masks
+    from nlgeval.correlation.permutation.compare import _permutation_deltas, swap_masks
 
     X, Y = _matrices(S=6, n_items=9, seed=12)
     Z = X + np.random.default_rng(3).normal(size=X.shape) * 2
@@ -516,7 +516,7 @@ def test_system_rank_bootstrap_remembers_means_per_matrix() -> None:
 
 @pytest.mark.parametrize("level", ["segment", "system", "item"])
 def test_permutation_pairs_batched_equal_one_pair_at_a_time(level: str, monkeypatch) -> None:
-    from nlgeval.correlation import compare
+    from nlgeval.correlation.permutation import compare
 
     X, Y = _matrices(S=6, n_items=9, seed=12)
     rng = np.random.default_rng(5)

@@ -3,10 +3,11 @@
 The reference below is the code the batched path replaced (issue 26, "Size and speed"):
 ``_all_pair_deltas``'s Pearson loop over fixed blocks of 8 masks and pair groups, each block
 preparing every pair's swap terms and taking its contractions and coefficients on its own.
-The batched path (:mod:`nlgeval.correlation._pair_swaps`, with the compiled item-level kernel
-of :mod:`nlgeval.correlation._pair_kernels`) must give the same r(A), r(B) and the same delta
-on every draw (``assert_array_equal``, which also compares NaN positions), on data with
-missing cells, ties, constant and near-constant items and values near 1e200 and 1e-200.
+The batched path (:mod:`nlgeval.correlation.permutation._pair_swaps`, with the compiled
+item-level kernel of :mod:`nlgeval.correlation.permutation._pair_kernels`) must give the same
+r(A), r(B) and the same delta on every draw (``assert_array_equal``, which also compares NaN
+positions), on data with missing cells, ties, constant and near-constant items and values near
+1e200 and 1e-200.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import warnings
 import numpy as np
 import pytest
 
-from nlgeval.correlation import compare
-from nlgeval.correlation._pair_kernels import _pairwise_sum
-from nlgeval.correlation._pearson_swaps import _r_of, _swap_terms
 from nlgeval.correlation.levels import level_statistic
+from nlgeval.correlation.permutation import compare
+from nlgeval.correlation.permutation._pair_kernels import _pairwise_sum
+from nlgeval.correlation.permutation._pearson_swaps import _r_of, _swap_terms
 
 
 # ------------------------------------------------------------------ the replaced code, verbatim
@@ -182,7 +183,7 @@ def test_pairwise_sum_is_numpys(n: int) -> None:
 def test_segment_products_whole_or_by_block(whole: bool, monkeypatch) -> None:
     # a study big enough for one product of all draws; and the fallback to one product per
     # block when the check of the first and last block finds a difference
-    from nlgeval.correlation import _pair_swaps
+    from nlgeval.correlation.permutation import _pair_swaps
 
     if not whole:
         monkeypatch.setattr(_pair_swaps, "_same", lambda a, b: False)
@@ -197,7 +198,7 @@ def test_segment_products_whole_or_by_block(whole: bool, monkeypatch) -> None:
 
 def test_segment_draws_in_chunks(monkeypatch) -> None:
     # the draws taken a chunk at a time (a multiple of the block size; the last one short)
-    from nlgeval.correlation import _pair_swaps
+    from nlgeval.correlation.permutation import _pair_swaps
 
     monkeypatch.setattr(_pair_swaps, "_SEGMENT_DRAWS", 16)
     H, mets = _zoo(3, 7, 30, 5, "plain")

@@ -16,12 +16,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nlgeval.correlation.compare import (
-    _permutation_deltas,
-    iter_swap_masks,
-    permutation_test,
-    swap_masks,
-)
 from nlgeval.correlation.levels import level_statistic
 from nlgeval.correlation.pairwise import (
     pairwise_accuracy,
@@ -30,6 +24,12 @@ from nlgeval.correlation.pairwise import (
     sign_flip_masks,
     soft_pairwise_accuracy,
     soft_pairwise_accuracy_test,
+)
+from nlgeval.correlation.permutation.compare import (
+    _permutation_deltas,
+    iter_swap_masks,
+    permutation_test,
+    swap_masks,
 )
 from nlgeval.errors import InputError
 

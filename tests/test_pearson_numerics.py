@@ -24,9 +24,9 @@ from nlgeval.correlation.coefficients import (
     batch_correlation,
     correlation,
 )
-from nlgeval.correlation.compare import _permutation_draws, permutation_test
 from nlgeval.correlation.levels import level_correlation, level_statistic, system_means
-from nlgeval.correlation.permutations import swap_masks
+from nlgeval.correlation.permutation.compare import _permutation_draws, permutation_test
+from nlgeval.correlation.permutation.draws import swap_masks
 
 TOL = 1e-12
 SCALES = (1e90, 1e200, 1e300, 1e-200, 1e-300, 1e-310)

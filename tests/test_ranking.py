@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nlgeval.correlation.compare import significance_clusters
 from nlgeval.correlation.pairwise import pairwise_accuracy_test
 from nlgeval.correlation.ranking import (
     STATISTIC_RANGES,
@@ -22,6 +21,7 @@ from nlgeval.correlation.ranking import (
     overall_score,
     task_ranking,
 )
+from nlgeval.correlation.significance import significance_clusters
 from nlgeval.errors import InputError
 
 

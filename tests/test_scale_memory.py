@@ -95,7 +95,7 @@ def test_pearson_blocks_equal_the_explicit_resamples() -> None:
 @pytest.mark.parametrize("level", ["segment", "system"])
 def test_chunked_perm_both_equals_one_piece(monkeypatch: pytest.MonkeyPatch, level: str) -> None:
     # PERM-BOTH draws its swap masks a chunk at a time; the p-values and deltas are the same
-    import nlgeval.correlation.compare as compare
+    import nlgeval.correlation.permutation.compare as compare
 
     X, Y = _data(10, 5_000)
     rng = np.random.default_rng(8)

@@ -27,10 +27,10 @@ from typer.testing import CliRunner
 
 from nlgeval.cli import app
 from nlgeval.correlation.bootstrap import bootstrap_correlation, resample_indices
-from nlgeval.correlation.compare import permutation_test
 from nlgeval.correlation.kendall import zscore_cells
 from nlgeval.correlation.levels import system_means
-from nlgeval.correlation.permutations import swap_masks
+from nlgeval.correlation.permutation.compare import permutation_test
+from nlgeval.correlation.permutation.draws import swap_masks
 from nlgeval.correlation.statistics import (
     ENTRY_POINT_GROUP,
     Statistic,

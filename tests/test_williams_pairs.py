@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from nlgeval.correlation.coefficients import batch_correlation
-from nlgeval.correlation.compare import comparison_matrix
+from nlgeval.correlation.permutation.compare import comparison_matrix
 from nlgeval.correlation.williams import (
     WilliamsResult,
     _level_vectors,

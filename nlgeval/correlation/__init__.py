@@ -25,18 +25,6 @@ from nlgeval.correlation.coefficients import (
     correlation,
     fisher_z_interval,
 )
-from nlgeval.correlation.compare import (
-    PermutationComparison,
-    WilliamsResult,
-    comparison_from_draws,
-    comparison_matrix,
-    iter_swap_masks,
-    permutation_test,
-    pvalue_matrix,
-    significance_clusters,
-    williams_from_scores,
-    williams_test,
-)
 from nlgeval.correlation.human import (
     RaterAgreement,
     criterion_correlations,
@@ -78,6 +66,13 @@ from nlgeval.correlation.pairwise import (
     soft_pairwise_accuracy,
     soft_pairwise_accuracy_test,
 )
+from nlgeval.correlation.permutation import (
+    PermutationComparison,
+    comparison_from_draws,
+    comparison_matrix,
+    iter_swap_masks,
+    permutation_test,
+)
 from nlgeval.correlation.ranking import (
     STATISTIC_RANGES,
     TaskResult,
@@ -86,6 +81,8 @@ from nlgeval.correlation.ranking import (
     overall_score,
     task_ranking,
 )
+from nlgeval.correlation.significance import pvalue_matrix, significance_clusters
+from nlgeval.correlation.williams import WilliamsResult, williams_from_scores, williams_test
 
 __all__ = [
     "GROUPINGS", "KENDALL_VARIANTS", "GroupedResult", "KendallResult", "PairCounts",

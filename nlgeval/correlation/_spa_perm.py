@@ -28,7 +28,7 @@ from nlgeval.correlation._pairwise_kernels import (
     _SignFlipDesign,
     _spa_from_p,
 )
-from nlgeval.correlation.permutations import _standardise, iter_swap_masks
+from nlgeval.correlation.permutation.draws import iter_swap_masks, standardise
 from nlgeval.correlation.soft_pairwise import sign_flip_masks
 
 _CHUNK_ELEMENTS = 4_000_000
@@ -223,7 +223,7 @@ def pvalues_from_counts(counts: np.ndarray, slot: int, K: int, has_pair: np.ndar
 def zscored_kept(X: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> np.ndarray:
     """A metric z-scored over the cells ``ok`` (0 elsewhere), kept segments only: the ``A0`` of
     a PERM-BOTH test whose cells taking part are ``ok``."""
-    Z = np.where(ok, _standardise(np.where(ok, X, np.nan)), np.nan)
+    Z = np.where(ok, standardise(np.where(ok, X, np.nan)), np.nan)
     return np.where(ok, Z, 0.0)[:, keep]
 
 

@@ -13,7 +13,7 @@
 * :func:`pairwise_accuracy_test`, :func:`soft_pairwise_accuracy_test` -- PERM-BOTH tests
   between two metrics (Deutsch, Dror & Roth 2021, "A Statistical Analysis of Summarization
   Evaluation Metrics using Resampling Methods"; MTME ``stats.PermutationSigDiff``), returning
-  :class:`~nlgeval.correlation.compare.PermutationComparison` with the per-draw statistics.
+  :class:`~nlgeval.correlation.permutation.PermutationComparison` with the per-draw statistics.
 
 Input: ``X`` (metric) and ``Y`` (human), float arrays (systems, items), NaN = missing, both
 oriented so that higher is better; a cell takes part only if both are finite. How nlgeval
@@ -47,13 +47,13 @@ from nlgeval.correlation._pairwise_kernels import (
     _vector,
 )
 from nlgeval.correlation._spa_perm import chunk_draws, spa_draws, swap_counts
-from nlgeval.correlation.compare import (
+from nlgeval.correlation.levels import system_means
+from nlgeval.correlation.permutation.draws import (
     PermutationComparison,
-    _standardise,
     comparison_from_draws,
     iter_swap_masks,
+    standardise,
 )
-from nlgeval.correlation.levels import system_means
 from nlgeval.correlation.soft_pairwise import (
     SoftPairwiseAccuracyResult,
     sign_flip_masks,
@@ -249,8 +249,8 @@ def _perm_inputs(XA: Any, XB: Any, Y: Any) -> tuple[np.ndarray, np.ndarray, np.n
     """z-scored A and B and the human scores on the cells where all three are present."""
     XA, XB, Y = _matrices(metric_a=XA, metric_b=XB, human=Y)
     ok = np.isfinite(XA) & np.isfinite(XB) & np.isfinite(Y)
-    A = np.where(ok, _standardise(np.where(ok, XA, np.nan)), np.nan)
-    B = np.where(ok, _standardise(np.where(ok, XB, np.nan)), np.nan)
+    A = np.where(ok, standardise(np.where(ok, XA, np.nan)), np.nan)
+    B = np.where(ok, standardise(np.where(ok, XB, np.nan)), np.nan)
     return A, B, np.where(ok, Y, np.nan), ok
 
 

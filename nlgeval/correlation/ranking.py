@@ -55,7 +55,7 @@ def assign_ranks(
     ``statistics`` maps each metric to its statistic (higher = better). ``pvalues`` maps an
     ordered pair ``(a, b)`` to the one-sided p-value of H1 "a is better than b" (or is a long
     frame with columns ``metric_a, metric_b, pvalue``, as
-    :func:`~nlgeval.correlation.compare.comparison_matrix` returns). Metrics are sorted by
+    :func:`~nlgeval.correlation.permutation.comparison_matrix` returns). Metrics are sorted by
     statistic, best first, ties broken by name (as MTME does). Walking down the list, the rank
     increases at metric ``i`` if some metric ``j`` with ``start <= j < i`` has
     ``p(j better than i) <= alpha``; ``start`` then becomes ``i``. A missing or NaN p-value
@@ -136,7 +136,7 @@ class TaskResult(Result):
     (-1, 1). ``statistics`` maps metric -> statistic (higher = better). ``draws`` maps an
     ordered metric pair ``(a, b)`` to the PERM-BOTH draws ``(draws_a, draws_b)``: the
     statistic of the metric in slot A / slot B after each swap, as carried by
-    :class:`~nlgeval.correlation.compare.PermutationComparison` (the result of every PERM-BOTH
+    :class:`~nlgeval.correlation.permutation.PermutationComparison` (the result of every PERM-BOTH
     test, ``permutation_test`` included). One entry per unordered pair is
     enough (``(b, a)`` is read as ``(a, b)`` with the slots exchanged).
 

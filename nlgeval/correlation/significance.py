@@ -3,7 +3,7 @@
 The cluster rule is that of the WMT metrics shared tasks (MTME ``data.AssignRanks``, used since
 Freitag et al. 2021, "Results of the WMT21 Metrics Shared Task"); the p-values come from
 Williams' test (Williams 1959) or the paired permutation test (Deutsch, Dror & Roth 2021).
-Split out of :mod:`nlgeval.correlation.compare`, which re-exports both functions.
+The p-values are those of :func:`nlgeval.correlation.permutation.comparison_matrix`.
 """
 
 from __future__ import annotations

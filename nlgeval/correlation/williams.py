@@ -1,8 +1,19 @@
 """Williams' test of dependent correlations: is r(A, human) really higher than r(B, human)?
 
 Williams (1959) t for r12 vs r13 given r23 (Steiger 1980, eq. 10; used for metrics by Graham &
-Baldwin 2014 and WMT). Split out of :mod:`nlgeval.correlation.compare`, which documents the
-orientation convention and re-exports every name defined here.
+Baldwin 2014 and WMT). With 1 = human, 2 = metric A, 3 = metric B::
+
+    t = (r12 - r13) sqrt((n - 1)(1 + r23))
+        / sqrt(2 (n - 1)/(n - 3) |R| + ((r12 + r13)/2)^2 (1 - r23)^3),
+    |R| = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23,   df = n - 3.
+
+nlgeval does **not** take absolute values (WMT does, for TER-like metrics). Instead every
+metric is *oriented* before any correlation is computed: scores of a lower-is-better metric
+(TER, edit distance) are negated, so a larger r always means better agreement and a negative
+r means the metric disagrees with humans -- information that abs() would hide. Williams' test
+assumes (approximately) normal variables; it is the Pearson test. For Spearman it is applied
+to ranks; for Kendall and for item-level correlations use the permutation test
+(:mod:`nlgeval.correlation.permutation`).
 """
 
 from __future__ import annotations

@@ -24,9 +24,10 @@ import pandas as pd
 
 from nlgeval.correlation.bootstrap import bootstrap_correlation
 from nlgeval.correlation.coefficients import DegenerateInputWarning
-from nlgeval.correlation.compare import comparison_matrix, significance_clusters
 from nlgeval.correlation.human import criterion_correlations, rater_agreement_bound
 from nlgeval.correlation.levels import level_correlation, score_matrices
+from nlgeval.correlation.permutation import comparison_matrix
+from nlgeval.correlation.significance import significance_clusters
 from nlgeval.report.binding import metrics_for
 from nlgeval.report.meta import CriterionMeta, criterion_stage
 from nlgeval.report.prepare import PreparedScores, z_ratings

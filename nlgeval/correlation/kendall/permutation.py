@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from nlgeval.correlation._constant import unit_scaled
-from nlgeval.correlation.compare import PermutationComparison, iter_swap_masks, swap_draws
 from nlgeval.correlation.kendall.kernels import _stack_statistic
 from nlgeval.correlation.kendall.results import (
     _GROUPING_CODE,
@@ -24,6 +23,11 @@ from nlgeval.correlation.kendall.results import (
     check_grouping,
     check_variant,
     snap_groups,
+)
+from nlgeval.correlation.permutation.draws import (
+    PermutationComparison,
+    iter_swap_masks,
+    swap_draws,
 )
 from nlgeval.errors import InputError
 
@@ -71,7 +75,7 @@ def kendall_permutation_test(
     finite take part; each metric is z-scored over those cells (ddof 0) so that swapped values
     share a scale; each draw swaps A and B in every (system, item) cell with probability 1/2
     (``numpy.random.default_rng(seed).random((k, systems, items)) < 0.5`` in chunks of draws --
-    the same masks as :func:`nlgeval.correlation.compare.swap_masks`) and recomputes both
+    the same masks as :func:`nlgeval.correlation.permutation.swap_masks`) and recomputes both
     statistics. ``epsilon`` therefore applies to z-scores (as in MTME). ``masks`` (K, systems,
     items) may be given instead (e.g. all 2^cells swaps of a tiny case: an exact test).
     Differences from MTME: p = (1 + #)/(1 + K) and no early stopping (MTME stops after a block

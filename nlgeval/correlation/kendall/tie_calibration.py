@@ -44,7 +44,7 @@ from nlgeval.correlation.kendall.results import (
     check_variant,
 )
 from nlgeval.correlation.kendall.tie_search import calibrate_groups, group_weights
-from nlgeval.correlation.permutations import PermutationComparison
+from nlgeval.correlation.permutation.draws import PermutationComparison
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 

@@ -38,11 +38,11 @@ from nlgeval.correlation.bootstrap import (
     resample_indices,
 )
 from nlgeval.correlation.levels import LEVELS, check_level
-from nlgeval.correlation.permutations import (
+from nlgeval.correlation.permutation.draws import (
     PermutationComparison,
-    _standardise,
     comparison_from_draws,
     iter_swap_masks,
+    standardise,
     swap_draws,
 )
 from nlgeval.deprecation import renamed_keyword
@@ -250,8 +250,8 @@ class Statistic:
         MTME's ``PermutationSigDiff``, so that observed and null differences are alike.
         """
         ok = np.isfinite(XA) & np.isfinite(XB) & np.isfinite(Y)
-        A = np.where(ok, _standardise(np.where(ok, XA, np.nan)), np.nan)
-        B = np.where(ok, _standardise(np.where(ok, XB, np.nan)), np.nan)
+        A = np.where(ok, standardise(np.where(ok, XA, np.nan)), np.nan)
+        B = np.where(ok, standardise(np.where(ok, XB, np.nan)), np.nan)
         H = np.where(ok, Y, np.nan)
         obs = np.asarray(self.batch(np.stack([A, B]), np.stack([H, H]), level), dtype=float)
         chunk = max(1, _CELLS_PER_CHUNK // max(1, A.size))

@@ -1,7 +1,7 @@
 """Pearson, Spearman, Kendall tau-b and Stuart's tau-c as statistics of the registry.
 
 Their kernels are those of :mod:`nlgeval.correlation.coefficients` (point and batch),
-:mod:`nlgeval.correlation.bootstrap` (resamples) and :mod:`nlgeval.correlation.compare`
+:mod:`nlgeval.correlation.bootstrap` (resamples) and :mod:`nlgeval.correlation.permutation.compare`
 (PERM-BOTH draws from sufficient statistics for Pearson); the validation study reports them in
 its correlation stage, with scipy's p-values (``coefficient = True``).
 """
@@ -53,7 +53,7 @@ class CorrelationCoefficient(Statistic):
     def swapped(self, XA: np.ndarray, XB: np.ndarray, Y: np.ndarray, level: str,
                 options: StatisticOptions, metric_a: str = "", metric_b: str = ""
                 ) -> tuple[float, float, np.ndarray, np.ndarray]:
-        from nlgeval.correlation.compare import permutation_test
+        from nlgeval.correlation.permutation.compare import permutation_test
 
         if level == "system-grouped":  # the item level of the transposed matrices
             XA, XB, Y, level = XA.T, XB.T, Y.T, "item"

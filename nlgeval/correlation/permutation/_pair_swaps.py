@@ -4,10 +4,10 @@ A study of k metrics compares k (k - 1) / 2 pairs on the same swap masks (Deutsc
 Roth 2021). Per call this module prepares every metric once (z-standardised, its largest
 magnitude) and the ratings once (scaled, centred), derives each pair's swap terms from them
 with a few element-wise operations, contracts the masks with all pairs' terms (segment level:
-the matrix products of :mod:`nlgeval.correlation._pearson_swaps`, in its fixed blocks of
+the matrix products of :mod:`nlgeval.correlation.permutation._pearson_swaps`, in its fixed blocks of
 ``PERM_BLOCK`` masks; system level: the same einsum; item level: a compiled kernel with the
 einsum's sums), and takes the coefficients of every draw and pair in one array operation. The
-numbers are those of :func:`nlgeval.correlation._pearson_swaps._pearson_swap_draws_many`
+numbers are those of :func:`nlgeval.correlation.permutation._pearson_swaps._pearson_swap_draws_many`
 called block by block (tests/test_pair_swaps.py compares them bit for bit).
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from nlgeval.correlation._constant import unit_scaled
-from nlgeval.correlation._pearson_swaps import _r_of, _swap_terms
 from nlgeval.correlation.levels import level_statistic
-from nlgeval.correlation.permutations import _standardise
+from nlgeval.correlation.permutation._pearson_swaps import _r_of, _swap_terms
+from nlgeval.correlation.permutation.draws import standardise
 
 #: permutations per segment-level swap product: OpenBLAS rounds a row of a product
 #: differently with another number of rows, so a draw must not depend on the chunking
@@ -55,7 +55,7 @@ class PairTerms:
             self._share(dict(zip(metrics, Xs, strict=True)), ok)
 
     def _share(self, Xs: dict[str, np.ndarray], ok: np.ndarray) -> None:
-        Z = {m: np.where(ok, _standardise(np.where(ok, X, np.nan)), np.nan)
+        Z = {m: np.where(ok, standardise(np.where(ok, X, np.nan)), np.nan)
              for m, X in Xs.items()}
         if any(not np.array_equal(np.isfinite(z), ok) for z in Z.values()):
             self.shared = False  # a standardised value overflowed: each pair on its own
@@ -202,7 +202,7 @@ def _system_part(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
                  ) -> tuple[np.ndarray, np.ndarray]:
     # the block code's einsum (same subscripts: the same sums), then the system means,
     # weights and row sums of every pair and draw compiled (the same operations)
-    from nlgeval.correlation._pair_kernels import system_swap_r
+    from nlgeval.correlation.permutation._pair_kernels import system_swap_r
 
     mD = np.einsum("psi,ksi->psk", m3, np.stack([t[4] for t in terms]))
     cnt, sa, sb, sh = _stack_sums(terms, 1, (0, 1, 4, 7), memo)
@@ -214,7 +214,7 @@ def _system_part(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
 
 def _item_draws(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
                 ) -> tuple[np.ndarray, np.ndarray]:
-    from nlgeval.correlation._pair_kernels import item_swap_means
+    from nlgeval.correlation.permutation._pair_kernels import item_swap_means
 
     if m3.shape[2] > _ITEM_MAX:
         return _item_draws_arrays(terms, m3)

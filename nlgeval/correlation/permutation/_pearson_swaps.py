@@ -5,7 +5,8 @@ Swapping changes every sum Pearson's r needs linearly in the (P, S, I) 0/1 mask,
 coefficients of all permutations are a few contractions of the masks with fixed matrices
 (:func:`_pearson_swap_draws`), and the contractions of several metric pairs on the same masks
 are one matrix product (:func:`_pearson_swap_draws_many`). Hand-written because no library
-offers permutation tests of dependent correlations; used by :mod:`nlgeval.correlation.compare`.
+offers permutation tests of dependent correlations; used by
+:mod:`nlgeval.correlation.permutation.compare`.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 For every pair and swap mask the item-level statistic is the mean over items of Pearson's r
 across systems after the swap (Deutsch, Dror & Roth 2021). The array code of
-:mod:`nlgeval.correlation._pearson_swaps` takes, per pair and block of masks, the swapped
-sums with ``einsum("psi,si->pi")`` (per item, the masked terms added in system order from
+:mod:`nlgeval.correlation.permutation._pearson_swaps` takes, per pair and block of masks, the
+swapped sums with ``einsum("psi,si->pi")`` (per item, the masked terms added in system order from
 0), Pearson's r from them with :func:`nlgeval.correlation.coefficients.pearson_from_sums`
 and the mean with ``np.nanmean`` (numpy's pairwise sum). :func:`item_swap_means` does the
 same operations in the same order for all pairs and masks in one compiled pass, without the

@@ -1,22 +1,8 @@
 """Is metric A's correlation with the human score really higher than metric B's?
 
-Two tests, both for *dependent* correlations (the same human scores, the same outputs):
-
-* :func:`williams_test` -- Williams (1959) t for r12 vs r13 given r23 (Steiger 1980, eq. 10;
-  used for metrics by Graham & Baldwin 2014 and WMT). With 1 = human, 2 = metric A,
-  3 = metric B::
-
-      t = (r12 - r13) sqrt((n - 1)(1 + r23))
-          / sqrt(2 (n - 1)/(n - 3) |R| + ((r12 + r13)/2)^2 (1 - r23)^3),
-      |R| = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23,   df = n - 3.
-
-  nlgeval does **not** take absolute values (WMT does, for TER-like metrics). Instead every
-  metric is *oriented* before any correlation is computed: scores of a lower-is-better metric
-  (TER, edit distance) are negated, so a larger r always means better agreement and a negative
-  r means the metric disagrees with humans -- information that abs() would hide.
-  Williams' test assumes (approximately) normal variables; it is the Pearson test. For
-  Spearman it is applied to ranks; for Kendall and for item-level correlations use the
-  permutation test.
+The paired permutation test of two *dependent* correlations (the same human scores, the same
+outputs); Williams' (1959) t test, the parametric alternative for Pearson, is
+:mod:`nlgeval.correlation.williams`, and :func:`comparison_matrix` runs either on every pair.
 
 * :func:`permutation_test` -- the paired permutation test of Deutsch et al. (2021, TACL),
   PERM-BOTH by default: under H0 the two metrics are exchangeable, so for each output (cell)
@@ -37,40 +23,24 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from nlgeval.correlation._pair_swaps import PairTerms, pair_swap_deltas
-from nlgeval.correlation._pearson_swaps import _pearson_swap_draws
 from nlgeval.correlation.coefficients import check_coefficient
 from nlgeval.correlation.levels import check_level, level_statistic
-
-# Williams' test, the swap masks / permutation loop and the significance clusters live in their
-# own modules (issue 16); every name is re-exported here so that
-# ``from nlgeval.correlation.compare import X`` and the documentation pages keep working.
-from nlgeval.correlation.permutations import (
+from nlgeval.correlation.permutation._pair_swaps import PairTerms, pair_swap_deltas
+from nlgeval.correlation.permutation._pearson_swaps import _pearson_swap_draws
+from nlgeval.correlation.permutation.draws import (
     ALTERNATIVES,
     PermutationComparison,
     _count_at_least,
     _permutation_p,
-    _standardise,
-    comparison_from_draws,
     iter_swap_masks,
+    standardise,
     swap_draws,
     swap_masks,
 )
-from nlgeval.correlation.significance import pvalue_matrix, significance_clusters
-from nlgeval.correlation.williams import (
-    Alternative,
-    WilliamsResult,
-    williams_from_scores,
-    williams_pairs,
-    williams_test,
-)
+from nlgeval.correlation.williams import Alternative, williams_pairs
 from nlgeval.errors import InputError
 
-__all__ = [
-    "PermutationComparison", "WilliamsResult", "comparison_from_draws",
-    "comparison_matrix", "iter_swap_masks", "permutation_test", "pvalue_matrix",
-    "significance_clusters", "swap_draws", "swap_masks", "williams_from_scores", "williams_test",
-]
+__all__ = ["comparison_matrix", "permutation_test"]
 
 
 def _permutation_deltas(
@@ -88,8 +58,8 @@ def _standardised_pair(
     """z-standardised A and B and the ratings H on the cells complete in all three."""
     XA, XB, Y = (np.asarray(m, dtype=float) for m in (XA, XB, Y))
     ok = np.isfinite(XA) & np.isfinite(XB) & np.isfinite(Y)
-    A = np.where(ok, _standardise(np.where(ok, XA, np.nan)), np.nan)
-    B = np.where(ok, _standardise(np.where(ok, XB, np.nan)), np.nan)
+    A = np.where(ok, standardise(np.where(ok, XA, np.nan)), np.nan)
+    B = np.where(ok, standardise(np.where(ok, XB, np.nan)), np.nan)
     return A, B, np.where(ok, Y, np.nan)
 
 
@@ -121,7 +91,8 @@ def _all_pair_deltas(
 ) -> dict[tuple[str, str], tuple[float, float, np.ndarray]]:
     """:func:`_permutation_deltas` of every pair (a before b in ``metrics``).
 
-    Pearson pairs are batched (:func:`~nlgeval.correlation._pair_swaps.pair_swap_deltas`:
+    Pearson pairs are batched
+    (:func:`~nlgeval.correlation.permutation._pair_swaps.pair_swap_deltas`:
     every metric prepared once, the contractions of all pairs in one product per block of
     masks, in groups that keep the stacked difference matrices near 8 million numbers; the
     same numbers as one pair at a time).

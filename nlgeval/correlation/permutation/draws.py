@@ -2,8 +2,9 @@
 
 The paired permutation test of Deutsch, Dror & Roth (2021, TACL): under H0 the two metrics are
 exchangeable, so each cell's two scores are swapped with probability 1/2 (PERM-SYS /
-PERM-INPUT: whole systems / items). p = (1 + #)/(1 + P) (Phipson & Smyth 2010). Split out of
-:mod:`nlgeval.correlation.compare`, which re-exports every name defined here.
+PERM-INPUT: whole systems / items). p = (1 + #)/(1 + P) (Phipson & Smyth 2010). The tests
+themselves are :mod:`nlgeval.correlation.permutation.compare` (correlations), the Kendall
+variants' and the pairwise accuracies'; all of them build their result here.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 class PermutationComparison(StatResult):
     """A paired permutation comparison of two metrics on one statistic: nlgeval's one result
     shape for "metric A agrees with humans better than metric B", returned by
-    :func:`~nlgeval.correlation.compare.permutation_test` (correlations), the Kendall-variant,
-    acc_eq and pairwise-accuracy tests.
+    :func:`~nlgeval.correlation.permutation.permutation_test` (correlations), the
+    Kendall-variant, acc_eq and pairwise-accuracy tests.
 
     ``statistic = statistic_a - statistic_b`` (``r_a`` / ``r_b`` are read-only aliases of
     ``statistic_a`` / ``statistic_b``, kept in ``to_dict`` as well). ``pvalue`` follows
     ``alternative``: ``"greater"`` (H1 "A is better than B", the default of every test but
-    :func:`~nlgeval.correlation.compare.permutation_test`), ``"less"`` or ``"two-sided"``:
+    :func:`~nlgeval.correlation.permutation.permutation_test`), ``"less"`` or
+    ``"two-sided"``:
     ``p = (1 + n_at_least) / (1 + K)`` over the ``K`` finite draws ``d* = draws_a - draws_b``
     (Phipson & Smyth 2010, "Permutation p-values should never be zero"), where
     ``n_at_least`` counts the draws at least as extreme as ``d`` in the direction of
@@ -55,7 +57,7 @@ class PermutationComparison(StatResult):
     >>> stat, p = res
     >>> round(stat, 2), p, res.n_at_least, res.pvalue_mtme, res.r_a
     (0.2, 0.5, 1, 0.3333333333333333, 0.6)
-    >>> from nlgeval.correlation.compare import permutation_test
+    >>> from nlgeval.correlation.permutation.compare import permutation_test
     >>> rng = np.random.default_rng(0)
     >>> H = rng.normal(size=(4, 10))
     >>> A, B = H + 0.5 * rng.normal(size=(4, 10)), rng.normal(size=(4, 10))
@@ -138,7 +140,17 @@ def comparison_from_draws(
                                  name=name, alternative="greater")
 
 
-def _standardise(X: np.ndarray) -> np.ndarray:
+def standardise(X: np.ndarray) -> np.ndarray:
+    """``X`` z-standardised over its finite cells (NaN stays NaN; a constant ``X`` is only
+    centred), so that swapped scores share one scale before PERM-BOTH (Deutsch, Dror & Roth 2021)
+    recomputes a correlation; no correlation coefficient changes under this positive affine map.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> standardise(np.array([1.0, 2.0, 3.0, np.nan])).round(3).tolist()
+    [-1.225, 0.0, 1.225, nan]
+    """
     # scaled by a power of two first (exact): no overflow/underflow in the standard deviation
     X = unit_scaled(X, axis=None)
     v = X[np.isfinite(X)]
