@@ -252,21 +252,52 @@ def item_permutation_pvalue(
     # the human side, the constancy rule and the scaling do not change under the shuffle:
     # computed once, not once per permutation (the same numbers, bit for bit)
     stat = fixed_y_statistic(Xc, Yc, coefficient)
-    rng = np.random.default_rng(seed)
-    n_items, n_sys = Xc.shape
-    chunk = max(1, min(permutations, 4_000_000 // max(1, n_items * n_sys)))
     hits = 0
-    done = 0
+    for perm in _permutation_chunks(okc, permutations, seed):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            r = np.nanmean(stat(perm), axis=-1)
+        hits += int(np.count_nonzero(np.abs(r) >= abs(observed) - 1e-12))
+    return (1 + hits) / (permutations + 1), permutations
+
+
+#: the within-item shuffles of the last seeded call that fit in one chunk: they depend only
+#: on the seed, the number of permutations and the complete-cell pattern, which every metric
+#: of a criterion usually shares, so the metrics of a study draw and sort them once
+_SHUFFLES: dict[tuple[object, ...], list[np.ndarray]] = {}
+_CHUNK_CELLS = 4_000_000
+
+
+def _permutation_chunks(okc: np.ndarray, permutations: int, seed: int | None
+                        ) -> list[np.ndarray]:
+    """The permutation index arrays (``(b, items, systems)`` chunks) of one call.
+
+    Each chunk shuffles the first ``m_i`` (complete) cells of every item: random keys, the
+    incomplete cells' keys set to +inf, ``argsort``. A seeded call whose permutations fit in
+    one chunk reuses the arrays of the previous call with the same seed, permutations and
+    pattern (read-only; the same numbers as drawing them again).
+    """
+    n_items, n_sys = okc.shape
+    chunk = max(1, min(permutations, _CHUNK_CELLS // max(1, n_items * n_sys)))
+    key = None
+    if isinstance(seed, (int, np.integer)) and chunk == permutations:
+        key = (int(seed), permutations, okc.shape, okc.tobytes())
+        cached = _SHUFFLES.get(key)
+        if cached is not None:
+            return cached
+    rng = np.random.default_rng(seed)
+    out, done = [], 0
     while done < permutations:
         b = min(chunk, permutations - done)
         keys = rng.random((b, n_items, n_sys))
         keys[:, ~okc] = np.inf  # incomplete cells stay at the end, unshuffled
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            r = np.nanmean(stat(np.argsort(keys, axis=-1)), axis=-1)
-        hits += int(np.count_nonzero(np.abs(r) >= abs(observed) - 1e-12))
+        out.append(np.argsort(keys, axis=-1))
         done += b
-    return (1 + hits) / (permutations + 1), permutations
+    if key is not None:
+        out[0].flags.writeable = False
+        _SHUFFLES.clear()
+        _SHUFFLES[key] = out
+    return out
 
 
 def _at_level(level: str, coefficient: str, statistic: float, pvalue: float, n: int,
