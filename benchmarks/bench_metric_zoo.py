@@ -142,7 +142,7 @@ def pair_tests_ratio(n_metrics: int, n_systems: int, n_items: int, permutations:
         if level != "item":
             frames[(level, "w")] = compare.comparison_matrix(mets, H, level, method="williams")
         frames[(level, "p")] = compare.comparison_matrix(
-            mets, H, level, method="permutation", permutations=permutations, seed=0)
+            mets, H, level, method="permutation", n_resamples=permutations, seed=0)
     batched = time.process_time() - t0
     t0 = time.process_time()
     same = total = 0

@@ -86,7 +86,7 @@ def main() -> int:
     pairs = [(a, b) for a in range(N_METRICS) for b in range(a + 1, N_METRICS)]
 
     def all_pairs() -> list[Any]:
-        _spa_perm.prime_pairs(metrics, Y, permutations=K, seed=0, spa_permutations=K,
+        _spa_perm.prime_pairs(metrics, Y, n_resamples=K, seed=0, spa_permutations=K,
                               spa_seed=0)
         return [soft_pairwise_accuracy_test(metrics[a], metrics[b], Y) for a, b in pairs]
 

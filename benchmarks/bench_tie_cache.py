@@ -35,7 +35,7 @@ def study(Xs: list[np.ndarray], Y: np.ndarray, remember: bool) -> tuple[float, f
         for b in range(a + 1, len(Xs)):
             if not remember:
                 ts._SEARCHES.clear()
-            acc_eq_permutation_test(Xs[a], Xs[b], Y, "segment", permutations=100)
+            acc_eq_permutation_test(Xs[a], Xs[b], Y, "segment", n_resamples=100)
     return time.perf_counter() - t0, one
 
 

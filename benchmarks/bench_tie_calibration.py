@@ -313,7 +313,7 @@ def main() -> int:
 
     t0 = time.perf_counter()  # compile the numba kernels (cached on disk after the first run)
     tie_calibration(XA[:3, :4], Y[:3, :4], "segment")
-    acc_eq_permutation_test(XA[:3, :4], XB[:3, :4], Y[:3, :4], "segment", permutations=10)
+    acc_eq_permutation_test(XA[:3, :4], XB[:3, :4], Y[:3, :4], "segment", n_resamples=10)
     t_jit = time.perf_counter() - t0
 
     gc.collect()
@@ -336,11 +336,11 @@ def main() -> int:
     t_item_slow = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    perm_none = acc_eq_permutation_test(XA, XB, Y, "segment", permutations=args.permutations,
+    perm_none = acc_eq_permutation_test(XA, XB, Y, "segment", n_resamples=args.permutations,
                                         seed=args.seed)
     t_perm_none = time.perf_counter() - t0
     t0 = time.perf_counter()
-    perm_item = acc_eq_permutation_test(XA, XB, Y, "item", permutations=args.permutations,
+    perm_item = acc_eq_permutation_test(XA, XB, Y, "item", n_resamples=args.permutations,
                                         seed=args.seed)
     t_perm_item = time.perf_counter() - t0
 

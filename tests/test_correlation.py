@@ -163,7 +163,7 @@ def test_levels_against_pandas_and_scipy() -> None:
         it = level_correlation(X, Y, "item", coef)
         assert it.statistic == pytest.approx(float(np.mean(per_item)), abs=1e-12)
         assert it.n == n_items and 0 < it.pvalue <= 1 and "permutations" in it.note
-        assert math.isnan(level_correlation(X, Y, "item", coef, permutations=0).pvalue)
+        assert math.isnan(level_correlation(X, Y, "item", coef, n_resamples=0).pvalue)
         for level, lcr in (("system", lc), ("segment", seg), ("item", it)):
             assert float(level_statistic(X, Y, level, coef)) == pytest.approx(lcr.statistic)
 
@@ -321,19 +321,19 @@ def test_permutation_test_exact_enumeration() -> None:
     p_exact = (1 + np.sum(np.abs(deltas) >= abs(obs) - 1e-12)) / (1 + len(deltas))
     assert res.statistic == pytest.approx(obs)
     assert res.pvalue == pytest.approx(p_exact)
-    mc = permutation_test(A, B, H, "segment", permutations=20_000, seed=5)
+    mc = permutation_test(A, B, H, "segment", n_resamples=20_000, seed=5)
     assert mc.pvalue == pytest.approx(p_exact, abs=0.015)
 
 
 def test_permutation_test_detects_a_better_metric_and_is_seeded() -> None:
     X, Y = _matrices(S=8, n_items=20, seed=7)
     noisy = X + np.random.default_rng(1).normal(size=X.shape) * 4
-    r1 = permutation_test(X, noisy, Y, "system", permutations=500, seed=3, alternative="greater")
-    r2 = permutation_test(X, noisy, Y, "system", permutations=500, seed=3, alternative="greater")
+    r1 = permutation_test(X, noisy, Y, "system", n_resamples=500, seed=3, alternative="greater")
+    r2 = permutation_test(X, noisy, Y, "system", n_resamples=500, seed=3, alternative="greater")
     assert r1.pvalue == r2.pvalue
-    seg = permutation_test(X, noisy, Y, "segment", permutations=500, seed=3)
+    seg = permutation_test(X, noisy, Y, "segment", n_resamples=500, seed=3)
     assert seg.pvalue < 0.01 and seg.statistic > 0
-    assert permutation_test(X, X, Y, "segment", permutations=200, seed=1).pvalue == 1.0
+    assert permutation_test(X, X, Y, "segment", n_resamples=200, seed=1).pvalue == 1.0
 
 
 def test_comparison_matrix_and_clusters() -> None:
@@ -346,11 +346,11 @@ def test_comparison_matrix_and_clusters() -> None:
     rs = {m: float(pw.loc[pw.metric_a == m, "r_a"].iloc[0]) for m in mets}
     cl = significance_clusters(pw, rs).set_index("metric")["cluster"]
     assert cl["good"] == cl["good2"] == 1 and cl["bad"] == 2
-    pk = comparison_matrix(mets, Y, "item", "kendall", permutations=100, seed=4)
+    pk = comparison_matrix(mets, Y, "item", "kendall", n_resamples=100, seed=4)
     assert set(pk["method"]) == {"permutation-both"}
     # both directions of a pair come from one set of permutations; each equals the direct test
     for a, b in (("good", "bad"), ("bad", "good")):
-        direct = permutation_test(mets[a], mets[b], Y, "item", "kendall", permutations=100,
+        direct = permutation_test(mets[a], mets[b], Y, "item", "kendall", n_resamples=100,
                                   seed=4, alternative="greater")
         row = pk[(pk.metric_a == a) & (pk.metric_b == b)].iloc[0]
         assert row.pvalue == pytest.approx(direct.pvalue)
@@ -461,7 +461,7 @@ def test_item_permutation_pvalue_matches_exact_enumeration(coef: str) -> None:
     Y[2, 1] = np.nan
     exact = _exact_item_permutation_p(X, Y, coef)
     B = 20_000
-    p, n = item_permutation_pvalue(X, Y, coef, permutations=B, seed=3)
+    p, n = item_permutation_pvalue(X, Y, coef, n_resamples=B, seed=3)
     assert n == B
     se = math.sqrt(exact * (1 - exact) / B)
     assert abs(p - exact) <= 4 * se + 1 / B
@@ -470,15 +470,15 @@ def test_item_permutation_pvalue_matches_exact_enumeration(coef: str) -> None:
 
 def test_item_permutation_pvalue_seeded_and_degenerate() -> None:
     X, Y = _matrices(S=5, n_items=6, seed=4)
-    a = item_permutation_pvalue(X, Y, permutations=300, seed=1)
-    assert a == item_permutation_pvalue(X, Y, permutations=300, seed=1)
+    a = item_permutation_pvalue(X, Y, n_resamples=300, seed=1)
+    assert a == item_permutation_pvalue(X, Y, n_resamples=300, seed=1)
     # a perfect within-item association: no permutation beats it, p = 1 / (B + 1) at least
-    p, _ = item_permutation_pvalue(Y * 2 + 1, Y, permutations=999, seed=2)
+    p, _ = item_permutation_pvalue(Y * 2 + 1, Y, n_resamples=999, seed=2)
     assert p == pytest.approx(1 / 1000, abs=0.01)
     const = np.ones_like(X)
-    assert math.isnan(item_permutation_pvalue(const, Y, permutations=10)[0])
+    assert math.isnan(item_permutation_pvalue(const, Y, n_resamples=10)[0])
     with pytest.raises(InputError):
-        item_permutation_pvalue(X, Y, permutations=0)
+        item_permutation_pvalue(X, Y, n_resamples=0)
 
 
 def test_resample_indices_are_remembered_but_returned_as_copies() -> None:

@@ -71,7 +71,7 @@ def test_shared_shuffles_give_the_reference_pvalues(coef: str) -> None:
         for k in range(3):  # metrics sharing the pattern: the second and third reuse it
             X = _case(rng, (case + k) % 4, shape) + 0.5 * np.nan_to_num(Y)
             B = int(rng.choice([50, 199]))
-            p, n = item_permutation_pvalue(X, Y, coef, permutations=B, seed=seed)
+            p, n = item_permutation_pvalue(X, Y, coef, n_resamples=B, seed=seed)
             ref = _reference(X, Y, coef, B, seed)
             assert n == B
             assert (math.isnan(p) and math.isnan(ref)) or p == ref, (case, k)
@@ -83,18 +83,18 @@ def test_several_chunks_and_unseeded_calls(monkeypatch: pytest.MonkeyPatch) -> N
     X = Y + rng.normal(size=(6, 9))
     monkeypatch.setattr(levels, "_CHUNK_CELLS", 54 * 7)  # chunks of 7 permutations
     for coef in ("pearson", "spearman", "kendall"):
-        p, _ = item_permutation_pvalue(X, Y, coef, permutations=40, seed=4)
+        p, _ = item_permutation_pvalue(X, Y, coef, n_resamples=40, seed=4)
         assert p == _reference(X, Y, coef, 40, 4, chunk_cells=54 * 7)
     assert not any(k[0] == 4 for k in levels._SHUFFLES)  # several chunks: not kept
     levels._SHUFFLES.clear()
-    item_permutation_pvalue(X, Y, permutations=30, seed=None)
+    item_permutation_pvalue(X, Y, n_resamples=30, seed=None)
     assert not levels._SHUFFLES  # an unseeded call draws fresh shuffles every time
 
 
 def test_shared_shuffles_are_read_only() -> None:
     rng = np.random.default_rng(1)
     Y = rng.normal(size=(4, 5))
-    item_permutation_pvalue(Y + rng.normal(size=(4, 5)), Y, permutations=20, seed=9)
+    item_permutation_pvalue(Y + rng.normal(size=(4, 5)), Y, n_resamples=20, seed=9)
     (shuffles,) = levels._SHUFFLES.values()
     with pytest.raises(ValueError):
         shuffles[0][0, 0, 0] = 1

@@ -344,7 +344,7 @@ def test_bad_input_raises_input_error():
         pair_counts(["a", "b"], [1, 2])
     with pytest.raises(InputError):
         kendall_permutation_test(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 3)),
-                                 permutations=0)
+                                 n_resamples=0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -395,14 +395,14 @@ def test_permutation_test_seeded_and_row_order_invariant():
     XA = q + rng.normal(size=q.shape) * 0.3
     XB = q + rng.normal(size=q.shape) * 1.5
     XA[0, 3] = np.nan
-    r1 = kendall_permutation_test(XA, XB, Y, "tau_b", "item", permutations=300, seed=4)
-    r2 = kendall_permutation_test(XA, XB, Y, "tau_b", "item", permutations=300, seed=4)
+    r1 = kendall_permutation_test(XA, XB, Y, "tau_b", "item", n_resamples=300, seed=4)
+    r2 = kendall_permutation_test(XA, XB, Y, "tau_b", "item", n_resamples=300, seed=4)
     assert r1.pvalue == r2.pvalue and np.array_equal(r1.draws_a, r2.draws_a)
     assert r1.statistic > 0 and r1.pvalue < 0.05
     assert r1.to_dict()["scheme"] == "cells"
     ps, pi = rng.permutation(6), rng.permutation(20)
     r3 = kendall_permutation_test(XA[ps][:, pi], XB[ps][:, pi], Y[ps][:, pi], "tau_b", "item",
-                                  permutations=300, seed=4)
+                                  n_resamples=300, seed=4)
     assert r3.statistic_a == pytest.approx(r1.statistic_a, abs=1e-12)
     assert r3.statistic_b == pytest.approx(r1.statistic_b, abs=1e-12)
     # same masks as compare.swap_masks for the same seed

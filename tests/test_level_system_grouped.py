@@ -29,7 +29,7 @@ def test_mean_of_per_system_scipy_coefficients(coef):
         per.append(fn(X[s, ok], Y[s, ok]).statistic)
     want = float(np.mean(per))
     assert float(level_statistic(X, Y, "system-grouped", coef)) == pytest.approx(want, abs=1e-12)
-    res = level_correlation(X, Y, "system-grouped", coef, permutations=50, seed=1)
+    res = level_correlation(X, Y, "system-grouped", coef, n_resamples=50, seed=1)
     assert res.level == "system-grouped" and res.n == X.shape[0]
     assert res.statistic == pytest.approx(want, abs=1e-12)
     assert 0 < res.pvalue <= 1

@@ -161,7 +161,7 @@ def test_comparison_matrix_p_values_unchanged() -> None:
     H, mets = _zoo(4, 8, 25, 5, "plain")
     for level in ("segment", "system", "item"):
         frame = compare.comparison_matrix(mets, H, level, "pearson", method="permutation",
-                                          permutations=100, seed=5)
+                                          n_resamples=100, seed=5)
         masks = compare.swap_masks(H.shape, 100, "both", seed=5)
         ref = _reference_all_pairs(mets, H, level, masks)
         for (a, b), (r_a, r_b, d) in ref.items():

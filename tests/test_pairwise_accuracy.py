@@ -261,7 +261,7 @@ def test_spa_equals_enumeration_of_all_sign_masks(seed: int, missing: bool) -> N
         assert res.pvalues_human[i, j] == pytest.approx(float(p_ij), abs=1e-15)
         assert res.pvalues_human[j, i] == pytest.approx(float(p_ji), abs=1e-15)
     # random masks approach the exact p-values
-    mc = soft_pairwise_accuracy(X, Y, permutations=20_000, seed=seed)
+    mc = soft_pairwise_accuracy(X, Y, n_resamples=20_000, seed=seed)
     assert mc.statistic == pytest.approx(res.statistic, abs=0.02)
 
 
@@ -288,25 +288,25 @@ def test_spa_is_deterministic_affine_invariant_and_order_free() -> None:
     Y = rng.normal(size=(S, n))
     X = Y + rng.normal(size=(S, n))
     Y[rng.random((S, n)) < 0.1] = np.nan
-    a = soft_pairwise_accuracy(X, Y, permutations=500, seed=3)
-    b = soft_pairwise_accuracy(X, Y, permutations=500, seed=3)
-    c = soft_pairwise_accuracy(X, Y, permutations=500, seed=4)
+    a = soft_pairwise_accuracy(X, Y, n_resamples=500, seed=3)
+    b = soft_pairwise_accuracy(X, Y, n_resamples=500, seed=3)
+    c = soft_pairwise_accuracy(X, Y, n_resamples=500, seed=4)
     assert a.statistic == b.statistic
     np.testing.assert_array_equal(a.pvalues_metric, b.pvalues_metric)
     assert not np.array_equal(a.pvalues_metric, c.pvalues_metric, equal_nan=True)
     # z-scoring (what the PERM-BOTH test does) does not change SPA
-    z = soft_pairwise_accuracy(3 * X + 7, Y, permutations=500, seed=3)
+    z = soft_pairwise_accuracy(3 * X + 7, Y, n_resamples=500, seed=3)
     assert z.statistic == a.statistic
     # reversing the systems: same SPA with both orientations ...
     Y2 = Y.copy()
     Y2[1] = Y2[0]                                   # humans cannot tell systems 0 and 1 apart
-    base = soft_pairwise_accuracy(X, Y2, permutations=500, seed=3)
-    rev = soft_pairwise_accuracy(X[::-1], Y2[::-1], permutations=500, seed=3)
+    base = soft_pairwise_accuracy(X, Y2, n_resamples=500, seed=3)
+    rev = soft_pairwise_accuracy(X[::-1], Y2[::-1], n_resamples=500, seed=3)
     assert rev.statistic == pytest.approx(base.statistic, abs=1e-15)
     np.testing.assert_array_equal(rev.pvalues_human, base.pvalues_human[::-1, ::-1])
     # ... while MTME's i < j orientation depends on the order when ties differ
-    g = soft_pairwise_accuracy(X, Y2, permutations=500, seed=3, orientation="given")
-    g_rev = soft_pairwise_accuracy(X[::-1], Y2[::-1], permutations=500, seed=3,
+    g = soft_pairwise_accuracy(X, Y2, n_resamples=500, seed=3, orientation="given")
+    g_rev = soft_pairwise_accuracy(X[::-1], Y2[::-1], n_resamples=500, seed=3,
                                    orientation="given")
     assert g.statistic != g_rev.statistic
     with pytest.raises(InputError):
@@ -405,8 +405,8 @@ def test_pairwise_accuracy_test_draws_seeded_and_detects_better_metric() -> None
     good = Y + rng.normal(size=(S, n)) * 0.5
     bad = rng.normal(size=(S, n)) + 0.2 * quality
     good[0, :3] = np.nan
-    r1 = pairwise_accuracy_test(good, bad, Y, permutations=300, seed=7)
-    r2 = pairwise_accuracy_test(good, bad, Y, permutations=300, seed=7)
+    r1 = pairwise_accuracy_test(good, bad, Y, n_resamples=300, seed=7)
+    r2 = pairwise_accuracy_test(good, bad, Y, n_resamples=300, seed=7)
     np.testing.assert_array_equal(r1.draws_a, r2.draws_a)
     assert r1.pvalue == r2.pvalue and r1.draws_a.shape == (300,)
     assert r1.statistic > 0 and r1.pvalue < 0.01
@@ -422,15 +422,15 @@ def test_pairwise_accuracy_test_draws_seeded_and_detects_better_metric() -> None
     # systems/items order: same statistic; the test of a metric against itself is never
     # significant
     ps = rng.permutation(S)
-    assert pairwise_accuracy_test(good[ps], bad[ps], Y[ps], permutations=10).statistic_a == \
+    assert pairwise_accuracy_test(good[ps], bad[ps], Y[ps], n_resamples=10).statistic_a == \
         r1.statistic_a
-    assert pairwise_accuracy_test(good, good, Y, permutations=50).pvalue == 1.0
+    assert pairwise_accuracy_test(good, good, Y, n_resamples=50).pvalue == 1.0
     d = r1.to_dict()
     assert "draws_a" not in d and d["pvalue"] == r1.pvalue
     with pytest.raises(InputError):
         pairwise_accuracy_test(good, bad[:, :5], Y)
     with pytest.raises(InputError):
-        pairwise_accuracy_test(good, bad, Y, permutations=0)
+        pairwise_accuracy_test(good, bad, Y, n_resamples=0)
 
 
 @pytest.mark.parametrize("integer", [False, True])
@@ -445,11 +445,11 @@ def test_soft_pairwise_accuracy_test_draws_equal_direct_recomputation(integer: b
         A[2] = A[1]
     Y[1, 2] = np.nan
     B[3, 4] = np.nan                               # scattered missing cells
-    res = soft_pairwise_accuracy_test(A, B, Y, permutations=40, seed=2, spa_permutations=300,
+    res = soft_pairwise_accuracy_test(A, B, Y, n_resamples=40, seed=2, spa_permutations=300,
                                       spa_seed=9)
     ok = np.isfinite(A) & np.isfinite(B) & np.isfinite(Y)
     Ao, Bo = np.where(ok, A, np.nan), np.where(ok, B, np.nan)
-    kw = {"permutations": 300, "seed": 9}
+    kw = {"n_resamples": 300, "seed": 9}
     assert res.statistic_a == soft_pairwise_accuracy(Ao, Y, **kw).statistic
     assert res.statistic_b == soft_pairwise_accuracy(Bo, Y, **kw).statistic
     masks = swap_masks((S, n), 40, "both", 2)
@@ -461,7 +461,7 @@ def test_soft_pairwise_accuracy_test_draws_equal_direct_recomputation(integer: b
         assert res.draws_b[k] == pytest.approx(pb, abs=1e-12)
     d = res.draws_a - res.draws_b
     assert res.pvalue == pytest.approx((1 + np.sum(d >= res.statistic - 1e-12)) / 41)
-    again = soft_pairwise_accuracy_test(A, B, Y, permutations=40, seed=2,
+    again = soft_pairwise_accuracy_test(A, B, Y, n_resamples=40, seed=2,
                                         spa_permutations=300, spa_seed=9)
     np.testing.assert_array_equal(again.draws_b, res.draws_b)
 
@@ -472,7 +472,7 @@ def test_soft_pairwise_accuracy_test_detects_better_metric() -> None:
     Y = np.linspace(0, 0.6, S)[:, None] + rng.normal(size=(S, n))
     good = Y + rng.normal(size=(S, n)) * 0.3
     bad = rng.normal(size=(S, n))
-    res = soft_pairwise_accuracy_test(good, bad, Y, permutations=200, seed=1,
+    res = soft_pairwise_accuracy_test(good, bad, Y, n_resamples=200, seed=1,
                                       spa_permutations=200)
     assert res.statistic > 0 and res.pvalue < 0.05
     assert res.name == "soft_pairwise_accuracy" and res.draws_a.shape == (200,)
@@ -484,7 +484,7 @@ def test_correlation_permutation_test_exposes_its_draws() -> None:
     A = Y + rng.normal(size=Y.shape)
     B = Y + rng.normal(size=Y.shape) * 2
     for level, coef in (("segment", "pearson"), ("system", "pearson"), ("item", "kendall")):
-        res = permutation_test(A, B, Y, level, coef, permutations=30, seed=5)
+        res = permutation_test(A, B, Y, level, coef, n_resamples=30, seed=5)
         masks = swap_masks(Y.shape, 30, "both", 5)
         _, _, deltas = _permutation_deltas(A, B, Y, level, coef, masks)
         np.testing.assert_allclose(res.draws_a - res.draws_b, deltas, atol=1e-12)
@@ -537,7 +537,7 @@ def test_results_follow_the_result_protocol() -> None:
     assert stat == pa.statistic == 1.0 and math.isnan(p)
     assert set(pa.to_dict()) == {"statistic", "pvalue", "n_pairs", "n_agree", "n_systems",
                                  "n_tied_human", "n_tied_metric", "note"}
-    spa = soft_pairwise_accuracy(X, Y, permutations=50, seed=0)
+    spa = soft_pairwise_accuracy(X, Y, n_resamples=50, seed=0)
     d = spa.to_dict()
     assert set(d) == {"statistic", "pvalue", "n_pairs", "n_systems", "n_segments",
                       "permutations", "seed", "orientation", "pvalues_human", "pvalues_metric",

@@ -80,7 +80,7 @@ def test_levels_at_extreme_scales(scale: float, level: str) -> None:
         ref, abs=TOL)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateInputWarning)
-        res = level_correlation(X * scale, H * scale, level, permutations=0)
+        res = level_correlation(X * scale, H * scale, level, n_resamples=0)
     assert res.statistic == pytest.approx(ref, abs=TOL)
 
 
@@ -139,7 +139,7 @@ def test_perm_both_kernel_at_extreme_scales(scale: float, level: str) -> None:
             zb = (B - B.mean()) / B.std()
             ref_a = stats.pearsonr(np.where(m, zb, za).ravel(), (H * scale).ravel()).statistic
             assert fast[2][k] == pytest.approx(ref_a, abs=TOL)
-    res = permutation_test(A * scale, B * scale, H * scale, level, permutations=30, seed=6)
+    res = permutation_test(A * scale, B * scale, H * scale, level, n_resamples=30, seed=6)
     assert np.isfinite(res.pvalue)
 
 
@@ -173,7 +173,7 @@ def test_every_coefficient_uses_the_same_items() -> None:
             warnings.simplefilter("ignore", DegenerateInputWarning)
             point = [correlation(X[:, i], H[:, i], coef).statistic for i in range(12)]
         assert np.array_equal(np.isfinite(point), item_sets[coef])
-        res = level_correlation(X, H, "item", coef, permutations=0)
+        res = level_correlation(X, H, "item", coef, n_resamples=0)
         assert res.n == expected.sum()
     for coef, used in item_sets.items():
         assert np.array_equal(used, expected), coef
@@ -224,9 +224,9 @@ def test_perm_both_standardisation_is_scale_free() -> None:
     A, B = H + rng.normal(size=H.shape), H + 2 * rng.normal(size=H.shape)
     big = 2.0 ** 700
     for test in (lambda a, b: kendall_permutation_test(a, b, H, "tau_b", "item",
-                                                       permutations=25, seed=3),
-                 lambda a, b: pairwise_accuracy_test(a, b, H, permutations=25, seed=3),
-                 lambda a, b: permutation_test(a, b, H, "segment", permutations=25, seed=3)):
+                                                       n_resamples=25, seed=3),
+                 lambda a, b: pairwise_accuracy_test(a, b, H, n_resamples=25, seed=3),
+                 lambda a, b: permutation_test(a, b, H, "segment", n_resamples=25, seed=3)):
         ref, got = test(A, B), test(A * big, B)
         assert np.array_equal(ref.draws_a, got.draws_a) and np.array_equal(ref.draws_b,
                                                                             got.draws_b)

@@ -78,8 +78,8 @@ def test_pvalue_and_counts_equal_exact_enumeration(alternative: str) -> None:
 
 def test_less_is_greater_with_the_metrics_exchanged() -> None:
     A, B, H, _ = _case()
-    less = permutation_test(A, B, H, "segment", permutations=300, seed=2, alternative="less")
-    greater = permutation_test(B, A, H, "segment", permutations=300, seed=2,
+    less = permutation_test(A, B, H, "segment", n_resamples=300, seed=2, alternative="less")
+    greater = permutation_test(B, A, H, "segment", n_resamples=300, seed=2,
                                alternative="greater")
     assert less.pvalue == greater.pvalue and less.n_at_least == greater.n_at_least
     assert less.pvalue_mtme == greater.pvalue_mtme == greater.n_at_least / 300
@@ -91,7 +91,7 @@ def test_one_class_old_names_and_legacy_keys() -> None:
 
     assert not hasattr(corr, "PermutationResult") and not hasattr(corr, "PairedPermutationResult")
     A, B, H, _ = _case()
-    res = permutation_test(A, B, H, "segment", permutations=40, seed=1)
+    res = permutation_test(A, B, H, "segment", n_resamples=40, seed=1)
     assert (res.r_a, res.r_b) == (res.statistic_a, res.statistic_b)
     assert res.statistic == res.r_a - res.r_b
     d = res.to_dict()
@@ -101,7 +101,7 @@ def test_one_class_old_names_and_legacy_keys() -> None:
     with pytest.raises(AttributeError):
         res.r_a = 0.0  # read-only: an alias of statistic_a
     # the other tests of the family carry the same keys
-    pa = pairwise_accuracy_test(A, B, H, permutations=20, seed=0).to_dict()
+    pa = pairwise_accuracy_test(A, B, H, n_resamples=20, seed=0).to_dict()
     assert LEGACY_KEYS <= set(pa) and pa["r_a"] == pa["statistic_a"]
 
 
@@ -119,4 +119,4 @@ def test_comparison_from_draws_counts_the_draws() -> None:
 def test_unknown_alternative_is_an_input_error() -> None:
     A, B, H, _ = _case()
     with pytest.raises(InputError, match="alternative must be one of two-sided, greater"):
-        permutation_test(A, B, H, "segment", permutations=10, alternative="larger")
+        permutation_test(A, B, H, "segment", n_resamples=10, alternative="larger")

@@ -217,7 +217,7 @@ def test_leaderboard_from_real_permutation_tests() -> None:
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             comps[(a, b)] = pairwise_accuracy_test(metrics[a], metrics[b], Y,
-                                                   permutations=200, seed=1)
+                                                   n_resamples=200, seed=1)
     stats = {m: next(c.statistic_a if k[0] == m else c.statistic_b
                      for k, c in comps.items() if m in k) for m in names}
     task = TaskResult.from_comparisons("pa", "accuracy", stats, comps)

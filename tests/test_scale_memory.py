@@ -57,14 +57,14 @@ def test_chunked_bootstrap_equals_one_piece(monkeypatch: pytest.MonkeyPatch, lev
     S, n = (10, 5_000) if coef == "pearson" else (7, 300)
     X, Y = _data(S, n)
     # 129 = 4 x 32 + 1 = 2 x 64 + 1: a last chunk of one resample (a matrix-vector product)
-    whole = bootstrap_correlation(X, Y, level, coef, resamples=129, seed=5).distribution
+    whole = bootstrap_correlation(X, Y, level, coef, n_resamples=129, seed=5).distribution
     # the one-piece reference, without the chunked drawing: every index at once, one call
     si, ii = _draw_indices(S, n, 129, "both", 5)
     np.testing.assert_array_equal(bootstrap_distribution(X, Y, level, coef, si, ii), whole)
     for cells in (n * 32, n * 64):  # 32 and 64 resamples a chunk
         monkeypatch.setattr(bs, "DRAW_CELLS", cells)
         monkeypatch.setattr("nlgeval.correlation._resampled_means.DRAW_CELLS", cells)
-        chunked = bootstrap_correlation(X, Y, level, coef, resamples=129, seed=5).distribution
+        chunked = bootstrap_correlation(X, Y, level, coef, n_resamples=129, seed=5).distribution
         np.testing.assert_array_equal(chunked, whole)
 
 
@@ -73,10 +73,10 @@ def test_pearson_blocks_do_not_depend_on_the_number_of_resamples() -> None:
     # coefficients are the same numbers (a product of another shape rounds differently)
     X, Y = _data(10, 5_000)
     for level in ("segment", "system", "item"):
-        a = bootstrap_correlation(X, Y, level, "pearson", resamples=100, seed=2,
+        a = bootstrap_correlation(X, Y, level, "pearson", n_resamples=100, seed=2,
                                   resample="items").distribution
         for k in (1, 3, 40):
-            b = bootstrap_correlation(X, Y, level, "pearson", resamples=k, seed=2,
+            b = bootstrap_correlation(X, Y, level, "pearson", n_resamples=k, seed=2,
                                       resample="items").distribution
             np.testing.assert_array_equal(a[:k], b)
 
@@ -114,7 +114,7 @@ def test_chunked_perm_both_equals_one_piece(monkeypatch: pytest.MonkeyPatch, lev
         monkeypatch.setattr(compare, "_MASK_CELLS", cells)
         seen.clear()
         frame = compare.comparison_matrix(mets, Y, level, "pearson", method="permutation",
-                                          permutations=41, seed=3)
+                                          n_resamples=41, seed=3)
         deltas = {k: np.concatenate([s[k] for s in seen]) for k in seen[0]}
         runs.append((frame, deltas))
     for frame, deltas in runs[1:]:

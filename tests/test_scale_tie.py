@@ -38,7 +38,7 @@ def test_one_search_per_metric_and_grouping(counted: list[int]) -> None:
         eps = [tie_calibration(X, Y, grouping).epsilon for X in Xs]
         for a in range(3):
             for b in range(a + 1, 3):
-                res = acc_eq_permutation_test(Xs[a], Xs[b], Y, grouping, permutations=50)
+                res = acc_eq_permutation_test(Xs[a], Xs[b], Y, grouping, n_resamples=50)
                 assert (res.epsilon_a, res.epsilon_b) == (eps[a], eps[b])
     assert len(counted) == 3 * 2  # three metrics, two groupings
 

@@ -187,7 +187,7 @@ def test_generic_perm_both_equals_the_dedicated_one() -> None:
     B = H + np.random.default_rng(1).normal(size=H.shape)
     res = perm_both_test(get_statistic("pearson"), X, B, H, "segment",
                          StatisticOptions(permutations=40, seed=2))
-    ref = permutation_test(X, B, H, "segment", permutations=40, seed=2, alternative="greater")
+    ref = permutation_test(X, B, H, "segment", n_resamples=40, seed=2, alternative="greater")
     assert res.pvalue == ref.pvalue and np.array_equal(res.draws_a, ref.draws_a)
 
 

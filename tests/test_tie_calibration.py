@@ -301,7 +301,7 @@ def test_degenerate_and_bad_input():
         tie_calibration(np.ones((2, 3)), np.ones((2, 3)), "diagonal")
     with pytest.raises(InputError):
         acc_eq_permutation_test(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 3)),
-                                permutations=0)
+                                n_resamples=0)
     # a constant metric: every pair is a metric tie at every threshold
     r = tie_calibration(np.ones((3, 4)), np.arange(12.0).reshape(3, 4), "segment")
     assert r.epsilon == 0.0 and r.statistic == 0.0
@@ -372,7 +372,7 @@ def test_pairs_test_random_draws_match_the_exact_distribution(grouping, n_pairs)
     exact = acc_eq_permutation_test(CASE_A, CASE_B, CASE_Y, grouping, pair_masks=masks)
     p_exact = exact.n_at_least / masks.shape[0]
     K = 20_000
-    res = acc_eq_permutation_test(CASE_A, CASE_B, CASE_Y, grouping, permutations=K, seed=1)
+    res = acc_eq_permutation_test(CASE_A, CASE_B, CASE_Y, grouping, n_resamples=K, seed=1)
     assert res.statistic == exact.statistic
     se = math.sqrt(p_exact * (1 - p_exact) / K)
     assert abs(res.n_at_least / K - p_exact) < 5 * se + 1e-12
@@ -392,23 +392,23 @@ def test_pairs_test_seed_and_order_invariance():
     XB = Y + rng.normal(size=Y.shape) * 2
     XA[1, 4] = np.nan
     for grouping in ("segment", "item", "system-grouped"):
-        r1 = acc_eq_permutation_test(XA, XB, Y, grouping, permutations=500, seed=3)
-        r2 = acc_eq_permutation_test(XA, XB, Y, grouping, permutations=500, seed=3)
+        r1 = acc_eq_permutation_test(XA, XB, Y, grouping, n_resamples=500, seed=3)
+        r2 = acc_eq_permutation_test(XA, XB, Y, grouping, n_resamples=500, seed=3)
         assert np.array_equal(r1.draws_a, r2.draws_a) and r1.pvalue == r2.pvalue
         assert r1.statistic > 0 and r1.pvalue < 0.05
         assert r1.draws_a.shape == r1.draws_b.shape == (500,)
-        r3 = acc_eq_permutation_test(XA, XB, Y, grouping, permutations=500, seed=4)
+        r3 = acc_eq_permutation_test(XA, XB, Y, grouping, n_resamples=500, seed=4)
         assert not np.array_equal(r1.draws_a, r3.draws_a)
         # permuting systems and items changes nothing, not even the draws (canonical order)
         ps, pi = rng.permutation(8), rng.permutation(40)
         r4 = acc_eq_permutation_test(XA[ps][:, pi], XB[ps][:, pi], Y[ps][:, pi], grouping,
-                                     permutations=500, seed=3)
+                                     n_resamples=500, seed=3)
         assert r4.statistic_a == pytest.approx(r1.statistic_a, abs=1e-15)
         assert r4.epsilon_a == r1.epsilon_a and r4.epsilon_b == r1.epsilon_b
         np.testing.assert_allclose(r4.draws_a, r1.draws_a, atol=1e-14)
         assert r4.n_at_least == r1.n_at_least
         # swapping the roles of A and B mirrors the test
-        r5 = acc_eq_permutation_test(XB, XA, Y, grouping, permutations=500, seed=3)
+        r5 = acc_eq_permutation_test(XB, XA, Y, grouping, n_resamples=500, seed=3)
         assert r5.statistic == pytest.approx(-r1.statistic, abs=1e-15)
         d = r1.to_dict()
         assert d["scheme"] == "pairs" and d["pvalue_mtme"] == r1.n_at_least / 500
@@ -493,6 +493,6 @@ def test_pairs_test_counts_by_sorting_equal_the_pair_loop(monkeypatch: pytest.Mo
         runs = []
         for limit in (1 << 40, 1):
             monkeypatch.setattr(tc, "SORTED_FROM", limit)
-            runs.append(acc_eq_permutation_test(XA, XB, Y, grouping, permutations=200, seed=3))
+            runs.append(acc_eq_permutation_test(XA, XB, Y, grouping, n_resamples=200, seed=3))
         assert runs[0].pvalue == runs[1].pvalue
         np.testing.assert_array_equal(runs[0].draws_a, runs[1].draws_a)

@@ -199,3 +199,73 @@ def test_run_validation_still_takes_the_old_resamples_keyword() -> None:
         old = run_validation(c, ["bleu"], resamples=20, **kw)
     assert old.config == new.config and old.settings()["resamples"] == 20
     pd.testing.assert_frame_equal(old.correlations, new.correlations)
+
+
+def _same(a: object, b: object) -> None:
+    """``a`` and ``b`` equal field by field (arrays and frames exactly, NaN equal to NaN)."""
+    if isinstance(a, pd.DataFrame):
+        pd.testing.assert_frame_equal(a, b)
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b)
+    elif hasattr(a, "__dataclass_fields__"):
+        for name in a.__dataclass_fields__:
+            _same(getattr(a, name), getattr(b, name))
+    elif isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b)
+    else:
+        assert a == b
+
+
+def _draw_tests() -> dict[str, tuple]:
+    """Each random-draw test whose ``permutations`` keyword became ``n_resamples``: the call
+    (taking the count by keyword) and how many draws its result says it made."""
+    import nlgeval.correlation as c
+
+    rng = np.random.default_rng(11)
+    H = rng.normal(size=(5, 8))
+    A = H + 0.5 * rng.normal(size=(5, 8))
+    B = rng.normal(size=(5, 8))
+    def draws(r: object) -> int:
+        return int(r.permutations)  # type: ignore[attr-defined]
+    return {
+        "permutation_test": (lambda **k: c.permutation_test(A, B, H, "segment", seed=1, **k),
+                             draws),
+        "comparison_matrix": (lambda **k: c.comparison_matrix(
+            {"a": A, "b": B}, H, "segment", method="permutation", seed=1, **k), None),
+        "kendall_permutation_test": (lambda **k: c.kendall_permutation_test(
+            A, B, H, "tau_b", "item", seed=1, **k), draws),
+        "acc_eq_permutation_test": (lambda **k: c.acc_eq_permutation_test(
+            A, B, H, "item", seed=1, **k), draws),
+        "pairwise_accuracy_test": (lambda **k: c.pairwise_accuracy_test(A, B, H, seed=1, **k),
+                                   draws),
+        "soft_pairwise_accuracy": (lambda **k: c.soft_pairwise_accuracy(A, H, seed=1, **k),
+                                   draws),
+        "soft_pairwise_accuracy_test": (lambda **k: c.soft_pairwise_accuracy_test(
+            A, B, H, seed=1, spa_permutations=50, **k), draws),
+        "sign_flip_masks": (lambda **k: c.sign_flip_masks(8, seed=1, **k), len),
+        "item_permutation_pvalue": (lambda **k: c.item_permutation_pvalue(A, H, seed=1, **k),
+                                    lambda r: r[1]),
+        "level_correlation": (lambda **k: c.level_correlation(A, H, "item", seed=1, **k),
+                              lambda r: int(r.note.split("p: ")[1].split()[0])),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_draw_tests()))
+def test_random_draw_tests_take_n_resamples_and_still_take_permutations(name: str) -> None:
+    call, count = _draw_tests()[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        new = call(n_resamples=30)
+    with pytest.warns(DeprecationWarning,
+                      match=rf"{name}\(\): the keyword 'permutations' is deprecated; "
+                            r"use 'n_resamples'"):
+        old = call(permutations=30)
+    _same(new, old)
+    if count is not None:                           # the count reached the draws
+        assert count(new) == 30
+    else:                                           # comparison_matrix: p on a 1/(1 + 30) grid
+        assert np.allclose(new["pvalue"] * 31, np.round(new["pvalue"] * 31))

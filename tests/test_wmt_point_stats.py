@@ -121,8 +121,8 @@ def test_spa_point_value_unchanged_by_stacking() -> None:
     rng = np.random.default_rng(3)
     Y = rng.normal(size=(5, 40))
     X = Y + rng.normal(size=(5, 40))
-    res = soft_pairwise_accuracy(X, Y, permutations=300, seed=4)
-    alone = soft_pairwise_accuracy(Y, Y, permutations=300, seed=4)
+    res = soft_pairwise_accuracy(X, Y, n_resamples=300, seed=4)
+    alone = soft_pairwise_accuracy(Y, Y, n_resamples=300, seed=4)
     np.testing.assert_array_equal(res.pvalues_human, alone.pvalues_human)
     np.testing.assert_array_equal(alone.pvalues_metric, alone.pvalues_human)
 
@@ -141,7 +141,7 @@ def test_spa_perm_both_all_pairs_and_reuse_equal_fresh_tests(missing: bool) -> N
     from nlgeval.correlation.pairwise import soft_pairwise_accuracy_test
 
     metrics, Y = _study(5, missing)
-    kw = {"permutations": 60, "seed": 2, "spa_permutations": 80, "spa_seed": 2}
+    kw = {"n_resamples": 60, "seed": 2, "spa_permutations": 80, "spa_seed": 2}
     pairs = [(0, 1), (0, 2), (1, 2)]
     _spa_perm._cache.clear()
     fresh = []
@@ -179,5 +179,5 @@ def test_spa_all_pairs_not_shared_when_cells_differ() -> None:
     metrics[1] = metrics[1].copy()
     metrics[1][0, 0] = np.nan                    # pairs with metric 1 use other cells
     _spa_perm._cache.clear()
-    assert _spa_perm.prime_pairs(metrics, Y, permutations=20, seed=0, spa_permutations=20,
+    assert _spa_perm.prime_pairs(metrics, Y, n_resamples=20, seed=0, spa_permutations=20,
                                  spa_seed=0) == 0

@@ -228,7 +228,7 @@ def zscored_kept(X: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def prime_pairs(
-    metrics: list[np.ndarray], Y: np.ndarray, *, permutations: int, seed: int | None,
+    metrics: list[np.ndarray], Y: np.ndarray, *, n_resamples: int, seed: int | None,
     spa_permutations: int, spa_seed: int | None, scheme: str = "both",
 ) -> int:
     """Compute the PERM-BOTH sign-flip counts of every pair of ``metrics`` at once and keep
@@ -251,22 +251,22 @@ def prime_pairs(
     plan = _prepare_masks(design, M)
     if plan.mode != "patterns":
         return 0
-    swaps = (scheme, seed, permutations)
+    swaps = (scheme, seed, n_resamples)
     Z = [zscored_kept(X, ok, keep) for X in metrics]
     todo = [(a, b, _key(Z[a], Z[b], design, M, swaps)) for a in range(len(Z))
             for b in range(a + 1, len(Z))]
     todo = [t for t in todo if t[2] not in _cache]
     G, S, K = len(plan.groups), design.n_systems, plan.K
-    per_pair = 4 * permutations * design.ii.size * (2 if K < 2**15 else 4)
+    per_pair = 4 * n_resamples * design.ii.size * (2 if K < 2**15 else 4)
     if not todo or per_pair * len(todo) > _CACHE_BYTES:
         return 0
-    setups = {(a, b): _pair_setup(Z[a], Z[b], design, plan, permutations)
+    setups = {(a, b): _pair_setup(Z[a], Z[b], design, plan, n_resamples)
               for a, b, _ in todo}
     used = sorted({a for a, _, _ in todo} | {b for _, b, _ in todo})
     full = {x: _group_sums(Z[x][None], design, plan) for x in used}
     chunk = max(1, _CHUNK_ELEMENTS // (2 * len(used) * G * S * K))
     done = 0
-    for m in iter_swap_masks(ok.shape, permutations, scheme, seed, chunk=chunk):
+    for m in iter_swap_masks(ok.shape, n_resamples, scheme, seed, chunk=chunk):
         mk = m[:, :, keep]
         V, U = {}, {}
         for x in used:

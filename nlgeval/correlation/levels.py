@@ -40,6 +40,7 @@ from nlgeval.correlation.coefficients import (
     correlation,
     fixed_y_statistic,
 )
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.results import ConfidenceInterval
 
@@ -212,8 +213,9 @@ def item_permutation_pvalue(
     Y: np.ndarray,
     coefficient: str = "pearson",
     *,
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
+    permutations: int | None = None,
 ) -> tuple[float, int]:
     """Two-sided p-value of the item-level correlation by permutation within items.
 
@@ -225,19 +227,22 @@ def item_permutation_pvalue(
     hypothesis, so no closed-form p-value applies; this is the test the item-wise statistic
     admits. Returns ``(p, B)``; NaN when the statistic is undefined. Vectorised over
     permutations in chunks (a few million cells each).
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> H = rng.normal(size=(5, 8)); M = H + 0.3 * rng.normal(size=(5, 8))
-    >>> p, B = item_permutation_pvalue(M, H, permutations=200, seed=0)
+    >>> p, B = item_permutation_pvalue(M, H, n_resamples=200, seed=0)
     >>> p < 0.01, B
     (True, 200)
     """
+    n_resamples = renamed_keyword(
+        "item_permutation_pvalue", "permutations", permutations, "n_resamples", n_resamples)
     coefficient = check_coefficient(coefficient)
-    if permutations < 1:
-        raise InputError(f"permutations must be >= 1, got {permutations}")
+    if n_resamples < 1:
+        raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
     ok = (np.isfinite(X) & np.isfinite(Y)).T  # (items, systems)
     # complete cells first within each item, so "shuffle the first m_i cells" is one argsort
     order = np.argsort(~ok, axis=1, kind="stable")
@@ -248,17 +253,17 @@ def item_permutation_pvalue(
         warnings.simplefilter("ignore", RuntimeWarning)
         observed = np.nanmean(batch_correlation(Xc, Yc, coefficient))
     if not np.isfinite(observed):
-        return math.nan, permutations
+        return math.nan, n_resamples
     # the human side, the constancy rule and the scaling do not change under the shuffle:
     # computed once, not once per permutation (the same numbers, bit for bit)
     stat = fixed_y_statistic(Xc, Yc, coefficient)
     hits = 0
-    for perm in _permutation_chunks(okc, permutations, seed):
+    for perm in _permutation_chunks(okc, n_resamples, seed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             r = np.nanmean(stat(perm), axis=-1)
         hits += int(np.count_nonzero(np.abs(r) >= abs(observed) - 1e-12))
-    return (1 + hits) / (permutations + 1), permutations
+    return (1 + hits) / (n_resamples + 1), n_resamples
 
 
 #: the within-item shuffles of the last seeded call that fit in one chunk: they depend only
@@ -268,27 +273,27 @@ _SHUFFLES: dict[tuple[object, ...], list[np.ndarray]] = {}
 _CHUNK_CELLS = 4_000_000
 
 
-def _permutation_chunks(okc: np.ndarray, permutations: int, seed: int | None
+def _permutation_chunks(okc: np.ndarray, n_resamples: int, seed: int | None
                         ) -> list[np.ndarray]:
     """The permutation index arrays (``(b, items, systems)`` chunks) of one call.
 
     Each chunk shuffles the first ``m_i`` (complete) cells of every item: random keys, the
     incomplete cells' keys set to +inf, ``argsort``. A seeded call whose permutations fit in
-    one chunk reuses the arrays of the previous call with the same seed, permutations and
+    one chunk reuses the arrays of the previous call with the same seed, n_resamples and
     pattern (read-only; the same numbers as drawing them again).
     """
     n_items, n_sys = okc.shape
-    chunk = max(1, min(permutations, _CHUNK_CELLS // max(1, n_items * n_sys)))
+    chunk = max(1, min(n_resamples, _CHUNK_CELLS // max(1, n_items * n_sys)))
     key = None
-    if isinstance(seed, (int, np.integer)) and chunk == permutations:
-        key = (int(seed), permutations, okc.shape, okc.tobytes())
+    if isinstance(seed, (int, np.integer)) and chunk == n_resamples:
+        key = (int(seed), n_resamples, okc.shape, okc.tobytes())
         cached = _SHUFFLES.get(key)
         if cached is not None:
             return cached
     rng = np.random.default_rng(seed)
     out, done = [], 0
-    while done < permutations:
-        b = min(chunk, permutations - done)
+    while done < n_resamples:
+        b = min(chunk, n_resamples - done)
         keys = rng.random((b, n_items, n_sys))
         keys[:, ~okc] = np.inf  # incomplete cells stay at the end, unshuffled
         out.append(np.argsort(keys, axis=-1))
@@ -314,8 +319,9 @@ def level_correlation(
     *,
     confidence_level: float = 0.95,
     label: str = "",
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
+    permutations: int | None = None,
 ) -> CorrelationResult:
     """Correlation at one level with its p-value (a
     :class:`~nlgeval.correlation.coefficients.CorrelationResult` with ``level`` set).
@@ -324,8 +330,9 @@ def level_correlation(
     level's vectors (so p and the Pearson Fisher-z interval are scipy's / the closed form).
     Item level averages per-item coefficients; the per-item correlations are not independent
     tests of one hypothesis, so its p-value comes from :func:`item_permutation_pvalue`
-    (``permutations`` within-item permutations, seeded; 0 gives NaN), it has no closed-form
+    (``n_resamples`` within-item permutations, seeded; 0 gives NaN), it has no closed-form
     interval (use the bootstrap), and ``n`` is the number of items whose correlation is defined.
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
@@ -336,12 +343,14 @@ def level_correlation(
     >>> res.level, res.n, round(res.statistic, 3)
     ('segment', 6, 0.832)
     """
+    n_resamples = renamed_keyword(
+        "level_correlation", "permutations", permutations, "n_resamples", n_resamples)
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
     if level == "system-grouped":
         grouped = level_correlation(np.asarray(X).T, np.asarray(Y).T, "item", coefficient,
                                     confidence_level=confidence_level, label=label,
-                                    permutations=permutations, seed=seed)
+                                    n_resamples=n_resamples, seed=seed)
         note = grouped.note.replace("item(s) skipped", "system(s) skipped").replace(
             "fewer than 3 systems", "fewer than 3 items").replace(
             "within the item", "within the system").replace(
@@ -376,9 +385,9 @@ def level_correlation(
             note = (f"{skipped} item(s) skipped: fewer than 3 systems with both scores, or "
                     "constant scores within the item")
     p = math.nan
-    if np.isfinite(r) and permutations > 0:
-        p, _ = item_permutation_pvalue(X, Y, coefficient, permutations=permutations, seed=seed)
-        perm_note = f"p: {permutations} within-item permutations (seed {seed})"
+    if np.isfinite(r) and n_resamples > 0:
+        p, _ = item_permutation_pvalue(X, Y, coefficient, n_resamples=n_resamples, seed=seed)
+        perm_note = f"p: {n_resamples} within-item permutations (seed {seed})"
         note = f"{note}; {perm_note}" if note else perm_note
     return _at_level(level, coefficient, r, p, int(defined.sum()),
                             ConfidenceInterval(math.nan, math.nan), n_missing, note)

@@ -59,6 +59,7 @@ from nlgeval.correlation.soft_pairwise import (
     sign_flip_masks,
     soft_pairwise_accuracy,
 )
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
@@ -255,18 +256,18 @@ def _perm_inputs(XA: Any, XB: Any, Y: Any) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def _mask_chunks(
-    shape: tuple[int, int], permutations: int, scheme: str, seed: int | None, masks: Any,
+    shape: tuple[int, int], n_resamples: int, scheme: str, seed: int | None, masks: Any,
     chunk: int,
 ) -> tuple[Iterator[np.ndarray], int]:
     if masks is not None:
         m = np.asarray(masks, dtype=bool)
         if m.ndim != 3 or m.shape[1:] != shape or m.shape[0] < 1:
-            raise InputError(f"swap masks must have shape (permutations, {shape[0]}, "
+            raise InputError(f"swap masks must have shape (n_resamples, {shape[0]}, "
                              f"{shape[1]}), got {m.shape}")
         return (m[s:s + chunk] for s in range(0, m.shape[0], chunk)), int(m.shape[0])
-    if permutations < 1:
-        raise InputError(f"permutations must be >= 1, got {permutations}")
-    return iter_swap_masks(shape, permutations, scheme, seed, chunk=chunk), permutations
+    if n_resamples < 1:
+        raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
+    return iter_swap_masks(shape, n_resamples, scheme, seed, chunk=chunk), n_resamples
 
 
 def pairwise_accuracy_test(
@@ -274,10 +275,11 @@ def pairwise_accuracy_test(
     XB: Any,
     Y: Any,
     *,
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
     scheme: str = "both",
     masks: Any = None,
+    permutations: int | None = None,
 ) -> PermutationComparison:
     """PERM-BOTH test of "metric A has a higher pairwise accuracy than metric B".
 
@@ -289,6 +291,7 @@ def pairwise_accuracy_test(
     ``#{d* >= d} / K``, and for its system-level accuracy task swaps the metrics' system-level
     scores rather than the segment cells. Vectorised: system means of a swapped matrix are one
     contraction of the (K, S, I) mask with ``B - A``.
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
@@ -296,12 +299,14 @@ def pairwise_accuracy_test(
     >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
     >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
     >>> XB = X[[1, 0, 2]]                 # metric B swaps the two best systems
-    >>> res = pairwise_accuracy_test(X, XB, Y, permutations=200, seed=1)
+    >>> res = pairwise_accuracy_test(X, XB, Y, n_resamples=200, seed=1)
     >>> round(res.statistic_a, 3), round(res.statistic_b, 3)
     (1.0, 0.667)
     >>> 0 < res.pvalue <= 1
     True
     """
+    n_resamples = renamed_keyword(
+        "pairwise_accuracy_test", "permutations", permutations, "n_resamples", n_resamples)
     A, B, H, ok = _perm_inputs(XA, XB, Y)
     S, n = ok.shape
     A0, B0 = np.where(ok, A, 0.0), np.where(ok, B, 0.0)
@@ -315,7 +320,7 @@ def pairwise_accuracy_test(
     D = B0 - A0
     sa, sb = A0.sum(axis=1), B0.sum(axis=1)
     chunk = max(1, _CHUNK_ELEMENTS // max(1, S * n))
-    it, K = _mask_chunks((S, n), permutations, scheme, seed, masks, chunk)
+    it, K = _mask_chunks((S, n), n_resamples, scheme, seed, masks, chunk)
     draws_a, draws_b = np.empty(K), np.empty(K)
     done = 0
     for m in it:
@@ -337,19 +342,20 @@ def soft_pairwise_accuracy_test(
     XB: Any,
     Y: Any,
     *,
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
     spa_permutations: int = 1000,
     spa_seed: int | None = 0,
     orientation: Orientation = "both",
     scheme: str = "both",
     masks: Any = None,
+    permutations: int | None = None,
 ) -> PermutationComparison:
     """PERM-BOTH test of "metric A has a higher soft pairwise accuracy than metric B".
 
     As MTME's ``PermutationSigDiff`` on segment-level scores: z-score A and B over the cells
     where A, B and the human score are present (SPA does not change under a positive affine
-    map), swap A and B per cell with probability 1/2 (``permutations`` draws from
+    map), swap A and B per cell with probability 1/2 (``n_resamples`` draws from
     ``default_rng(seed)``), and compute the SPA of both swapped matrices; the SPA sign masks
     (``spa_permutations`` from ``spa_seed``) are the same in every draw, as MTME's fixed
     ``seed=4`` makes them. ``p = (1 + #{d* >= d}) / (1 + K)``, one-sided (MTME: ``#/K``).
@@ -359,17 +365,20 @@ def soft_pairwise_accuracy_test(
     the cells taking part, and are reused by a later call on the same metrics and cells (e.g.
     another human criterion rated on the same outputs), which then recomputes only the human
     p-values.
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
     >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
-    >>> res = soft_pairwise_accuracy_test(X, X[[1, 0, 2]], Y, permutations=50,
+    >>> res = soft_pairwise_accuracy_test(X, X[[1, 0, 2]], Y, n_resamples=50,
     ...                                   spa_permutations=100, seed=1)
     >>> round(res.statistic, 2), round(res.pvalue, 3)
     (0.26, 0.078)
     """
+    n_resamples = renamed_keyword(
+        "soft_pairwise_accuracy_test", "permutations", permutations, "n_resamples", n_resamples)
     orientation = _check_orientation(orientation)
     A, B, H, ok = _perm_inputs(XA, XB, Y)
     S, n = ok.shape
@@ -382,7 +391,7 @@ def soft_pairwise_accuracy_test(
     ra = float(_spa_from_p(ph, _sign_flip_pvalues(A0[None], design, prep), orientation)[0])
     rb = float(_spa_from_p(ph, _sign_flip_pvalues(B0[None], design, prep), orientation)[0])
     chunk = chunk_draws(design, prep, S * n)
-    it, K = _mask_chunks((S, n), permutations, scheme, seed, masks, chunk)
+    it, K = _mask_chunks((S, n), n_resamples, scheme, seed, masks, chunk)
     counts = swap_counts(A0, B0, design, prep, M, it, K,
                          (scheme, seed, K) if masks is None else None)
     draws_a, draws_b = (spa_draws(ph, counts, slot, M.shape[0], design.has_pair, orientation,

@@ -191,7 +191,7 @@ class TaskResult(Result):
         >>> from nlgeval.correlation.pairwise import pairwise_accuracy_test
         >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
         >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
-        >>> test = pairwise_accuracy_test(X, X[[1, 0, 2]], Y, permutations=200, seed=1)
+        >>> test = pairwise_accuracy_test(X, X[[1, 0, 2]], Y, n_resamples=200, seed=1)
         >>> task = TaskResult.from_comparisons(
         ...     "sys_acc", "accuracy", {"A": test.statistic_a, "B": test.statistic_b},
         ...     {("A", "B"): test})

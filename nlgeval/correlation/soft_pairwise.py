@@ -28,30 +28,34 @@ from nlgeval.correlation._pairwise_kernels import (
     _SignFlipDesign,
     _spa_from_p,
 )
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
 
-def sign_flip_masks(n_segments: int, permutations: int = 1000, seed: int | None = 0
-                    ) -> np.ndarray:
-    """(permutations, n_segments) matrix of +-1 (float64): one sign per segment per permutation.
+def sign_flip_masks(n_segments: int, n_resamples: int = 1000, seed: int | None = 0, *,
+                    permutations: int | None = None) -> np.ndarray:
+    """(n_resamples, n_segments) matrix of +-1 (float64): one sign per segment per permutation.
 
     Drawn exactly as MTME's ``pce.compute_pairwise_p_values`` draws them
     (``default_rng(seed).random(..., dtype=float32)`` rounded to 0/1, then ``2m - 1``), so
     ``seed=4`` (MTME's fixed seed) gives MTME's masks.
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
-    >>> sign_flip_masks(4, permutations=3, seed=4)
+    >>> sign_flip_masks(4, n_resamples=3, seed=4)
     array([[ 1.,  1.,  1.,  1.],
            [ 1.,  1.,  1., -1.],
            [-1.,  1., -1., -1.]])
     """
-    if permutations < 1:
-        raise InputError(f"permutations must be >= 1, got {permutations}")
+    n_resamples = renamed_keyword(
+        "sign_flip_masks", "permutations", permutations, "n_resamples", n_resamples)
+    if n_resamples < 1:
+        raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
     if n_segments < 0:
         raise InputError(f"n_segments must be >= 0, got {n_segments}")
-    u = np.random.default_rng(seed).random((permutations, n_segments), dtype=np.float32)
+    u = np.random.default_rng(seed).random((n_resamples, n_segments), dtype=np.float32)
     M = np.rint(u, out=u).astype(np.float64)
     M *= 2.0
     M -= 1.0
@@ -59,11 +63,11 @@ def sign_flip_masks(n_segments: int, permutations: int = 1000, seed: int | None 
 
 
 @lru_cache(maxsize=4)
-def _shared_masks(n_segments: int, permutations: int, seed: int | None
+def _shared_masks(n_segments: int, n_resamples: int, seed: int | None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`sign_flip_masks` and its contiguous transpose, read-only, drawn once per
-    (segments, permutations, seed): every metric of a study uses the same masks."""
-    M = sign_flip_masks(n_segments, permutations, seed)
+    (segments, n_resamples, seed): every metric of a study uses the same masks."""
+    M = sign_flip_masks(n_segments, n_resamples, seed)
     Mt = np.ascontiguousarray(M.T)
     M.flags.writeable = False
     Mt.flags.writeable = False
@@ -86,7 +90,7 @@ class SoftPairwiseAccuracyResult(StatResult):
     >>> import numpy as np
     >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
     >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
-    >>> res = soft_pairwise_accuracy(X, Y, permutations=200, seed=0)
+    >>> res = soft_pairwise_accuracy(X, Y, n_resamples=200, seed=0)
     >>> round(res.statistic, 2), res.n_pairs
     (0.95, 3)
     >>> res.pvalues_human.round(2)       # p(row system beats column system) from humans
@@ -112,17 +116,18 @@ def soft_pairwise_accuracy(
     X: Any,
     Y: Any,
     *,
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     seed: int | None = 0,
     orientation: Orientation = "both",
     masks: Any = None,
+    permutations: int | None = None,
 ) -> SoftPairwiseAccuracyResult:
     """Soft pairwise accuracy (Thompson et al. 2024; MTME ``PairwiseConfidenceError``).
 
-    For each system pair ``i < j`` and each of ``permutations`` sign masks ``m`` (one +-1 per
+    For each system pair ``i < j`` and each of ``n_resamples`` sign masks ``m`` (one +-1 per
     segment, shared by all pairs and by metric and humans; :func:`sign_flip_masks`, seeded),
     the null delta is ``sum_s m_s (x_is - x_js)`` (system score = sum over segments, as MTME)
-    and ``p_ij = #{null >= observed} / permutations`` -- MTME's definition exactly: 1,000
+    and ``p_ij = #{null >= observed} / n_resamples`` -- MTME's definition exactly: 1,000
     permutations by default, the observed delta not counted, ``>=``. Then
     ``SPA = 1 - mean_{i<j} |p^human_ij - p^metric_ij|``.
 
@@ -143,40 +148,40 @@ def soft_pairwise_accuracy(
     absolute scores involved) of the observed one counts as equal; MTME sums in float32, where
     exact ties can fall either way. ``masks`` (K, n_segments) may be given explicitly (e.g.
     every sign pattern of a tiny case).
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.array([[0.9, 0.8, 0.7, 0.6], [0.5, 0.6, 0.4, 0.5], [0.2, 0.3, 0.1, 0.2]])
     >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 3], [4, 2, 1, 2]], dtype=float)
-    >>> round(soft_pairwise_accuracy(X, Y, permutations=200, seed=0).statistic, 2)
+    >>> round(soft_pairwise_accuracy(X, Y, n_resamples=200, seed=0).statistic, 2)
     0.95
     """
+    n_resamples = renamed_keyword(
+        "soft_pairwise_accuracy", "permutations", permutations, "n_resamples", n_resamples)
     orientation = _check_orientation(orientation)
     X, Y = _matrices(metric=X, human=Y)
     ok = np.isfinite(X) & np.isfinite(Y)
     design = _SignFlipDesign.build(ok)
-    n_kept = int(design.keep.sum())
-    Mt = None
+    n_kept, Mt = int(design.keep.sum()), None
     if masks is None:
-        if permutations < 1:
-            raise InputError(f"permutations must be >= 1, got {permutations}")
+        if n_resamples < 1:
+            raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
         if isinstance(seed, int | np.integer):   # None / generators: fresh masks each call
-            M, Mt = _shared_masks(n_kept, permutations, int(seed))
+            M, Mt = _shared_masks(n_kept, n_resamples, int(seed))
         else:
-            M = sign_flip_masks(n_kept, permutations, seed)
+            M = sign_flip_masks(n_kept, n_resamples, seed)
     else:
         M = _check_masks(masks, n_kept)
         seed = None
     K = M.shape[0]
-    Xk = np.where(ok, X, 0.0)[:, design.keep][None]
-    Yk = np.where(ok, Y, 0.0)[:, design.keep][None]
+    Xk, Yk = (np.where(ok, V, 0.0)[:, design.keep][None] for V in (X, Y))
     prepared = _prepare_masks(design, M, Mt=Mt)
     fwd, rev = _sign_flip_pvalues(np.concatenate([Yk, Xk]), design, prepared)  # one product
     ph, pm = (fwd[:1], rev[:1]), (fwd[1:], rev[1:])
     spa = float(_spa_from_p(ph, pm, orientation)[0])
-    S = X.shape[0]
-    n_pairs = int(design.has_pair.sum())
+    S, n_pairs = X.shape[0], int(design.has_pair.sum())
     note = ""
     if n_pairs == 0:
         note = "no pair of systems shares a segment with metric and human scores"

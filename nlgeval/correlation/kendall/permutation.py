@@ -29,6 +29,7 @@ from nlgeval.correlation.permutation.draws import (
     iter_swap_masks,
     swap_draws,
 )
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 
 # --------------------------------------------------------------------------------------------
@@ -65,9 +66,10 @@ def kendall_permutation_test(
     grouping: str = "segment",
     *,
     epsilon: float = 0.0,
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 0,
     masks: np.ndarray | None = None,
+    permutations: int | None = None,
 ) -> PermutationComparison:
     """PERM-BOTH test of ``variant(A) > variant(B)`` under a grouping (Deutsch, Dror & Roth 2021).
 
@@ -80,18 +82,20 @@ def kendall_permutation_test(
     items) may be given instead (e.g. all 2^cells swaps of a tiny case: an exact test).
     Differences from MTME: p = (1 + #)/(1 + K) and no early stopping (MTME stops after a block
     of draws when p < 0.02 or p > 0.5).
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> H = rng.normal(size=(4, 6))
-    >>> A = H + 0.1 * rng.normal(size=(4, 6))
+    >>> H = rng.normal(size=(4, 6)); A = H + 0.1 * rng.normal(size=(4, 6))
     >>> B = rng.normal(size=(4, 6))
-    >>> res = kendall_permutation_test(A, B, H, "tau_b", permutations=200, seed=1)
+    >>> res = kendall_permutation_test(A, B, H, "tau_b", n_resamples=200, seed=1)
     >>> res.statistic > 0, res.pvalue < 0.05
     (True, True)
     """
+    n_resamples = renamed_keyword(
+        "kendall_permutation_test", "permutations", permutations, "n_resamples", n_resamples)
     variant = check_variant(variant)
     grouping = check_grouping(grouping)
     eps = check_epsilon(epsilon, variant)
@@ -101,8 +105,7 @@ def kendall_permutation_test(
     # the one degenerate-input rule on the compared cells (numerically constant groups tied)
     Xa, Ya = snap_groups(np.where(ok, Xa, np.nan), np.where(ok, Ya, np.nan), grouping)
     Xb, _ = snap_groups(np.where(ok, Xb, np.nan), Ya, grouping)
-    A = zscore_cells(Xa, ok)
-    B = zscore_cells(Xb, ok)
+    A, B = zscore_cells(Xa, ok), zscore_cells(Xb, ok)
     H = np.where(ok, Ya, np.nan)
     gcode, vcode = _GROUPING_CODE[grouping], _VARIANT_CODE[variant]
     obs = _stack_statistic(np.stack([A, B]), np.stack([H, H]), gcode, vcode, eps, DIRECT_MAX)
@@ -113,15 +116,14 @@ def kendall_permutation_test(
             raise InputError(f"masks must have shape (K, {A.shape[0]}, {A.shape[1]})")
         K = masks.shape[0]
     else:
-        if int(permutations) < 1:
-            raise InputError(f"permutations must be >= 1, got {permutations}")
-        K = int(permutations)
+        if int(n_resamples) < 1:
+            raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
+        K = int(n_resamples)
     chunk = max(1, _CELLS_PER_CHUNK // max(1, A.size))
     chunks = (iter_swap_masks(A.shape, K, "both", seed, chunk=chunk) if masks is None
               else (masks[s:s + chunk] for s in range(0, K, chunk)))
-    draws_a, draws_b = swap_draws(
-        A, B, H, chunks, K,
-        lambda Xs, Hs: _stack_statistic(Xs, Hs, gcode, vcode, eps, DIRECT_MAX))
+    draws_a, draws_b = swap_draws(A, B, H, chunks, K, lambda Xs, Hs: _stack_statistic(
+        Xs, Hs, gcode, vcode, eps, DIRECT_MAX))
     observed = stat_a - stat_b
     note = ""
     if np.isfinite(observed):

@@ -45,6 +45,7 @@ from nlgeval.correlation.kendall.results import (
 )
 from nlgeval.correlation.kendall.tie_search import calibrate_groups, group_weights
 from nlgeval.correlation.permutation.draws import PermutationComparison
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.results import StatResult
 
@@ -193,12 +194,13 @@ def acc_eq_permutation_test(
     Y: Any,
     grouping: str = "item",
     *,
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     seed: int = 0,
     epsilon_a: float | None = None,
     epsilon_b: float | None = None,
     variant: str = "acc_23",
     pair_masks: np.ndarray | None = None,
+    permutations: int | None = None,
 ) -> PermutationComparison:
     """Is metric A's acc_eq higher than metric B's? MTME's pairwise-comparison permutation test.
 
@@ -228,16 +230,19 @@ def acc_eq_permutation_test(
     Differences from MTME: p = (1 + #{d* >= d}) / (1 + K) (MTME: #/K, see ``pvalue_mtme``); no
     early stopping (MTME's check sits inside the large-delta branch); tau_23 is supported as
     2 acc_23 - 1 (same p-value).
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.array([[0.9, 0.81, 0.7, 0.6], [0.5, 0.8, 0.4, 0.52], [0.2, 0.3, 0.71, 0.2]])
     >>> Y = np.array([[5, 4, 4, 5], [3, 4, 3, 5], [4, 2, 4, 2]], dtype=float)  # 3 systems x 4 items
-    >>> res = acc_eq_permutation_test(X, X[[1, 0, 2]], Y, permutations=200, seed=1)
+    >>> res = acc_eq_permutation_test(X, X[[1, 0, 2]], Y, n_resamples=200, seed=1)
     >>> round(res.statistic_a, 4), round(res.statistic_b, 4), round(res.pvalue, 3)
     (0.9167, 0.5833, 0.09)
     """
+    n_resamples = renamed_keyword(
+        "acc_eq_permutation_test", "permutations", permutations, "n_resamples", n_resamples)
     variant = _check_tc_variant(variant)
     grouping = check_grouping(grouping)
     calibrated = epsilon_a is None or epsilon_b is None
@@ -245,16 +250,16 @@ def acc_eq_permutation_test(
     (ga, eps_a, stat_a), (gb, eps_b, stat_b) = _observed_pair(
         X_a, X_b, Y, grouping, variant, (epsilon_a, epsilon_b), notes)
     G = int(ga.sizes.size)
-    if pair_masks is None and (not isinstance(permutations, int | np.integer)
-                               or permutations < 1):
-        raise InputError(f"permutations must be an integer >= 1, got {permutations!r}")
+    if pair_masks is None and (not isinstance(n_resamples, int | np.integer)
+                               or n_resamples < 1):
+        raise InputError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
     if G == 0:
-        K = int(pair_masks.shape[0]) if pair_masks is not None else int(permutations)
+        K = int(pair_masks.shape[0]) if pair_masks is not None else int(n_resamples)
         return PermutationComparison(
             math.nan, math.nan, stat_a, stat_b, K, 0, variant, grouping, "pairs", int(seed),
             eps_a, eps_b, calibrated, 0, 0, "no group has 2 or more complete cells",
             np.full(K, np.nan), np.full(K, np.nan))
-    T, W, exact = _swap_totals(ga, gb, (eps_a, eps_b), permutations, seed, pair_masks)
+    T, W, exact = _swap_totals(ga, gb, (eps_a, eps_b), n_resamples, seed, pair_masks)
     p, hits, draws_a, draws_b = _compared(T, W, exact, G, (stat_a, stat_b), variant)
     notes.append("thresholds fixed across draws (MTME perm_test='pairs')")
     return PermutationComparison(
@@ -263,14 +268,14 @@ def acc_eq_permutation_test(
         "; ".join(notes), draws_a, draws_b)
 
 
-def _swap_totals(ga: Groups, gb: Groups, eps: tuple[float, float], permutations: int,
+def _swap_totals(ga: Groups, gb: Groups, eps: tuple[float, float], n_resamples: int,
                  seed: int, pair_masks: np.ndarray | None) -> tuple[np.ndarray, float, bool]:
     """Weighted swap totals ``T`` of every draw (random, or the given masks), with the weights'
     common multiple ``W`` and whether the weights are exact integers."""
     w, W, exact = group_weights(ga.n_pairs)
     if pair_masks is not None:
         return _mask_totals(pair_masks, ga, gb, eps[0], eps[1], w), W, exact
-    return _binomial_totals(ga, gb, eps[0], eps[1], w, int(permutations), seed), W, exact
+    return _binomial_totals(ga, gb, eps[0], eps[1], w, int(n_resamples), seed), W, exact
 
 
 def _compared(T: np.ndarray, W: float, exact: bool, G: int, observed: tuple[float, float],

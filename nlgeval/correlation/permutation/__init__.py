@@ -24,7 +24,7 @@ Examples
 >>> H = rng.normal(size=(6, 20))
 >>> A = H + rng.normal(scale=0.5, size=H.shape)
 >>> B = H + rng.normal(scale=2.0, size=H.shape)
->>> res = permutation_test(A, B, H, "segment", "pearson", permutations=199, seed=0)
+>>> res = permutation_test(A, B, H, "segment", "pearson", n_resamples=199, seed=0)
 >>> bool(res.statistic > 0)
 True
 """

@@ -38,6 +38,7 @@ from nlgeval.correlation.permutation.draws import (
     swap_masks,
 )
 from nlgeval.correlation.williams import Alternative, williams_pairs
+from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 
 __all__ = ["comparison_matrix", "permutation_test"]
@@ -123,44 +124,48 @@ def permutation_test(
     level: str = "system",
     coefficient: str = "pearson",
     *,
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     scheme: str = "both",
     alternative: Alternative = "two-sided",
     seed: int = 0,
     masks: np.ndarray | None = None,
+    permutations: int | None = None,
 ) -> PermutationComparison:
     """PERM-BOTH (default) paired permutation test of two metrics' correlations with humans.
 
     ``masks`` (P, S, I) may be given explicitly (e.g. all 2^(S*I) swaps of a tiny case, for an
-    exact test); otherwise ``permutations`` random masks are drawn from ``default_rng(seed)``.
+    exact test); otherwise ``n_resamples`` random masks are drawn from ``default_rng(seed)``.
     ``alternative``: ``"two-sided"`` (default, H1 r(A) != r(B)), ``"greater"`` (H1
     r(A) > r(B)) or ``"less"``. Returns nlgeval's one comparison shape,
     :class:`PermutationComparison`: ``statistic``
     ``= r_a - r_b`` (``statistic_a`` / ``statistic_b``), ``pvalue``, ``n_at_least``,
-    ``alternative``, ``scheme``, ``seed``, ``permutations``, ``name`` (the coefficient) and the
+    ``alternative``, ``scheme``, ``seed``, ``n_resamples``, ``name`` (the coefficient) and the
     per-draw coefficients ``draws_a`` / ``draws_b`` (r of the metric in slot A / B after each
     swap), which the WMT overall score (:func:`nlgeval.correlation.ranking.overall_score`) sums
     across tasks.
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> H = rng.normal(size=(4, 10)); A = H + 0.5 * rng.normal(size=(4, 10))
-    >>> permutation_test(A, A, H, "segment", permutations=50, seed=0).pvalue
+    >>> permutation_test(A, A, H, "segment", n_resamples=50, seed=0).pvalue
     1.0
-    >>> res = permutation_test(A, H, H, "segment", permutations=50, alternative="less")
+    >>> res = permutation_test(A, H, H, "segment", n_resamples=50, alternative="less")
     >>> stat, p = res
     >>> bool(stat < 0), p, res.n_at_least, res.pvalue_mtme, res.draws_a.shape
     (True, 0.0196078431372549, 0, 0.0, (50,))
     """
+    n_resamples = renamed_keyword(
+        "permutation_test", "permutations", permutations, "n_resamples", n_resamples)
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
     if alternative not in ALTERNATIVES:
         raise InputError(f"alternative must be one of {', '.join(ALTERNATIVES)}, "
                          f"got {alternative!r}")
     if masks is None:
-        masks = swap_masks(np.shape(XA), permutations, scheme, seed)
+        masks = swap_masks(np.shape(XA), n_resamples, scheme, seed)
     r_a, r_b, draws_a, draws_b = _permutation_draws(XA, XB, Y, level, coefficient, masks)
     observed = r_a - r_b
     deltas = draws_a - draws_b
@@ -178,15 +183,17 @@ def comparison_matrix(
     coefficient: str = "pearson",
     *,
     method: Literal["williams", "permutation"] = "williams",
-    permutations: int = 1000,
+    n_resamples: int = 1000,
     scheme: str = "both",
     seed: int = 0,
+    permutations: int | None = None,
 ) -> pd.DataFrame:
     """One-sided p-values for every ordered pair: H1 "row metric correlates better than column".
 
     Returns a long frame ``metric_a, metric_b, r_a, r_b, statistic, pvalue, method``. Williams'
     test only applies to Pearson/Spearman at system or segment level; otherwise the
     permutation test is used whatever ``method`` says (recorded in the ``method`` column).
+    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Examples
     --------
@@ -198,6 +205,8 @@ def comparison_matrix(
     >>> cm[["metric_a", "metric_b"]].values.tolist(), bool(cm.pvalue.iloc[0] < 0.05)
     ([['a', 'b'], ['b', 'a']], True)
     """
+    n_resamples = renamed_keyword(
+        "comparison_matrix", "permutations", permutations, "n_resamples", n_resamples)
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
     use = method
@@ -212,11 +221,11 @@ def comparison_matrix(
         # the masks a chunk at a time (one stream: the same masks as one draw)
         size = max(1, _MASK_CELLS // max(1, np.size(Y)) // _PERM_BLOCK) * _PERM_BLOCK
         parts = [_all_pair_deltas(metrics, Y, level, coefficient, m) for m in
-                 iter_swap_masks(np.shape(Y), permutations, scheme, seed, chunk=size)]
+                 iter_swap_masks(np.shape(Y), n_resamples, scheme, seed, chunk=size)]
         deltas_of = {key: (r_a, r_b, np.concatenate([p[key][2] for p in parts]))
                      for key, (r_a, r_b, _) in parts[0].items()} if parts else {}
     elif use != "williams":
-        masks = swap_masks(np.shape(Y), permutations, scheme, seed)
+        masks = swap_masks(np.shape(Y), n_resamples, scheme, seed)
         deltas_of = _all_pair_deltas(metrics, Y, level, coefficient, masks)
     for i, a in enumerate(names):
         for j, b in enumerate(names):

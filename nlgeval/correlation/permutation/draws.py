@@ -61,7 +61,7 @@ class PermutationComparison(StatResult):
     >>> rng = np.random.default_rng(0)
     >>> H = rng.normal(size=(4, 10))
     >>> A, B = H + 0.5 * rng.normal(size=(4, 10)), rng.normal(size=(4, 10))
-    >>> two = permutation_test(A, B, H, "segment", permutations=200, seed=0)
+    >>> two = permutation_test(A, B, H, "segment", n_resamples=200, seed=0)
     >>> two.alternative, two.pvalue < 0.01, two.pvalue_mtme  # MTME's p is one-sided only
     ('two-sided', True, nan)
     """

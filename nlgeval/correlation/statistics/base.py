@@ -61,6 +61,8 @@ class StatisticOptions(Result):
     """Options of the resampling procedures: PERM-BOTH draws, bootstrap resamples, seeds.
 
     ``epsilon`` fixes acc_eq's tie threshold per metric (else it is calibrated);
+    ``permutations`` are the PERM-BOTH draws (the tests' ``n_resamples``: a distinct name here,
+    as these options also hold the bootstrap's count);
     ``spa_permutations`` are soft pairwise accuracy's sign-flip permutations; ``n_resamples``
     the bootstrap resamples (``resamples``: its earlier name, deprecated, still accepted for
     one release with a :class:`DeprecationWarning`).

@@ -57,7 +57,7 @@ class CorrelationCoefficient(Statistic):
 
         if level == "system-grouped":  # the item level of the transposed matrices
             XA, XB, Y, level = XA.T, XB.T, Y.T, "item"
-        res = permutation_test(XA, XB, Y, level, self.name, permutations=options.permutations,
+        res = permutation_test(XA, XB, Y, level, self.name, n_resamples=options.permutations,
                                seed=options.seed)
         return res.statistic_a, res.statistic_b, res.draws_a, res.draws_b
 

@@ -75,7 +75,7 @@ class KendallVariant(Statistic):
         from nlgeval.correlation.kendall import kendall_permutation_test
 
         res = kendall_permutation_test(XA, XB, Y, self.variant, MTME_GROUPING[level],
-                                       permutations=options.permutations, seed=options.seed)
+                                       n_resamples=options.permutations, seed=options.seed)
         return res.statistic_a, res.statistic_b, res.draws_a, res.draws_b
 
 

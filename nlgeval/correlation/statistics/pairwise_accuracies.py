@@ -56,7 +56,7 @@ class PairwiseAccuracy(Statistic):
                 ) -> tuple[float, float, np.ndarray, np.ndarray]:
         from nlgeval.correlation.pairwise import pairwise_accuracy_test
 
-        res = pairwise_accuracy_test(XA, XB, Y, permutations=options.permutations,
+        res = pairwise_accuracy_test(XA, XB, Y, n_resamples=options.permutations,
                                      seed=options.seed)
         return res.statistic_a, res.statistic_b, res.draws_a, res.draws_b
 
@@ -97,7 +97,7 @@ class SoftPairwiseAccuracy(Statistic):
         from nlgeval.correlation.pairwise import soft_pairwise_accuracy
 
         options = options or StatisticOptions()
-        res = soft_pairwise_accuracy(X, Y, permutations=options.spa_permutations,
+        res = soft_pairwise_accuracy(X, Y, n_resamples=options.spa_permutations,
                                      seed=options.seed)
         perms = f"{options.spa_permutations} sign-flip permutations (seed {options.seed})"
         return StatisticValue(res.statistic, res.n_systems,
@@ -108,7 +108,7 @@ class SoftPairwiseAccuracy(Statistic):
                 ) -> tuple[float, float, np.ndarray, np.ndarray]:
         from nlgeval.correlation.pairwise import soft_pairwise_accuracy_test
 
-        res = soft_pairwise_accuracy_test(XA, XB, Y, permutations=options.permutations,
+        res = soft_pairwise_accuracy_test(XA, XB, Y, n_resamples=options.permutations,
                                           seed=options.seed,
                                           spa_permutations=options.spa_permutations,
                                           spa_seed=options.seed)
@@ -122,7 +122,7 @@ class SoftPairwiseAccuracy(Statistic):
 
         if level == "system" and options.permutations > 0:
             prime_pairs([np.asarray(X, dtype=float) for X in metrics.values()],
-                        np.asarray(Y, dtype=float), permutations=options.permutations,
+                        np.asarray(Y, dtype=float), n_resamples=options.permutations,
                         seed=options.seed, spa_permutations=options.spa_permutations,
                         spa_seed=options.seed)
 

@@ -77,7 +77,7 @@ class AccEq(Statistic):
 
         eps = options.epsilon or {}
         res = acc_eq_permutation_test(XA, XB, Y, MTME_GROUPING[level],
-                                      permutations=options.permutations, seed=options.seed,
+                                      n_resamples=options.permutations, seed=options.seed,
                                       epsilon_a=eps.get(metric_a), epsilon_b=eps.get(metric_b))
         return res.statistic_a, res.statistic_b, res.draws_a, res.draws_b
 
