@@ -139,7 +139,7 @@ def _correlation_row(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DegenerateInputWarning)
         lc = level_correlation(X, Y, level, coef, confidence_level=settings.confidence_level,
-                               label=label, permutations=settings.permutations,
+                               label=label, n_resamples=settings.permutations,
                                seed=settings.seed)
         ci: tuple[float, float] = (math.nan, math.nan)
         if settings.n_resamples > 0:
@@ -219,7 +219,7 @@ def _comparison_frames(
             frames.append(comparison_matrix(williams, Y, lv, coef, method="williams"))
         if settings.permutations > 0 and len(per_output) >= 2:
             frames.append(comparison_matrix(per_output, Y, lv, coef, method="permutation",
-                                            permutations=settings.permutations,
+                                            n_resamples=settings.permutations,
                                             seed=settings.seed))
     return frames
 

@@ -83,7 +83,7 @@ def rater_ceiling(
         warnings.simplefilter("ignore", DegenerateInputWarning)
         for lv in levels:
             out[lv] = float(level_correlation(mats.metric, mats.human, lv, coefficient,
-                                              permutations=0).statistic)
+                                              n_resamples=0).statistic)
     return out
 
 
