@@ -32,7 +32,7 @@ first use so that ``import nlgeval`` itself stays light (PEP 562):
 >>> scores = nlgeval.score_corpus(small, ["bleu"], cache=False)
 >>> study = nlgeval.validate(small, ["bleu"], levels=["system"], coefficients=["pearson"],
 ...                          n_resamples=20, permutations=0, table9=False)
->>> study.correlations.loc[0, ["metric", "level", "coefficient"]].tolist()
+>>> study.correlations.loc[0, ["metric", "level", "statistic"]].tolist()
 ['bleu', 'system', 'pearson']
 >>> import pandas as pd
 >>> ratings = pd.DataFrame({"rater": ["r1", "r2"] * 6, "item": list("111122223333"),

@@ -133,6 +133,30 @@ def test_study_folders_pool_what_the_studies_measured(study_dirs: list[Path],
     assert comp and comp[0]["metric_a"] == "bleu" and comp[0]["k"] == 2
 
 
+def test_study_folder_with_the_earlier_column_names(study_dirs: list[Path],
+                                                    tmp_path: Path) -> None:
+    """A correlations.csv written before the columns were renamed (coefficient, r, p,
+    p_corrected) is read as one with the current names, and pools the same effects."""
+    import shutil
+
+    from nlgeval.meta_analysis import load_criterion_map, read_study, study_effects
+
+    new = study_dirs[0]
+    old = tmp_path / new.name
+    shutil.copytree(new, old)
+    corr = pd.read_csv(new / "correlations.csv")
+    assert {"statistic", "value", "pvalue", "pvalue_corrected"} <= set(corr.columns)
+    corr.rename(columns={"statistic": "coefficient", "value": "r", "pvalue": "p",
+                         "pvalue_corrected": "p_corrected"}).to_csv(old / "correlations.csv",
+                                                                    index=False)
+    a, b = read_study(new), read_study(old)
+    pd.testing.assert_frame_equal(a.correlations, b.correlations)
+    cmap = load_criterion_map()
+    eff = study_effects([b], cmap)
+    assert len(eff) > 0
+    pd.testing.assert_frame_equal(study_effects([a], cmap), eff)
+
+
 def test_effects_table_reproduces_metafor(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "molloy.csv"

@@ -41,9 +41,9 @@ def _fake_study(n_metrics: int, n_criteria: int = 6, n_systems: int = 11, seed: 
         for c in criteria:
             for lv in LEVELS:
                 r = float(np.clip(rng.normal(0.4, 0.25), -0.99, 0.99))
-                rows.append({"metric": m, "criterion": c, "level": lv, "coefficient": "pearson",
-                             "r": r, "p": float(rng.uniform(0, 0.2)),
-                             "p_corrected": float(rng.uniform(0, 0.5)),
+                rows.append({"metric": m, "criterion": c, "level": lv, "statistic": "pearson",
+                             "value": r, "pvalue": float(rng.uniform(0, 0.2)),
+                             "pvalue_corrected": float(rng.uniform(0, 0.5)),
                              "ci_low": r - 0.15, "ci_high": r + 0.15, "n": 100})
     corr = pd.DataFrame(rows)
     systems = [f"sys{s}" for s in range(n_systems)]
@@ -51,7 +51,7 @@ def _fake_study(n_metrics: int, n_criteria: int = 6, n_systems: int = 11, seed: 
     for col in [*metrics, *criteria]:
         seg[col] = rng.normal(size=len(seg))
     clusters = corr[corr["level"] == "system"].assign(cluster=1, method="williams")[
-        ["metric", "r", "cluster", "criterion", "level", "coefficient", "method"]]
+        ["metric", "value", "cluster", "criterion", "level", "statistic", "method"]]
     empty = pd.DataFrame()
     config = ValidationSettings(levels=LEVELS, coefficients=["pearson"], permutations=0)
     return ValidationStudy(

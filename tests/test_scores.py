@@ -162,7 +162,7 @@ def test_external_scores_match_scipy_and_orientation(tmp_path):
     corpus = ratings_corpus(hp)
     study = run_validation(corpus, [], scores=read_scores(sp), lower_is_better=["mqm_errors"],
                            n_resamples=0, permutations=0, table9=False)
-    corr = study.correlations.set_index(["metric", "level", "coefficient"])["r"]
+    corr = study.correlations.set_index(["metric", "level", "statistic"])["value"]
     m = hum.merge(sc, on=["system", "item"])
     # segment level: every output pooled; the lower-is-better metric is negated, never |r|
     assert corr[("comet", "segment", "pearson")] == pytest.approx(
@@ -191,7 +191,7 @@ def test_system_level_only_metric_is_used_at_system_level_only(tmp_path):
     assert set(rows["level"]) == {"system"}
     hmeans = hum.groupby("system")["score"].mean()
     want = stats.pearsonr([llm[s] for s in hmeans.index], hmeans.to_numpy()).statistic
-    got = rows.loc[rows["coefficient"] == "pearson", "r"].iloc[0]
+    got = rows.loc[rows["statistic"] == "pearson", "value"].iloc[0]
     assert got == pytest.approx(want, abs=1e-12)
     assert "llm" in study.system_only
     assert any("system-level scores only" in n for n in study.notes)
@@ -249,7 +249,7 @@ def test_external_and_builtin_metrics_together(data_dir):
     ext = ext.rename(columns={"chrf": "chrf_copy"})
     study = run_validation(corpus, ["chrf"], scores=ext, n_resamples=0, permutations=0,
                            table9=False, levels=["segment"], coefficients=["pearson"])
-    r = study.correlations.set_index(["metric", "criterion"])["r"]
+    r = study.correlations.set_index(["metric", "criterion"])["value"]
     for crit in study.criteria:
         assert r[("chrf_copy", crit)] == pytest.approx(r[("chrf", crit)], abs=1e-12)
         assert not math.isnan(r[("chrf", crit)])

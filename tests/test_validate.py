@@ -42,25 +42,25 @@ def test_study_correlations_match_scipy(study) -> None:  # type: ignore[no-untyp
     j = m.merge(h, on=["system", "item"], suffixes=("_m", "_h"))
     row = study.correlations.query(
         "metric == 'good' and criterion == 'quality' and level == 'segment' and "
-        "coefficient == 'pearson'").iloc[0]
+        "statistic == 'pearson'").iloc[0]
     ref = stats.pearsonr(j.score_m, j.score_h)
-    assert row.r == pytest.approx(ref.statistic) and row.p == pytest.approx(ref.pvalue)
+    assert row.value == pytest.approx(ref.statistic) and row.pvalue == pytest.approx(ref.pvalue)
     assert row.n == len(j) == 120
-    assert row.ci_low < row.r < row.ci_high
+    assert row.ci_low < row.value < row.ci_high
     sysm = j.groupby("system")[["score_m", "score_h"]].mean()
     row = study.correlations.query(
         "metric == 'good' and criterion == 'quality' and level == 'system' and "
-        "coefficient == 'kendall'").iloc[0]
-    assert row.r == pytest.approx(stats.kendalltau(sysm.score_m, sysm.score_h).statistic)
+        "statistic == 'kendall'").iloc[0]
+    assert row.value == pytest.approx(stats.kendalltau(sysm.score_m, sysm.score_h).statistic)
     # the lower-is-better metric is negated: positive r, flagged as oriented
     ter = study.correlations.query("metric == 'ter_like' and level == 'segment'")
-    assert (ter.r > 0).all() and ter.oriented.all()
+    assert (ter.value > 0).all() and ter.oriented.all()
     assert len(study.correlations) == 3 * 2 * 3 * 3
 
 
 def test_study_comparisons_clusters_and_references(study) -> None:  # type: ignore[no-untyped-def]
     cl = study.clusters.query("criterion == 'quality' and level == 'segment'")
-    best = cl.sort_values("r", ascending=False).iloc[0]
+    best = cl.sort_values("value", ascending=False).iloc[0]
     assert best.metric == "good" and best.cluster == 1
     assert cl.set_index("metric").loc["noisy", "cluster"] > 1
     assert {"williams", "permutation-both"} <= set(study.comparisons["method"])
@@ -90,7 +90,7 @@ def test_degenerate_metric_gives_nan_and_a_note() -> None:
         st = run_validation(corpus, segment_scores=seg, levels=["segment"],
                             coefficients=["pearson"], n_resamples=50, permutations=0)
     row = st.correlations.query("metric == 'noisy'").iloc[0]
-    assert np.isnan(row.r) and "constant" in row.note
+    assert np.isnan(row.value) and "constant" in row.note
 
 
 def test_bad_options_raise_input_errors() -> None:
@@ -224,6 +224,18 @@ def test_cli_json_contract(tmp_path: Path) -> None:
     assert (out / "report.html").is_file() and (out / "run.json").is_file()
     run = json.loads((out / "run.json").read_text())
     assert "bleu" in run["metric_signatures"]
+    # issue 27: the CSV (like the frame) names the columns after what they hold; only the JSON
+    # keeps the contract's short names, the same numbers under them
+    csv = pd.read_csv(out / "correlations.csv")
+    assert {"statistic", "value", "pvalue", "pvalue_corrected"} <= set(csv.columns)
+    assert not {"coefficient", "r", "p", "p_corrected"} & set(csv.columns)
+    back = pd.DataFrame(recs).rename(columns={"coefficient": "statistic", "r": "value",
+                                              "p": "pvalue", "p_corrected": "pvalue_corrected"})
+    key = ["metric", "criterion", "level", "statistic"]
+    got = csv.set_index(key).loc[back.set_index(key).index]
+    for col in ("value", "pvalue", "pvalue_corrected", "ci_low", "ci_high"):
+        np.testing.assert_allclose(got[col].to_numpy(float),
+                                   back[col].to_numpy(float), rtol=1e-15)
 
 
 def test_cli_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:

@@ -117,7 +117,7 @@ def test_run_validation_statistics_in_python(tmp_path):
     study = run_validation(ratings_corpus(hp), [], scores=read_scores(sp),
                            statistics=["spa", "acc_eq"], levels=["system", "item"],
                            n_resamples=0, permutations=30, spa_permutations=100)
-    assert set(study.correlations["coefficient"]) == {"spa", "acc_eq"}
+    assert set(study.correlations["statistic"]) == {"spa", "acc_eq"}
     assert "wmt24" in study.leaderboards
     assert not study.clusters.empty
 
@@ -172,5 +172,5 @@ def test_acc_eq_note_when_no_better_than_all_ties():
     h = Y.ravel()
     i, j = np.triu_indices(h.size, 1)
     share_tied = np.mean(h[i] == h[j])  # acc23 of a metric that ties every pair
-    assert row["r"] == pytest.approx(share_tied, abs=1e-12)
+    assert row["value"] == pytest.approx(share_tied, abs=1e-12)
     assert "no better than predicting a tie" in row["note"]

@@ -253,7 +253,7 @@ def test_comparison_family_one_test_per_pair() -> None:
     c = pd.DataFrame({"metric_a": ["a", "b", "a", "c", "b", "c"],
                       "metric_b": ["b", "a", "c", "a", "c", "b"],
                       "pvalue": [0.01, 0.99, 0.02, 0.98, 0.3, 0.7], "criterion": "q",
-                      "level": "system", "coefficient": "pearson", "method": "williams"})
+                      "level": "system", "statistic": "pearson", "method": "williams"})
     got = correct_comparisons(c, "holm")["pvalue_corrected"].tolist()
     # three pairs, each in its observed direction: 0.01, 0.02, 0.3 -> Holm 0.03, 0.04, 0.3
     assert got == pytest.approx([0.03, 0.99, 0.04, 0.98, 0.3, 0.7])
@@ -360,7 +360,7 @@ def test_human_ceiling_against_the_closed_form() -> None:
 def test_report_writes_the_new_columns(zoo, tmp_path) -> None:  # type: ignore[no-untyped-def]
     tmp, _ = zoo
     corr = pd.read_csv(tmp / "rep" / "correlations.csv")
-    assert {"p", "p_corrected", "ci_disagrees"} <= set(corr.columns)
+    assert {"pvalue", "pvalue_corrected", "ci_disagrees"} <= set(corr.columns)
     comps = pd.read_csv(tmp / "rep" / "comparisons.csv")
     assert "pvalue_corrected" in comps.columns
     cl = pd.read_csv(tmp / "rep" / "tables" / "significance_clusters.csv")

@@ -340,9 +340,9 @@ def _print_summary(study: object, out_dir: Path) -> None:
         sub = corr[corr["level"] == level]
         if sub.empty:
             continue
-        stat = sub["coefficient"].iloc[0]  # the first statistic computed at this level
-        sub = sub[sub["coefficient"] == stat]
-        wide = sub.pivot(index="metric", columns="criterion", values="r").reindex(
+        stat = sub["statistic"].iloc[0]  # the first statistic computed at this level
+        sub = sub[sub["statistic"] == stat]
+        wide = sub.pivot(index="metric", columns="criterion", values="value").reindex(
             index=[m for m in study.metrics if m in set(sub["metric"])],
             columns=study.criteria)
         typer.echo(f"\n{level} level, {stat} ({study.corpus}):")

@@ -1,9 +1,11 @@
 """The validation studies to pool: report folders of ``nlgeval validate``, or corpora run now.
 
 A study is what :func:`nlgeval.report.run_validation` computed on one corpus: the correlations
-(``metric, criterion, level, coefficient, r, n, ci_low, ci_high``) and the per-output scores
+(``metric, criterion, level, statistic, value, n, ci_low, ci_high``) and the per-output scores
 (``system, item, <metric>..., <criterion>...``). :func:`read_study` reads them back from a
-report folder (``run.json``, ``correlations.csv``, ``segments.csv``); :func:`run_corpus_study`
+report folder (``run.json``, ``correlations.csv``, ``segments.csv``); folders written before
+the columns were renamed (``coefficient, r, p, p_corrected`` for ``statistic, value, pvalue,
+pvalue_corrected``) are read too, as are frames with those names. :func:`run_corpus_study`
 runs the study (Pearson only, no permutation tests) on a named corpus (Reiter & Belz 2009).
 
 :func:`study_effects` turns studies into one tidy table of effects, one row per metric,
@@ -34,7 +36,16 @@ __all__ = ["LEVELS", "Study", "comparison_table", "read_study", "run_corpus_stud
 
 #: levels a meta-analysis can pool (correlations of ``nlgeval validate``)
 LEVELS = ("segment", "system", "item")
-_CORR_COLUMNS = ("metric", "criterion", "level", "coefficient", "r", "n")
+_CORR_COLUMNS = ("metric", "criterion", "level", "statistic", "value", "n")
+#: the earlier names of the correlations table's columns, still accepted on input
+_EARLIER_NAMES = {"coefficient": "statistic", "r": "value", "p": "pvalue",
+                  "p_corrected": "pvalue_corrected"}
+
+
+def _current_names(corr: pd.DataFrame) -> pd.DataFrame:
+    """``corr`` with a column of an earlier name renamed (when the current one is absent)."""
+    old = {a: b for a, b in _EARLIER_NAMES.items() if a in corr.columns and b not in corr.columns}
+    return corr.rename(columns=old) if old else corr
 
 
 @dataclass(frozen=True)
@@ -44,7 +55,7 @@ class Study(Result):
     Examples
     --------
     >>> corr = pd.DataFrame({"metric": ["bleu"], "criterion": ["quality"], "level": ["system"],
-    ...                      "coefficient": ["pearson"], "r": [0.47], "n": [21]})
+    ...                      "statistic": ["pearson"], "value": [0.47], "n": [21]})
     >>> Study("e2e", "e2e", corr).corpus
     'e2e'
     """
@@ -62,7 +73,9 @@ class Study(Result):
 
 def read_study(folder: str | Path) -> Study:
     """A report folder written by ``nlgeval validate`` (``run.json``, ``correlations.csv``,
-    and ``segments.csv`` when present).
+    and ``segments.csv`` when present). A ``correlations.csv`` with the earlier column names
+    (``coefficient, r, p, p_corrected``) is read under the current ones (``statistic, value,
+    pvalue, pvalue_corrected``).
 
     Examples
     --------
@@ -85,7 +98,7 @@ def read_study(folder: str | Path) -> Study:
     if not corr_path.is_file():
         raise InputError("missing: a validation study folder has correlations.csv",
                          file=corr_path)
-    corr = pd.read_csv(corr_path)
+    corr = _current_names(pd.read_csv(corr_path))
     missing = [c for c in _CORR_COLUMNS if c not in corr.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", file=corr_path,
@@ -170,13 +183,14 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
     always does (its r is a mean of per-item correlations, for which ``1/(n - 3)`` does not
     hold). ``related=True`` adds the map's related criteria of each construct (several
     dependent effects per study, for robust variance estimation). Correlations that cannot be
-    pooled are left out with a line in ``notes``.
+    pooled are left out with a line in ``notes``. A study's correlations may name their
+    columns ``statistic, value`` or, as earlier versions did, ``coefficient, r``.
 
     Examples
     --------
     >>> from nlgeval.meta_analysis.criteria import load_criterion_map
     >>> corr = pd.DataFrame({"metric": ["bleu"], "criterion": ["naturalness"],
-    ...                      "level": ["system"], "coefficient": ["pearson"], "r": [0.23],
+    ...                      "level": ["system"], "statistic": ["pearson"], "value": [0.23],
     ...                      "n": [21]})
     >>> eff = study_effects([Study("e2e", "e2e", corr)], load_criterion_map(), level="system")
     >>> eff[["metric", "construct", "criterion", "r", "n"]].to_dict("records")
@@ -190,8 +204,8 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
             notes.append(f"{study.name}: corpus {study.corpus!r} is not in the criterion map "
                          "(give --criterion-map FILE): left out")
             continue
-        corr = study.correlations
-        corr = corr[(corr["level"] == level) & (corr["coefficient"] == "pearson")]
+        corr = _current_names(study.correlations)
+        corr = corr[(corr["level"] == level) & (corr["statistic"] == "pearson")]
         wanted = metrics if metrics is not None else list(dict.fromkeys(corr["metric"]))
         for metric in wanted:
             for construct, criterion in cmap.criteria_of(study.corpus, related):
@@ -212,7 +226,7 @@ def _effect_row(study: Study, hit: pd.DataFrame, metric: str, construct: str, cr
         notes.append(f"{where}: no Pearson correlation in the study: left out")
         return None
     rec = hit.iloc[0]
-    r, n = float(rec["r"]), int(rec["n"]) if pd.notna(rec["n"]) else 0
+    r, n = float(rec["value"]), int(rec["n"]) if pd.notna(rec["n"]) else 0
     if not np.isfinite(r) or abs(r) >= 1 or n <= 3:
         notes.append(f"{where}: r = {r:.3g} with n = {n} cannot be pooled (needs |r| < 1 and "
                      "n > 3): left out")

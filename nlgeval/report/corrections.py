@@ -2,7 +2,7 @@
 
 A study of 70 metrics x 6 criteria x 3 levels runs over a thousand tests of "no association";
 at alpha = 0.05 about fifty of them come out "significant" by chance alone. The study therefore
-reports, next to each raw ``p``, a ``p_corrected`` over the family actually tested:
+reports, next to each raw ``pvalue``, a ``pvalue_corrected`` over the family actually tested:
 
 * correlations: every metric x criterion x level of one statistic (each statistic -- Pearson,
   Spearman, Kendall -- asks its own question and is its own family);
@@ -69,23 +69,24 @@ def adjust(pvalues: np.ndarray | list[float], method: str = "holm") -> np.ndarra
 
 
 def correct_correlations(corr: pd.DataFrame, method: str, alpha: float) -> pd.DataFrame:
-    """``corr`` with ``p_corrected`` (family: all metric x criterion x level rows of one
+    """``corr`` with ``pvalue_corrected`` (family: all metric x criterion x level rows of one
     statistic) and ``ci_disagrees`` (significant after correction, bootstrap CI contains 0).
 
     Examples
     --------
-    >>> corr = pd.DataFrame({"coefficient": ["pearson"] * 3, "r": [0.5, 0.1, 0.3],
-    ...                      "p": [0.001, 0.04, 0.02], "ci_low": [0.2, -0.1, -0.01],
+    >>> corr = pd.DataFrame({"statistic": ["pearson"] * 3, "value": [0.5, 0.1, 0.3],
+    ...                      "pvalue": [0.001, 0.04, 0.02], "ci_low": [0.2, -0.1, -0.01],
     ...                      "ci_high": [0.7, 0.3, 0.5]})
     >>> out = correct_correlations(corr, "holm", 0.05)
-    >>> out["p_corrected"].round(3).tolist(), out["ci_disagrees"].tolist()
+    >>> out["pvalue_corrected"].round(3).tolist(), out["ci_disagrees"].tolist()
     ([0.003, 0.04, 0.04], [False, True, True])
     """
     out = corr.copy()
-    out["p_corrected"] = np.nan
-    for _, idx in out.groupby("coefficient", sort=False).groups.items():
-        out.loc[idx, "p_corrected"] = adjust(out.loc[idx, "p"].to_numpy(float), method)
-    sig = out["p_corrected"].to_numpy(float) < alpha
+    out["pvalue_corrected"] = np.nan
+    for _, idx in out.groupby("statistic", sort=False).groups.items():
+        out.loc[idx, "pvalue_corrected"] = adjust(out.loc[idx, "pvalue"].to_numpy(float),
+                                                  method)
+    sig = out["pvalue_corrected"].to_numpy(float) < alpha
     lo, hi = out["ci_low"].to_numpy(float), out["ci_high"].to_numpy(float)
     out["ci_disagrees"] = sig & np.isfinite(lo) & (lo <= 0) & (hi >= 0)
     return out
@@ -101,7 +102,7 @@ def correct_comparisons(comps: pd.DataFrame, method: str) -> pd.DataFrame:
     >>> c = pd.DataFrame({"metric_a": ["a", "b", "a", "c", "b", "c"],
     ...                   "metric_b": ["b", "a", "c", "a", "c", "b"],
     ...                   "pvalue": [0.01, 0.99, 0.02, 0.98, 0.5, 0.5], "criterion": "q",
-    ...                   "level": "system", "coefficient": "pearson", "method": "williams"})
+    ...                   "level": "system", "statistic": "pearson", "method": "williams"})
     >>> correct_comparisons(c, "holm")["pvalue_corrected"].round(2).tolist()
     [0.03, 0.99, 0.04, 0.98, 0.5, 0.5]
     """
@@ -109,7 +110,7 @@ def correct_comparisons(comps: pd.DataFrame, method: str) -> pd.DataFrame:
     out["pvalue_corrected"] = np.nan
     if out.empty:
         return out
-    keys = [k for k in ("criterion", "level", "coefficient", "method") if k in out.columns]
+    keys = [k for k in ("criterion", "level", "statistic", "method") if k in out.columns]
     ma, mb = out["metric_a"].astype(str), out["metric_b"].astype(str)
     pair = ma.where(ma < mb, mb) + "\x00" + mb.where(ma < mb, ma)  # the unordered pair
     raw = pd.to_numeric(out["pvalue"], errors="coerce").astype(float)
@@ -179,9 +180,10 @@ def corrected_clusters(clusters: pd.DataFrame, comps: pd.DataFrame,
     >>> c = pd.DataFrame({"metric_a": ["a", "b", "a", "c", "b", "c"],
     ...                   "metric_b": ["b", "a", "c", "a", "c", "b"],
     ...                   "pvalue": [0.04, 0.96, 0.01, 0.99, 0.5, 0.5], "criterion": "q",
-    ...                   "level": "system", "coefficient": "pearson", "method": "williams"})
-    >>> cl = pd.DataFrame({"metric": ["a", "b", "c"], "r": [0.9, 0.8, 0.7], "cluster": [1, 2, 2],
-    ...                    "criterion": "q", "level": "system", "coefficient": "pearson",
+    ...                   "level": "system", "statistic": "pearson", "method": "williams"})
+    >>> cl = pd.DataFrame({"metric": ["a", "b", "c"], "value": [0.9, 0.8, 0.7],
+    ...                    "cluster": [1, 2, 2], "criterion": "q", "level": "system",
+    ...                    "statistic": "pearson",
     ...                    "method": "williams"})
     >>> corrected_clusters(cl, correct_comparisons(c, "holm"), 0.05)["cluster_corrected"].tolist()
     [1.0, 1.0, 2.0]
@@ -193,13 +195,13 @@ def corrected_clusters(clusters: pd.DataFrame, comps: pd.DataFrame,
     if out.empty or comps.empty or "pvalue_corrected" not in comps.columns:
         return out
     for (crit, level, coef, method), sub in out.groupby(
-            ["criterion", "level", "coefficient", "method"], sort=False):
+            ["criterion", "level", "statistic", "method"], sort=False):
         test = "perm-both" if str(method).startswith("perm-both (") else method
         c = comps[(comps["criterion"] == crit) & (comps["level"] == level)
-                  & (comps["coefficient"] == coef) & (comps["method"] == test)]
+                  & (comps["statistic"] == coef) & (comps["method"] == test)]
         if c.empty:
             continue
-        rs = {str(m): float(r) for m, r in zip(sub["metric"], sub["r"], strict=True)}
+        rs = {str(m): float(r) for m, r in zip(sub["metric"], sub["value"], strict=True)}
         cl = significance_clusters(c.assign(pvalue=c["pvalue_corrected"]), rs, alpha)
         out.loc[sub.index, "cluster_corrected"] = sub["metric"].map(
             dict(zip(cl["metric"], cl["cluster"], strict=True))).to_numpy(float)
@@ -212,7 +214,7 @@ def apply_corrections(
     """:func:`correct_correlations`, :func:`correct_comparisons` and
     :func:`corrected_clusters` in one step (the study's tables, corrected columns added).
 
-    >>> e = pd.DataFrame(columns=["coefficient", "p", "ci_low", "ci_high"])
+    >>> e = pd.DataFrame(columns=["statistic", "pvalue", "ci_low", "ci_high"])
     >>> [len(f) for f in apply_corrections(e, pd.DataFrame(), pd.DataFrame(), "holm", 0.05)]
     [0, 0, 0]
     """

@@ -52,13 +52,29 @@ from nlgeval.results import Result
 
 __all__ = [
     "GROUPING", "PRESETS", "STATISTICS", "WMT_TASKS", "CriterionMeta", "MetaSettings",
-    "Statistic", "check_statistic", "clusters", "compare_metrics", "compare_pair",
+    "Statistic", "as_comparison_table", "check_statistic", "clusters", "compare_metrics",
+    "compare_pair",
     "criterion_stage", "expand_statistics", "is_coefficient", "leaderboard", "statistic_row",
     "verdict", "verdict_line", "wanted",
 ]
 
 
 # ----------------------------------------------------------------------------- comparisons
+
+
+def as_comparison_table(frame: pd.DataFrame, criterion: str, level: str,
+                        statistic: str) -> pd.DataFrame:
+    """A metric-comparison frame as the study's comparisons table: the test's own
+    ``statistic`` becomes ``test_statistic`` and ``statistic`` names the agreement statistic
+    compared (Pearson, acc_eq...), beside ``criterion`` and ``level``.
+
+    >>> f = pd.DataFrame({"metric_a": ["a"], "metric_b": ["b"], "statistic": [2.1],
+    ...                   "pvalue": [0.03], "method": ["williams"]})
+    >>> as_comparison_table(f, "q", "system", "pearson").columns.tolist()[2:]
+    ['test_statistic', 'pvalue', 'method', 'criterion', 'level', 'statistic']
+    """
+    return frame.rename(columns={"statistic": "test_statistic"}).assign(
+        criterion=criterion, level=level, statistic=statistic)
 
 
 def compare_pair(
@@ -198,7 +214,7 @@ def criterion_stage(
     ``oriented``: metric -> (systems x items) matrix, oriented (higher = better). ``statistics``
     are canonical names; the coefficients among them are only used here for the WMT23
     leaderboard draws (``coefficient_draws``) since the correlation stage reports them.
-    ``labels`` maps a canonical name to the user's spelling, used in the ``coefficient``
+    ``labels`` maps a canonical name to the user's spelling, used in the ``statistic``
     column.
     """
     labels = dict(labels or {})
@@ -218,19 +234,18 @@ def criterion_stage(
         metrics = oriented if (level == "system" and STATISTICS[stat].all_metrics_at_system
                                ) else per_output
         vals, new_rows = _values(metrics, Y, level, stat, settings, progress)
-        rows += [{"metric": m, "criterion": criterion, "level": level, "coefficient": label,
+        rows += [{"metric": m, "criterion": criterion, "level": level, "statistic": label,
                   **row} for m, row in new_rows]
         values[(level, stat)] = vals
         if settings.permutations > 0 and len(per_output) >= 2:
             cmp_df, dr = compare_metrics(per_output, Y, level, stat, settings)
             draws[(level, stat)] = dr
             if not is_coef and len(cmp_df):
-                comps.append(cmp_df.assign(criterion=criterion, level=level,
-                                           coefficient=label))
+                comps.append(as_comparison_table(cmp_df, criterion, level, label))
                 cl = clusters({m: vals[m] for m in per_output}, cmp_df, alpha)
                 clus.append(pd.DataFrame({
-                    "metric": cl["metric"], "r": cl["statistic"], "cluster": cl["rank"],
-                    "criterion": criterion, "level": level, "coefficient": label,
+                    "metric": cl["metric"], "value": cl["statistic"], "cluster": cl["rank"],
+                    "criterion": criterion, "level": level, "statistic": label,
                     "method": "perm-both (WMT ranks)"}))
     boards = {}
     for style in WMT_TASKS:
@@ -258,7 +273,7 @@ def _values(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             row = statistic_row(X, Y, level, stat, settings, m)
-        vals[m] = float(row["r"])
+        vals[m] = float(row["value"])
         rows.append((m, row))
         if progress is not None:
             progress.advance(1)
@@ -292,11 +307,11 @@ def verdict(
             for lv in levels:
                 cl = c[(c["level"] == lv) & (c["cluster"] == 1)]
                 if len(cl):
-                    coef = cl["coefficient"].iloc[0]
-                    cl = cl[cl["coefficient"] == coef]
+                    coef = cl["statistic"].iloc[0]
+                    cl = cl[cl["statistic"] == coef]
                     found = {"criterion": crit, "top": cl["metric"].tolist(),
                              "statistic": str(coef), "level": lv,
-                             "value": float(cl["r"].max())}
+                             "value": float(cl["value"].max())}
                     break
         if found is not None:
             out.append(found)

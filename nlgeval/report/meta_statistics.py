@@ -105,7 +105,7 @@ def statistic_row(
                                   settings.resample, settings.seed)
         ci = percentile_interval(stat.resampled(X, Y, level, si, ii, settings),
                                  settings.confidence_level)
-    return {"r": value.statistic, "p": math.nan, "ci_low": float(ci[0]),
+    return {"value": value.statistic, "pvalue": math.nan, "ci_low": float(ci[0]),
             "ci_high": float(ci[1]), "n": value.n, "epsilon": value.epsilon,
             "note": value.note}
 

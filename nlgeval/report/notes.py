@@ -42,25 +42,25 @@ def direction_notes(
     corr: pd.DataFrame, higher_is_better: Mapping[str, bool], alpha: float
 ) -> list[str]:
     """A warning per metric that correlates significantly *negatively* with the humans (after
-    correction, ``p_corrected``): a lower-is-better metric (an error count, a distance) taken
+    correction, ``pvalue_corrected``): a lower-is-better metric (an error count, a distance) taken
     as higher-is-better, or a metric already negated that should not be. nlgeval never takes
     |r|; it says so instead.
 
     >>> corr = pd.DataFrame({"metric": ["errs", "errs"], "criterion": ["q", "f"],
-    ...                      "level": "system", "coefficient": "pearson", "r": [-0.8, -0.1],
-    ...                      "p_corrected": [0.001, 0.6]})
+    ...                      "level": "system", "statistic": "pearson", "value": [-0.8, -0.1],
+    ...                      "pvalue_corrected": [0.001, 0.6]})
     >>> note = direction_notes(corr, {"errs": True}, 0.05)[0]
     >>> note[:46]
     "metric 'errs' correlates significantly negativ"
     >>> note[-43:]
     'lower is better? use --lower-is-better errs'
     """
-    if corr.empty or "p_corrected" not in corr.columns:
+    if corr.empty or "pvalue_corrected" not in corr.columns:
         return []
-    neg = corr[(corr["r"] < 0) & (corr["p_corrected"] < alpha)]
+    neg = corr[(corr["value"] < 0) & (corr["pvalue_corrected"] < alpha)]
     notes = []
     for metric, sub in neg.groupby("metric", sort=False):
-        cells = ", ".join(f"{r.criterion} {r.level} {r.coefficient} {r.r:.2f}"
+        cells = ", ".join(f"{r.criterion} {r.level} {r.statistic} {r.value:.2f}"
                           for r in sub.head(3).itertuples())
         more = " ..." if len(sub) > 3 else ""
         if higher_is_better.get(str(metric), True):

@@ -161,7 +161,7 @@ def _cluster_notes(study: ValidationStudy) -> list[str]:
     """Say where no significance clusters could be computed, and why."""
     corr, cl = study.correlations, study.clusters
     coefs = set(study.coefficients)
-    wanted = corr.loc[corr["coefficient"].isin(coefs), ["criterion", "level"]].drop_duplicates()
+    wanted = corr.loc[corr["statistic"].isin(coefs), ["criterion", "level"]].drop_duplicates()
     have = set() if cl.empty else set(zip(cl["criterion"], cl["level"], strict=False))
     missing = [(c, lv) for c, lv in wanted.itertuples(index=False) if (c, lv) not in have]
     if not missing or not coefs:

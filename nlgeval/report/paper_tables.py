@@ -69,8 +69,8 @@ def _correlation_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> Non
         sub = corr[corr["level"] == level]
         if sub.empty:
             continue
-        cols = ["metric", "criterion", "coefficient", "r", "p", "p_corrected", "ci_low",
-                "ci_high", "n"]
+        cols = ["metric", "criterion", "statistic", "value", "pvalue", "pvalue_corrected",
+                "ci_low", "ci_high", "n"]
         cols = [c for c in cols if c in sub.columns]
         data = sub[cols].rename(columns={"ci_low": "CI low", "ci_high": "CI high"})
         title, unit = LEVEL_TEXT.get(level, (level, "units"))
@@ -79,10 +79,10 @@ def _correlation_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> Non
             caption=f"{title}: agreement of each metric with each human "
             f"criterion (n = {unit}); {int(study.confidence_level * 100)}% percentile bootstrap "
             f"intervals, {study.resamples} resamples of {study.resample} (seed {study.seed}). "
-            "Lower-is-better metrics are negated first. p_corrected: "
+            "Lower-is-better metrics are negated first. pvalue_corrected: "
             f"{_correction(study)}. Cf. Reiter & Belz 2009, Tables 6 and 8.",
-            label=f"tab:corr-{level}", digits={"r": 3, "p": 4, "p_corrected": 4, "CI low": 3,
-                                               "CI high": 3})
+            label=f"tab:corr-{level}", digits={"value": 3, "pvalue": 4, "pvalue_corrected": 4,
+                                               "CI low": 3, "CI high": 3})
     wide = _pearson_wide(study)
     if wide is not None:
         t["correlations_overview"] = PaperTable(
@@ -93,7 +93,7 @@ def _correlation_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> Non
 def _significance_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> None:
     """One-sided p-value matrices of the metric comparisons, and the clusters."""
     if not study.comparisons.empty:
-        groups = study.comparisons.groupby(["criterion", "level", "coefficient"], sort=False)
+        groups = study.comparisons.groupby(["criterion", "level", "statistic"], sort=False)
         for (crit, level, stat), sub in groups:
             main_method = sub["method"].iloc[0]
             s = sub[sub["method"] == main_method]
@@ -110,7 +110,7 @@ def _significance_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> No
                 label=f"tab:sig-{level}-{_slug(crit)}{suffix.replace('_', '-')}", digits=4)
     if not study.clusters.empty:
         t["significance_clusters"] = PaperTable(
-            data=study.clusters[[c for c in ("criterion", "level", "metric", "r", "cluster",
+            data=study.clusters[[c for c in ("criterion", "level", "metric", "value", "cluster",
                                              "cluster_corrected", "method")
                                  if c in study.clusters.columns]],
             caption="Clusters of metrics that cannot be told apart (alpha = "
@@ -167,15 +167,15 @@ def _reference_tables(study: ValidationStudy, t: dict[str, PaperTable]) -> None:
 def _pearson_wide(study: ValidationStudy) -> pd.DataFrame | None:
     corr = study.correlations
     coef = (study.coefficients or study.statistics)[0]
-    sub = corr[corr["coefficient"] == coef]
+    sub = corr[corr["statistic"] == coef]
     if sub.empty:
         return None
     rows = []
     for (metric, level), g in sub.groupby(["metric", "level"], sort=False):
         row: dict[str, Any] = {"metric": metric, "level": level}
         for r in g.itertuples():
-            p = getattr(r, "p_corrected", r.p)  # issue 26: stars after the correction
-            row[r.criterion] = mark(r.r, p, r.ci_low, r.ci_high, study.alpha, 3)
+            p = getattr(r, "pvalue_corrected", r.pvalue)  # issue 26: stars after the correction
+            row[r.criterion] = mark(r.value, p, r.ci_low, r.ci_high, study.alpha, 3)
         rows.append(row)
     ra = study.rater_agreement
     for level in dict.fromkeys(sub["level"]) if not ra.empty else ():

@@ -2,7 +2,7 @@
 
 1. :func:`criterion_matrices`: per criterion, the (systems x items) metric matrices, oriented
    so that larger is better (lower-is-better metrics negated), and the human matrix;
-2. :func:`correlation_rows`: every metric x level x coefficient: r, p, n, a percentile
+2. :func:`correlation_rows`: every metric x level x statistic: value, pvalue, n, a percentile
    bootstrap interval (Deutsch et al. 2021) and, for Pearson, the Fisher-z interval;
 3. :func:`metric_comparisons`: metric-vs-metric tests (Williams 1959 as in Graham & Baldwin
    2014; PERM-BOTH, Deutsch, Dror & Roth 2021) with significance clusters;
@@ -29,18 +29,18 @@ from nlgeval.correlation.levels import level_correlation, score_matrices
 from nlgeval.correlation.permutation import comparison_matrix
 from nlgeval.correlation.significance import significance_clusters
 from nlgeval.report.binding import metrics_for
-from nlgeval.report.meta import CriterionMeta, criterion_stage
+from nlgeval.report.meta import CriterionMeta, as_comparison_table, criterion_stage
 from nlgeval.report.prepare import PreparedScores, z_ratings
 from nlgeval.report.settings import ValidationSettings
 from nlgeval.report.verdict import rater_ceiling, rater_icc
 from nlgeval.results import Result
 
-CORRELATION_COLUMNS = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low",
+CORRELATION_COLUMNS = ["metric", "criterion", "level", "statistic", "value", "pvalue", "ci_low",
                        "ci_high", "n", "epsilon", "fisher_low", "fisher_high", "oriented",
                        "n_missing", "note"]
-COMPARISON_COLUMNS = ["metric_a", "metric_b", "r_a", "r_b", "statistic", "pvalue", "method",
-                      "criterion", "level", "coefficient"]
-CLUSTER_COLUMNS = ["metric", "r", "cluster", "criterion", "level", "coefficient", "method"]
+COMPARISON_COLUMNS = ["metric_a", "metric_b", "r_a", "r_b", "test_statistic", "pvalue",
+                      "method", "criterion", "level", "statistic"]
+CLUSTER_COLUMNS = ["metric", "value", "cluster", "criterion", "level", "statistic", "method"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def correlation_rows(
     >>> p = PreparedScores(None, None, ["m"], {}, {"m": True}, [], [], [], [], None, [], ["q"])
     >>> rows = correlation_rows(CriterionMatrices("q", {"m": X}, Y, {}), p,
     ...                         ValidationSettings(coefficients=["spearman"], n_resamples=0))
-    >>> [(r["level"], r["r"]) for r in rows]
+    >>> [(r["level"], r["value"]) for r in rows]
     [('segment', 1.0), ('system', 1.0)]
     """
     labels, rows = settings.labels, []
@@ -125,7 +125,7 @@ def correlation_rows(
                 row = _correlation_row(X, cm.human, level, coef, settings,
                                        f"{metric} x {cm.criterion} ({level}, {coef})")
                 rows.append({"metric": metric, "criterion": cm.criterion, "level": level,
-                             "coefficient": labels.get(coef, coef), **row,
+                             "statistic": labels.get(coef, coef), **row,
                              "oriented": not prep.higher_is_better.get(metric, True)})
                 if progress is not None:
                     progress.advance(1)
@@ -153,7 +153,7 @@ def _correlation_row(
     parts = list(msgs)
     if lc.note and lc.note not in parts:
         parts.append(lc.note)
-    return {"r": lc.statistic, "p": lc.pvalue, "epsilon": None, "ci_low": float(ci[0]),
+    return {"value": lc.statistic, "pvalue": lc.pvalue, "epsilon": None, "ci_low": float(ci[0]),
             "ci_high": float(ci[1]), "n": lc.n, "fisher_low": lc.ci_low,
             "fisher_high": lc.ci_high, "n_missing": lc.n_missing,
             "note": "; ".join(parts)}
@@ -188,15 +188,15 @@ def metric_comparisons(
     comparisons, clusters = [], []
     for level in settings.levels:
         frames = _comparison_frames(cm, prep, settings, level, coef)
-        comparisons += [f.assign(criterion=cm.criterion, level=level, coefficient=label)
-                        for f in frames]
+        comparisons += [as_comparison_table(f, cm.criterion, level, label) for f in frames]
         if frames:
             main = frames[0]
             rs = {m: float(main.loc[main["metric_a"] == m, "r_a"].iloc[0])
                   for m in prep.metrics if (main["metric_a"] == m).any()}
             cl = significance_clusters(main, rs, alpha=settings.alpha)
-            clusters.append(cl.assign(criterion=cm.criterion, level=level, coefficient=label,
-                                      method=str(main["method"].iloc[0])))
+            clusters.append(cl.rename(columns={"r": "value"}).assign(
+                criterion=cm.criterion, level=level, statistic=label,
+                method=str(main["method"].iloc[0])))
     return comparisons, clusters
 
 
@@ -242,7 +242,7 @@ def meta_evaluation(
     True
     >>> res = meta_evaluation(cm, p, ValidationSettings(statistics=["pairwise_accuracy"],
     ...                                                 levels=["system"]))
-    >>> res.rows[0]["coefficient"], res.rows[0]["r"]
+    >>> res.rows[0]["statistic"], res.rows[0]["value"]
     ('pairwise_accuracy', 1.0)
     """
     extra = settings.meta_statistics

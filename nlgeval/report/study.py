@@ -6,7 +6,7 @@ driven by one :class:`~nlgeval.report.settings.ValidationSettings`:
 
 1. prepare scores: score every metric on the rated outputs, join external scores, orient
    lower-is-better metrics, drop reference systems, aggregate the human ratings per output;
-2. correlations: for every metric x criterion x level x coefficient, r with p, n, a bootstrap
+2. correlations: for every metric x criterion x level x statistic, its value with p, n, a bootstrap
    interval (Deutsch et al. 2021) and, for Pearson, the Fisher-z interval;
 3. metric comparisons: Williams and PERM-BOTH tests with significance clusters, and the WMT
    meta-evaluation statistics with their leaderboards when asked for;
@@ -55,9 +55,34 @@ from nlgeval.report.tasks import correlate_criteria as _correlate
 from nlgeval.report.verdict import study_verdict
 from nlgeval.results import Result
 
-__all__ = ["CORRELATION_COLUMNS", "DEFAULT_METRICS", "ScoreInputs", "ValidationSettings",
-           "ValidationStudy", "example_study", "reference_systems", "run_study",
-           "run_validation"]
+__all__ = ["CORRELATION_COLUMNS", "DEFAULT_METRICS", "JSON_NAMES", "ScoreInputs",
+           "ValidationSettings", "ValidationStudy", "example_study", "json_correlations",
+           "reference_systems", "run_study", "run_validation"]
+
+#: The correlations table's columns under the names of the ``nlgeval validate --json``
+#: contract (issues 2 and 26), the only place the short names ``r``/``p`` live on.
+JSON_NAMES = {"statistic": "coefficient", "value": "r", "pvalue": "p",
+              "pvalue_corrected": "p_corrected"}
+JSON_COLUMNS = ["metric", "criterion", "level", "statistic", "value", "pvalue", "ci_low",
+                "ci_high", "n", "epsilon", "pvalue_corrected", "ci_disagrees"]
+
+
+def json_correlations(correlations: pd.DataFrame) -> list[dict[str, Any]]:
+    """The correlations table as the JSON contract spells it: the records of
+    ``metric, criterion, level, coefficient, r, p, ci_low, ci_high, n, epsilon`` (issue 2) plus
+    ``p_corrected`` and ``ci_disagrees`` (issue 26), NaN as None. The library's frames and
+    CSV files name these columns ``statistic, value, pvalue, pvalue_corrected``
+    (:data:`JSON_NAMES`); other tools read the JSON, so its keys do not change.
+
+    >>> corr = pd.DataFrame({"metric": ["bleu"], "statistic": ["pearson"], "value": [0.5],
+    ...                      "pvalue": [float("nan")]})
+    >>> json_correlations(corr)
+    [{'metric': 'bleu', 'coefficient': 'pearson', 'r': 0.5, 'p': None}]
+    """
+    cols = [c for c in JSON_COLUMNS if c in correlations.columns]
+    df = correlations[cols].rename(columns=JSON_NAMES).astype(object)
+    return df.where(df.notna(), None).to_dict(orient="records")
+
 
 
 @dataclass(frozen=True)
@@ -124,14 +149,8 @@ class ValidationStudy(Result):
     epsilon = property(lambda self: dict(self.config.epsilon))
 
     def correlation_records(self) -> list[dict[str, Any]]:
-        """JSON contract: ``metric, criterion, level, coefficient, r, p, ci_low, ci_high, n,
-        epsilon`` (issue 2) plus ``p_corrected`` and ``ci_disagrees`` (issue 26), NaN as
-        None."""
-        cols = ["metric", "criterion", "level", "coefficient", "r", "p", "ci_low", "ci_high", "n",
-                "epsilon", "p_corrected", "ci_disagrees"]
-        cols = [c for c in cols if c in self.correlations.columns]
-        df = self.correlations[cols].astype(object)
-        return df.where(df.notna(), None).to_dict(orient="records")
+        """The correlations under the JSON contract's names (:func:`json_correlations`)."""
+        return json_correlations(self.correlations)
 
     def settings(self) -> dict[str, Any]:
         """The resolved settings as run.json records them (keys fixed by issues 2, 12, 13)."""
@@ -210,8 +229,8 @@ def run_validation(
     Returns
     -------
     ValidationStudy
-        The correlations (``metric, criterion, level, coefficient, r, p, ci_low, ci_high,
-        n``, ...), the metric comparisons, the verdict and the resolved settings
+        The correlations (``metric, criterion, level, statistic, value, pvalue, ci_low,
+        ci_high, n``, ...), the metric comparisons, the verdict and the resolved settings
         (``config``); :mod:`nlgeval.report.writer` writes it out.
 
     Examples
@@ -223,7 +242,7 @@ def run_validation(
     ...                        coefficients=["spearman"], n_resamples=20, permutations=0,
     ...                        table9=False)
     >>> row = study.correlations.iloc[0]
-    >>> row.metric, row.level, row.coefficient, bool(-1 <= row.r <= 1)
+    >>> row.metric, row.level, row.statistic, bool(-1 <= row.value <= 1)
     ('bleu', 'segment', 'spearman', True)
     """
     if metrics is not None:

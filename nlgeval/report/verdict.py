@@ -148,27 +148,27 @@ def _level_entry(
 ) -> dict[str, Any] | None:
     """The verdict of one criterion at one level (None when fewer than 2 metrics there)."""
     rows = corr[(corr["criterion"] == crit) & (corr["level"] == level)
-                & corr["p"].notna()]
+                & corr["pvalue"].notna()]
     if rows.empty or rows["metric"].nunique() < 2:
         return None
     here = clusters_df[(clusters_df["criterion"] == crit) & (clusters_df["level"] == level)] \
         if len(clusters_df) else clusters_df
     # the statistic the metrics were compared on (clusters), else the first one tested
-    tested = [str(c) for c in dict.fromkeys(rows["coefficient"])]
-    clustered = set(here["coefficient"].astype(str)) if len(here) else set()
+    tested = [str(c) for c in dict.fromkeys(rows["statistic"])]
+    clustered = set(here["statistic"].astype(str)) if len(here) else set()
     stat = next((c for c in tested if c in clustered), tested[0])
-    rows = rows[rows["coefficient"] == stat]
-    cl = here[here["coefficient"] == stat] if len(here) else here
+    rows = rows[rows["statistic"] == stat]
+    cl = here[here["statistic"] == stat] if len(here) else here
     entry: dict[str, Any] = {"criterion": crit, "level": level, "statistic": stat, "top": [],
                              "n_top": 0, "n_metrics": int(rows["metric"].nunique()),
                              "value": math.nan, "n": None, "human_ceiling": ceiling,
                              "withheld": withheld}
-    best = rows.sort_values("r", ascending=False, na_position="last").iloc[0]
-    entry.update(value=float(best["r"]), n=int(best["n"]) if pd.notna(best["n"]) else None)
-    pcol = "p_corrected" if "p_corrected" in rows.columns else "p"
-    if not withheld and not (best["r"] > 0 and float(best[pcol]) < alpha):
+    best = rows.sort_values("value", ascending=False, na_position="last").iloc[0]
+    entry.update(value=float(best["value"]), n=int(best["n"]) if pd.notna(best["n"]) else None)
+    pcol = "pvalue_corrected" if "pvalue_corrected" in rows.columns else "pvalue"
+    if not withheld and not (best["value"] > 0 and float(best[pcol]) < alpha):
         entry["withheld"] = (f"no metric agrees with the humans significantly at {level} "
-                             f"level (best: {best['metric']}, r = {best['r']:.2f}, corrected "
+                             f"level (best: {best['metric']}, r = {best['value']:.2f}, corrected "
                              f"p = {float(best[pcol]):.2g})" + (
                                  "; item-level p-values come from within-item permutations, "
                                  "none below 1 / (permutations + 1): raise --permutations"
@@ -179,7 +179,7 @@ def _level_entry(
                                  "comparison test ran there, e.g. --permutations 0)")
         else:
             col = "cluster_corrected" if "cluster_corrected" in cl.columns else "cluster"
-            top = cl[cl[col] == 1].sort_values("r", ascending=False)
+            top = cl[cl[col] == 1].sort_values("value", ascending=False)
             entry.update(top=top["metric"].tolist(), n_top=len(top))
     return entry
 
@@ -196,11 +196,11 @@ def study_verdict(
     Examples
     --------
     >>> corr = pd.DataFrame({"metric": ["a", "b"], "criterion": "q", "level": "system",
-    ...                      "coefficient": "pearson", "r": [0.9, 0.8], "p": [0.001, 0.01],
-    ...                      "p_corrected": [0.002, 0.01], "n": 10})
-    >>> cl = pd.DataFrame({"metric": ["a", "b"], "r": [0.9, 0.8], "cluster": [1, 1],
+    ...                      "statistic": "pearson", "value": [0.9, 0.8], "pvalue": [0.001, 0.01],
+    ...                      "pvalue_corrected": [0.002, 0.01], "n": 10})
+    >>> cl = pd.DataFrame({"metric": ["a", "b"], "value": [0.9, 0.8], "cluster": [1, 1],
     ...                    "cluster_corrected": [1, 1], "criterion": "q", "level": "system",
-    ...                    "coefficient": "pearson"})
+    ...                    "statistic": "pearson"})
     >>> print(study_verdict({}, cl, corr, ["q"], ["system"])[0]["line"])  # doctest: +ELLIPSIS
     q, system level (pearson, 10 systems): top cluster, 2 of 2 metrics ... apart: a, b
     """

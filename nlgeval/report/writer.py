@@ -68,13 +68,13 @@ def _coef_rows(study: ValidationStudy) -> tuple[str, pd.DataFrame]:
     """The first coefficient (or statistic) and its rows of the correlations table."""
     coef0 = (study.coefficients or study.statistics)[0]
     corr = study.correlations
-    return coef0, corr[corr["coefficient"] == coef0]
+    return coef0, corr[corr["statistic"] == coef0]
 
 
 def _agreement_order(sub: pd.DataFrame, metrics: list[str]) -> list[str]:
     """``metrics`` by mean r over the rows of ``sub`` (best agreement first, undefined last;
     ties keep the study's order)."""
-    mean_r = sub.groupby("metric", sort=False)["r"].mean()
+    mean_r = sub.groupby("metric", sort=False)["value"].mean()
     key = {m: -float(mean_r.get(m, np.nan)) for m in metrics}
     return sorted(metrics, key=lambda m: (not np.isfinite(key[m]), key[m] if
                                           np.isfinite(key[m]) else 0.0))
@@ -91,7 +91,7 @@ def _scatter_specs(study: ValidationStudy, coef0: str, rows: pd.DataFrame
         if crit not in sysm.columns or not metrics:
             continue
         here = system[system["criterion"] == crit]
-        r_of = dict(zip(here["metric"], here["r"].astype(float), strict=False))
+        r_of = dict(zip(here["metric"], here["value"].astype(float), strict=False))
         shown = metrics if len(metrics) <= SCATTER_PANELS else \
             _agreement_order(here, metrics)[:SCATTER_PANELS]
         panels = []
@@ -126,8 +126,8 @@ def _heatmap_specs(study: ValidationStudy, coef0: str, rows: pd.DataFrame
                 index=order, columns=study.criteria)
 
         specs.append((f"heatmap_{level}", "heatmap", {
-            "r": wide("r"), "lo": wide("ci_low"), "hi": wide("ci_high"),
-            "p": wide("p_corrected" if "p_corrected" in sub.columns else "p"),
+            "r": wide("value"), "lo": wide("ci_low"), "hi": wide("ci_high"),
+            "p": wide("pvalue_corrected" if "pvalue_corrected" in sub.columns else "pvalue"),
             "alpha": study.alpha,
             "title": f"{level}-level {coef0} r, best agreement first (* p < {study.alpha}, "
                      f"{correction}-corrected; † CI contains 0; bootstrap CI)"}))
@@ -142,12 +142,12 @@ def _forest_spec(study: ValidationStudy, coef0: str, rows: pd.DataFrame
     if not levels or not metrics:
         return []
     order = _agreement_order(rows, metrics)
-    pcol = "p_corrected" if "p_corrected" in rows.columns else "p"
+    pcol = "pvalue_corrected" if "pvalue_corrected" in rows.columns else "pvalue"
     cells = {}
     for (level, crit), g in rows.groupby(["level", "criterion"], sort=False):
         g = g.set_index("metric").reindex(order)
         cells[(level, crit)] = {k: g[c].to_numpy(float) for k, c in
-                                (("r", "r"), ("lo", "ci_low"), ("hi", "ci_high"), ("p", pcol))}
+                                (("r", "value"), ("lo", "ci_low"), ("hi", "ci_high"), ("p", pcol))}
     human = {}
     ra = study.rater_agreement
     if not ra.empty and "pooled_r" in ra.columns:
