@@ -37,6 +37,18 @@ from nlgeval.errors import InputError
 def zscore_cells(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """``(X - mean) / sd`` over the cells in ``ok`` (ddof 0; sd 0: centred only), NaN elsewhere.
 
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The scores.
+    ok : numpy.ndarray of bool
+        The cells to standardise over (same shape as ``X``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The z-scores on ``ok``, NaN elsewhere.
+
     Examples
     --------
     >>> import numpy as np

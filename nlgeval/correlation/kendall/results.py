@@ -42,6 +42,16 @@ DIRECT_MAX = 40
 def check_variant(name: str) -> str:
     """Canonical variant name (``tau_b``, ``tau_c``, ``tau_23``, ``acc_23``) or InputError.
 
+    Parameters
+    ----------
+    name : str
+        The variant's name.
+
+    Returns
+    -------
+    str
+        The canonical variant name.
+
     Examples
     --------
     >>> check_variant("tau_b")
@@ -55,6 +65,16 @@ def check_variant(name: str) -> str:
 
 def check_grouping(name: str) -> str:
     """The grouping, a level name (``segment``, ``item``, ``system-grouped``), or InputError.
+
+    Parameters
+    ----------
+    name : str
+        The grouping's name.
+
+    Returns
+    -------
+    str
+        The canonical level name.
 
     Examples
     --------
@@ -71,6 +91,18 @@ def check_grouping(name: str) -> str:
 
 def check_epsilon(epsilon: float, variant: str | None = None) -> float:
     """A valid metric-tie threshold epsilon (finite, >= 0); InputError otherwise.
+
+    Parameters
+    ----------
+    epsilon : float
+        The threshold: metric differences ``<= epsilon`` count as ties.
+    variant : str, optional
+        The variant it is for (a nonzero epsilon is refused for ``tau_c``).
+
+    Returns
+    -------
+    float
+        ``epsilon`` as a float.
 
     Examples
     --------
@@ -118,6 +150,18 @@ def snap_groups(X: np.ndarray, Y: np.ndarray, grouping: str
     nlgeval's one degenerate-input rule (:func:`~nlgeval.correlation._constant.near_constant`)
     for the Kendall variants: a group (an item's systems, a system's items, or all cells for
     ``"segment"``) whose complete values differ by rounding only counts every pair as tied.
+
+    Parameters
+    ----------
+    X, Y : numpy.ndarray
+        Metric and human stacks, shape (..., systems, items).
+    grouping : str
+        ``segment``, ``item`` or ``system-grouped``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(X, Y)`` with every numerically constant group made exactly constant.
 
     Examples
     --------
@@ -179,6 +223,19 @@ class Groups:
 
 def build_groups(X: np.ndarray, Y: np.ndarray, grouping: str) -> Groups:
     """Split the complete cells of (systems x items) matrices into the grouping's groups.
+
+    Parameters
+    ----------
+    X, Y : numpy.ndarray
+        Metric and human scores, (systems x items), NaN for a missing cell.
+    grouping : str
+        ``segment``, ``item`` or ``system-grouped``.
+
+    Returns
+    -------
+    Groups
+        The complete cells of every group with >= 2 of them, back to back, with offsets,
+        group indices and the number of skipped groups.
 
     Examples
     --------

@@ -133,6 +133,20 @@ def tie_calibration(X: Any, Y: Any, grouping: str = "item", *,
     ``KendallWithTiesOpt(..., sample_rate=1.0)``. The result is flagged ``calibrated``: it is
     optimistic (see :class:`TieCalibrationResult`).
 
+    Parameters
+    ----------
+    X, Y : array-like
+        Metric and human scores, (systems x items), NaN for a missing cell.
+    grouping : str, default "item"
+        ``segment``, ``item`` or ``system-grouped``.
+    variant : str, default "acc_23"
+        ``acc_23`` or ``tau_23`` (keyword-only).
+
+    Returns
+    -------
+    TieCalibrationResult
+        The statistic at the smallest maximising epsilon, with ``calibrated=True``.
+
     Examples
     --------
     >>> import numpy as np
@@ -162,6 +176,22 @@ def acc_eq(X: Any, Y: Any, grouping: str = "item", epsilon: float | None = None,
     :func:`tie_calibration`) this is simply the grouped acc_23 with metric differences
     ``<= epsilon`` counted as ties, and ``calibrated`` is False. Without it, see
     :func:`tie_calibration`.
+
+    Parameters
+    ----------
+    X, Y : array-like
+        Metric and human scores, (systems x items), NaN for a missing cell.
+    grouping : str, default "item"
+        ``segment``, ``item`` or ``system-grouped``.
+    epsilon : float, optional
+        The tie threshold; None calibrates it on ``X``/``Y``.
+    variant : str, default "acc_23"
+        ``acc_23`` or ``tau_23`` (keyword-only).
+
+    Returns
+    -------
+    TieCalibrationResult
+        The statistic, epsilon, grouping, numbers of groups and pairs, and ``calibrated``.
 
     Examples
     --------

@@ -105,6 +105,16 @@ def group_weights(n_pairs: np.ndarray) -> tuple[np.ndarray, float, bool]:
     """Per-group weights of one pair: ``(L / N_g, L, True)`` when integer arithmetic is exact
     (``G * L < 2^53`` for ``L = lcm(N_g)``), else ``(1 / N_g, 1.0, False)``.
 
+    Parameters
+    ----------
+    n_pairs : numpy.ndarray
+        The number of pairs ``N_g`` of every group.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, float, bool)
+        The per-group weights, the common scale ``L`` and whether the weights are integers.
+
     Examples
     --------
     >>> import numpy as np
@@ -166,6 +176,25 @@ def calibrate_groups(
     classes) tune the search (see the module docstring) without changing its answer;
     ``integer_weights=False`` forces the floating-point weights (tests). ``levels`` of the
     result counts the windows opened, ``collected`` the pairs sorted for exact sweeps.
+
+    Parameters
+    ----------
+    groups : Groups
+        The complete cells by group (:func:`~nlgeval.correlation.kendall.build_groups`).
+    leaf_budget : int, optional
+        Pairs per exactly swept window (keyword-only, as all below).
+    round_points : int, default ROUND_POINTS
+        Tunes the search (see the module docstring).
+    leaf_sweep : str, optional
+        ``"histogram"`` or ``"sort"`` (default: chosen from the data).
+    integer_weights : bool, default True
+        False forces the floating-point weights (tests).
+
+    Returns
+    -------
+    _Search
+        ``epsilon`` (the threshold), ``levels``, ``collected`` and ``exact`` (whether the
+        integer weights were used).
 
     Examples
     --------

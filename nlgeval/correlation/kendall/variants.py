@@ -100,6 +100,18 @@ def pair_counts(metric: Any, human: Any, epsilon: float = 0.0) -> PairCounts:
     Positions where either value is NaN/infinite are dropped. A metric pair is tied when
     ``|m_i - m_j| <= epsilon``, a human pair when ``h_i == h_j``. O(n log n) time, O(n) memory.
 
+    Parameters
+    ----------
+    metric, human : array-like
+        The paired metric and human scores, same length.
+    epsilon : float, default 0.0
+        Metric differences ``<= epsilon`` count as ties (>= 0).
+
+    Returns
+    -------
+    PairCounts
+        The pair counts C, D, T_h, T_m, T_hm, the number of pairs and of complete positions.
+
     Examples
     --------
     >>> pair_counts([1, 2, 3], [3, 2, 1]).discordant
@@ -127,6 +139,21 @@ def kendall_variant(metric: Any, human: Any, variant: str = "tau_b", *,
     counts and formula as every tau of nlgeval, clipped to [-1, 1] as scipy; defined from 2
     values on) and MTME's ``stats.KendallVariants`` for all four.
     ``epsilon``: metric differences ``<= epsilon`` count as ties (not for tau_c).
+
+    Parameters
+    ----------
+    metric, human : array-like
+        The paired metric and human scores, same length.
+    variant : str, default "tau_b"
+        ``tau_b``, ``tau_c``, ``tau_23`` or ``acc_23``.
+    epsilon : float, default 0.0
+        Metric tie threshold (keyword-only; must be 0 for tau_c).
+
+    Returns
+    -------
+    KendallResult
+        The statistic, the variant, epsilon, the pair counts, the number of incomplete
+        positions and a note when undefined.
 
     Examples
     --------
@@ -156,6 +183,23 @@ def grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str = "it
     (the level names of :mod:`nlgeval.correlation.levels`). Groups with
     fewer than 2 complete cells are skipped; NaN group values are dropped from the (unweighted)
     mean, as in MTME's ``AverageCorrelation``. NaN (with a note) when no group is defined.
+
+    Parameters
+    ----------
+    X, Y : array-like
+        Metric and human scores, (systems x items), NaN for a missing cell.
+    variant : str, default "acc_23"
+        ``tau_b``, ``tau_c``, ``tau_23`` or ``acc_23``.
+    grouping : str, default "item"
+        ``segment``, ``item`` or ``system-grouped``.
+    epsilon : float, default 0.0
+        Metric tie threshold (keyword-only).
+
+    Returns
+    -------
+    GroupedResult
+        The mean statistic, the groups used and skipped, the summed pair counts, a note when
+        undefined and the value of every group (NaN where skipped).
 
     Examples
     --------
@@ -206,6 +250,20 @@ def batch_grouped_kendall(X: Any, Y: Any, variant: str = "acc_23", grouping: str
     Python overhead); the same numbers as :func:`grouped_kendall` on each matrix (up to the
     order in which group values are summed).
 
+    Parameters
+    ----------
+    X, Y : array-like
+        Stacks of metric and human matrices, shape (..., systems, items).
+    variant, grouping : str
+        As in :func:`grouped_kendall` (defaults ``acc_23``, ``item``).
+    epsilon : float, default 0.0
+        Metric tie threshold (keyword-only).
+
+    Returns
+    -------
+    numpy.ndarray
+        The statistic of each matrix pair, of the leading shape (...).
+
     Examples
     --------
     >>> import numpy as np
@@ -238,6 +296,22 @@ def kendall_resample_distribution(X: Any, Y: Any, variant: str, grouping: str,
     :func:`nlgeval.correlation.bootstrap.resample_indices`; no (B, S, I) stack is materialised.
     A resample that draws a cell twice contains the pair (cell, copy), tied in both variables,
     exactly as the statistic of the expanded matrix.
+
+    Parameters
+    ----------
+    X, Y : array-like
+        Metric and human scores, (systems x items).
+    variant, grouping : str
+        As in :func:`grouped_kendall`.
+    sys_idx, item_idx : numpy.ndarray
+        (B x systems) row and (B x items) column indices of the B resamples.
+    epsilon : float, default 0.0
+        Metric tie threshold (keyword-only).
+
+    Returns
+    -------
+    numpy.ndarray
+        The statistic of each resample, shape (B,).
 
     Examples
     --------
