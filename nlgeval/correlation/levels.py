@@ -104,6 +104,18 @@ def score_matrices(
     ``missing`` dict reports outputs with a metric score but no human score (``unrated``), the
     reverse (``unscored``), and NaN scores in either frame (``nan_metric``, ``nan_human``).
 
+    Parameters
+    ----------
+    metric, human : pandas.DataFrame
+        Tidy ``[system, item, score]`` frames.
+    systems, items : sequence of str, optional
+        The rows and columns to use (keyword-only; default: the union).
+
+    Returns
+    -------
+    ScoreMatrices
+        The aligned ``metric`` and ``human`` matrices, ``systems``, ``items`` and ``missing``.
+
     Examples
     --------
     >>> import pandas as pd
@@ -163,6 +175,16 @@ def score_matrices(
 def system_means(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-system means over the complete cells (last axis = items); NaN for empty systems.
 
+    Parameters
+    ----------
+    X, Y : numpy.ndarray
+        Metric and human scores, shape (..., systems, items).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The metric and the human means of every system, shape (..., systems).
+
     Examples
     --------
     >>> import numpy as np
@@ -183,6 +205,20 @@ def level_statistic(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str) 
 
     ``X`` and ``Y`` have shape (..., systems, items); the result has shape (...). NaN where the
     correlation is undefined.
+
+    Parameters
+    ----------
+    X, Y : numpy.ndarray
+        Metric and human scores, shape (..., systems, items).
+    level : str
+        ``system``, ``segment``, ``item`` or ``system-grouped``.
+    coefficient : str
+        ``pearson``, ``spearman``, ``kendall`` or ``kendall_c``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The correlation of each matrix pair, shape (...).
 
     Examples
     --------
@@ -228,6 +264,22 @@ def item_permutation_pvalue(
     admits. Returns ``(p, B)``; NaN when the statistic is undefined. Vectorised over
     permutations in chunks (a few million cells each).
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    X, Y : numpy.ndarray
+        Metric and human scores, (systems x items).
+    coefficient : str, default "pearson"
+        The per-item coefficient.
+    n_resamples, seed : int
+        Permutations (1000) and RNG seed (0) (keyword-only).
+    permutations : int, optional
+        Deprecated name of ``n_resamples``.
+
+    Returns
+    -------
+    tuple of (float, int)
+        The p-value and the number of permutations B.
 
     Examples
     --------
