@@ -85,6 +85,22 @@ def resample_indices(
     Drawn from ``numpy.random.default_rng(seed)``: systems first (if resampled), then items
     (if resampled); an axis that is not resampled keeps the identity index in every row.
 
+    Parameters
+    ----------
+    n_systems, n_items : int
+        The matrix's numbers of systems and items.
+    resamples : int
+        The number of bootstrap resamples B.
+    resample : str
+        ``systems``, ``items`` or ``both``: the axes resampled.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(sys_idx, item_idx)``, shapes (B x S) and (B x I).
+
     Examples
     --------
     >>> sys_idx, item_idx = resample_indices(3, 4, resamples=2, resample="items", seed=0)
@@ -159,6 +175,20 @@ def bootstrap_distribution(
     and sufficient statistics, segment-level Spearman and Kendall from weighted ranks / pair
     counts (``kendall.weighted``), system-level rank coefficients from resampled system means
     (a (B, S) batch); the item levels gather the (B, S, I) stack in chunks of resamples.
+
+    Parameters
+    ----------
+    X, Y : numpy.ndarray
+        Metric and human scores, (systems x items), NaN for a missing cell.
+    level, coefficient : str
+        The level and the correlation coefficient.
+    sys_idx, item_idx : numpy.ndarray
+        (B x systems) and (B x items) indices, as from :func:`resample_indices`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The coefficient on each resample, shape (B,), NaN where undefined.
 
     Examples
     --------
@@ -268,6 +298,18 @@ def percentile_interval(
 ) -> ConfidenceInterval:
     """The percentile interval (numpy's default linear interpolation), ignoring NaN resamples.
 
+    Parameters
+    ----------
+    distribution : numpy.ndarray
+        The statistic on every resample (NaN for an undefined one).
+    confidence_level : float, default 0.95
+        The interval's coverage.
+
+    Returns
+    -------
+    ConfidenceInterval
+        The ``low`` and ``high`` percentiles.
+
     Examples
     --------
     >>> import numpy as np
@@ -303,6 +345,21 @@ def bootstrap_correlation(
     in ``n_undefined``; a warning is issued when more than 1 % are undefined. ``n_resamples``
     bootstrap resamples (``resamples``: its earlier name, deprecated; the result keeps the field
     ``resamples``).
+
+    Parameters
+    ----------
+    X, Y : numpy.ndarray, (systems x items)
+    level, coefficient, resample : str
+        Level (``system``), coefficient (``pearson``), axes resampled (``both``).
+    n_resamples, seed, resamples : int
+        Resamples (1000), RNG seed (0); ``resamples``: deprecated name of ``n_resamples``.
+    confidence_level, label : float, str
+        Interval coverage (0.95); the input's name in warnings.
+
+    Returns
+    -------
+    BootstrapResult
+        The statistic, its percentile interval and the resampling settings.
 
     Examples
     --------
