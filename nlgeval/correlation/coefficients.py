@@ -142,6 +142,20 @@ def fisher_z_interval(r: float, n: int, confidence_level: float = 0.95) -> Confi
 
     NaN when n <= 3 or r is NaN; r = +-1 gives the degenerate interval [r, r].
 
+    Parameters
+    ----------
+    r : float
+        Pearson's r.
+    n : int
+        The number of pairs.
+    confidence_level : float, default 0.95
+        The interval's coverage.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``low`` and ``high``.
+
     Examples
     --------
     >>> ci = fisher_z_interval(0.5, 28)
@@ -176,6 +190,24 @@ def correlation(
 
     Returns NaN (with a :class:`DegenerateInputWarning` naming ``label`` and the reason) when
     fewer than 3 complete pairs remain or either vector is constant.
+
+    Parameters
+    ----------
+    x, y : array-like
+        The paired values, same length.
+    coefficient : str, default "pearson"
+        ``pearson``, ``spearman``, ``kendall`` (tau-b) or ``kendall_c`` (tau-c).
+    confidence_level : float, default 0.95
+        Coverage of the Fisher-z interval (Pearson only; keyword-only, as below).
+    alternative : {"two-sided", "less", "greater"}, default "two-sided"
+        The alternative hypothesis of the p-value.
+    label : str
+        Names the input in warnings.
+
+    Returns
+    -------
+    CorrelationResult
+        The coefficient, statistic, p-value, number of complete pairs ``n`` and the interval.
 
     Examples
     --------
@@ -301,6 +333,18 @@ def batch_correlation(x: np.ndarray, y: np.ndarray, coefficient: str = "pearson"
     :mod:`nlgeval.correlation.kendall.kernels`). Degenerate vectors (fewer than
     :data:`MIN_PAIRS` complete pairs, a constant variable) give NaN silently (callers count
     them).
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        Paired values along the last axis, same shape, NaN for a missing value.
+    coefficient : str, default "pearson"
+        ``pearson``, ``spearman``, ``kendall`` (tau-b) or ``kendall_c`` (tau-c).
+
+    Returns
+    -------
+    numpy.ndarray
+        The coefficient of each vector pair, of the leading shape; NaN where undefined.
 
     Examples
     --------

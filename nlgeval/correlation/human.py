@@ -46,6 +46,22 @@ def criterion_correlations(
     ``human``: ``system, item, criterion, score`` (e.g. ``Corpus.human_scores()``). Returns
     ``criterion_a, criterion_b, level, coefficient, r, p, n``.
 
+    Parameters
+    ----------
+    human : pandas.DataFrame
+        Tidy ``system, item, criterion, score`` rows.
+    levels : sequence of str, default ("segment", "system")
+        The levels to correlate at (keyword-only, as below).
+    coefficients : sequence of str, default ("pearson",)
+        The correlation coefficients.
+    criteria : sequence of str, optional
+        The criteria to pair (default: all in ``human``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per criterion pair, level and coefficient (columns above).
+
     Examples
     --------
     >>> import pandas as pd
@@ -115,6 +131,21 @@ def rater_agreement_bound(
 
     ``ratings``: ``rater, item, system, criterion, score``, one row per judgement. Outputs with
     a single rater cannot contribute and are skipped.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Tidy ``rater, item, system, criterion, score`` rows.
+    criterion : str
+        The criterion to use.
+    coefficient : str, default "pearson"
+        The correlation coefficient.
+
+    Returns
+    -------
+    RaterAgreement
+        The pooled r and its p-value, the number of pairs, the mean per-rater r and the
+        number of raters.
 
     Examples
     --------
