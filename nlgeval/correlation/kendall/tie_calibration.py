@@ -19,6 +19,13 @@ describes the algorithm), its compiled loops in ``nlgeval.correlation.kendall._t
 
 :func:`acc_eq_permutation_test` is MTME's ``perm_test='pairs'`` significance test between two
 metrics (``stats.PairwisePermutationSigDiff``).
+Since a swap changes a group's acc_23 only through pairs where exactly one metric is right,
+a draw is fully described, per group, by how many of the ``n+`` pairs only B gets right and
+of the ``n-`` pairs only A gets right were swapped: independent Binomial(n+, 1/2) and
+Binomial(n-, 1/2) counts. nlgeval draws those (``numpy.random.default_rng(seed)``; groups in
+a canonical order, so the result does not depend on the order of systems or items) -- the
+same distribution as MTME's per-pair coin flips at O(groups) cost per draw. The comparison
+``draw >= observed`` is made in exact integer arithmetic where possible.
 """
 
 from __future__ import annotations
@@ -234,33 +241,35 @@ def acc_eq_permutation_test(
 ) -> PermutationComparison:
     """Is metric A's acc_eq higher than metric B's? MTME's pairwise-comparison permutation test.
 
-    MTME (``stats.PairwisePermutationSigDiff``, used by WMT23/24 with ``perm_test='pairs'``):
-    each metric's threshold is calibrated **once** on the observed data (or given as
-    ``epsilon_a``/``epsilon_b``) and is **not** re-calibrated per draw; each draw then swaps the
-    two metrics' pairwise-comparison outcomes (metric tie within its epsilon / same order as
-    humans or not) independently for every pair within every group with probability 1/2, and
-    recomputes both grouped acc_23 values. No z-scoring is needed since outcomes, not scores,
-    are swapped. Only cells where ``Y``, ``X_a`` and ``X_b`` are all finite take part (the
-    thresholds are calibrated on those cells).
+    MTME (``stats.PairwisePermutationSigDiff``, used by WMT23/24 with ``perm_test='pairs'``): each
+    metric's threshold is calibrated **once** on the observed data and is **not** re-calibrated per
+    draw; each draw then swaps the two metrics' pairwise-comparison outcomes (metric tie within its
+    epsilon / same order as humans or not) independently for every pair within every group with
+    probability 1/2, and recomputes both grouped acc_23 values. No z-scoring is needed since
+    outcomes, not scores, are swapped. Differences from MTME: p = (1 + #{d* >= d}) / (1 + K) (MTME:
+    #/K, see ``pvalue_mtme``); no early stopping (MTME's check sits inside the large-delta branch);
+    tau_23 is supported as 2 acc_23 - 1 (same p-value). Draws: module docstring.
 
-    Since a swap changes a group's acc_23 only through pairs where exactly one metric is right,
-    a draw is fully described, per group, by how many of the ``n+`` pairs only B gets right and
-    of the ``n-`` pairs only A gets right were swapped: independent Binomial(n+, 1/2) and
-    Binomial(n-, 1/2) counts. nlgeval draws those (``numpy.random.default_rng(seed)``; groups in
-    a canonical order, so the result does not depend on the order of systems or items) -- the
-    same distribution as MTME's per-pair coin flips at O(groups) cost per draw. The comparison
-    ``draw >= observed`` is made in exact integer arithmetic where possible.
+    Parameters
+    ----------
+    X_a, X_b, Y : array-like
+        Metrics A, B and human scores, (systems x items); only cells where all three are
+        finite take part (the thresholds are calibrated on those cells).
+    grouping, variant : str
+        ``item`` (default), ``segment`` or ``system-grouped``; ``acc_23`` (default) or ``tau_23``.
+    n_resamples, seed, permutations : int
+        Draws (1000), RNG seed (0), keyword-only as below; ``permutations``: deprecated name.
+    epsilon_a, epsilon_b : float, optional
+        Fixed thresholds of A and B (default: calibrated once on the data).
+    pair_masks : numpy.ndarray, optional
+        (K, n_pairs) booleans (True = swap) instead of draws; pairs run group by group (items,
+        systems or the pooled group), within a group (i, j), i < j, over its complete cells in
+        row-major order.
 
-    ``pair_masks`` (K, n_pairs) booleans (True = swap) may be given instead of random draws
-    (e.g. all 2^pairs masks of a tiny case): pairs are enumerated group by group (items for
-    ``"item"``, systems for ``"system-grouped"``, one pooled group for ``"segment"``), within a
-    group as
-    (i, j), i < j, over its complete cells in row-major order.
-
-    Differences from MTME: p = (1 + #{d* >= d}) / (1 + K) (MTME: #/K, see ``pvalue_mtme``); no
-    early stopping (MTME's check sits inside the large-delta branch); tau_23 is supported as
-    2 acc_23 - 1 (same p-value).
-    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+    Returns
+    -------
+    PermutationComparison
+        A - B, the p-value, both statistics and epsilons, the number of draws and the draws.
 
     Examples
     --------
