@@ -18,7 +18,8 @@ The search for that epsilon is in :mod:`nlgeval.correlation.kendall.tie_search` 
 describes the algorithm), its compiled loops in ``nlgeval.correlation.kendall._tie_kernels``.
 
 :func:`acc_eq_permutation_test` is MTME's ``perm_test='pairs'`` significance test between two
-metrics (``stats.PairwisePermutationSigDiff``).
+metrics (``stats.PairwisePermutationSigDiff``). How its draws are made:
+
 Since a swap changes a group's acc_23 only through pairs where exactly one metric is right,
 a draw is fully described, per group, by how many of the ``n+`` pairs only B gets right and
 of the ``n-`` pairs only A gets right were swapped: independent Binomial(n+, 1/2) and
