@@ -84,6 +84,16 @@ def read_bws(path: str | Path) -> pd.DataFrame:
     """Read best-worst judgements (CSV, TSV, JSONL or Parquet; columns ``COLUMNS``) and check
     them (:func:`check_bws`); errors name the file row.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The judgements file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The checked judgements, columns ``COLUMNS``.
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -102,6 +112,18 @@ def bws_counts(judgements: pd.DataFrame, by: tuple[str, ...] = ("item", "system"
                ) -> pd.DataFrame:
     """Counting scores (Kiritchenko & Mohammad 2017): per group of ``by``, ``n`` (times
     shown), ``best``, ``worst`` and ``score = (best - worst) / n``.
+
+    Parameters
+    ----------
+    judgements : pandas.DataFrame
+        Best-worst judgements (columns ``COLUMNS``).
+    by : tuple of str, default ``("item", "system")``
+        The columns to group by.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns plus ``n, best, worst, score``.
 
     Examples
     --------
@@ -129,6 +151,20 @@ def bws_ratings(judgements: pd.DataFrame, *, criterion: str = "BWS",
     Kiritchenko & Mohammad (2017); ``True``: one row per (rater, output) from that rater's
     tuples only (for agreement and rater-level analyses).
 
+    Parameters
+    ----------
+    judgements : pandas.DataFrame
+        Best-worst judgements (columns ``COLUMNS``).
+    criterion : str, default ``"BWS"``
+        The value of the ``criterion`` column.
+    per_rater : bool, default False
+        One row per (rater, output) instead of per output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``rater, item, system, criterion, score, n``.
+
     Examples
     --------
     >>> import pandas as pd
@@ -154,6 +190,18 @@ def bws_pairs(judgements: pd.DataFrame, *, criterion: str = "BWS") -> pd.DataFra
     (``<item>/<tuple_id>``, or ``<tuple_id>`` when the tuple mixes items, whose item is then
     the empty ``source_item``), so one rater's judgements of a pair in several tuples of an
     item stay distinct judgements; bootstrap resampling by ``item`` resamples tuples.
+
+    Parameters
+    ----------
+    judgements : pandas.DataFrame
+        Best-worst judgements (columns ``COLUMNS``).
+    criterion : str, default ``"BWS"``
+        The value of the ``criterion`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per implied pair: the columns listed above.
 
     Examples
     --------
@@ -284,6 +332,22 @@ def bws_maxdiff(judgements: pd.DataFrame, *, by: str = "system", prior: float = 
 
     Without a prior the maximum-likelihood utilities can be infinite (e.g. a label picked
     best in every tuple it is in): then InputError; pass ``prior > 0``.
+
+    Parameters
+    ----------
+    judgements : pandas.DataFrame
+        Best-worst judgements (columns ``COLUMNS``).
+    by : str, default ``"system"``
+        The column whose labels get utilities.
+    prior : float, default 0.0
+        Strength of the penalty keeping utilities finite (0: maximum likelihood).
+    model : {"maxdiff", "sequential"}, default ``"maxdiff"``
+        The choice model fitted.
+
+    Returns
+    -------
+    MaxDiffResult
+        ``ranking``, the log-likelihood, ``n_tuples``, ``prior`` and ``converged``.
 
     Examples
     --------

@@ -193,6 +193,20 @@ def bws_design(
     of 4 gives the 2N tuples of Kiritchenko & Mohammad 2017). Tuple order and positions
     within tuples are shuffled; labels are assigned to design points at random.
 
+    Parameters
+    ----------
+    candidates : int or sequence of str
+        A count of candidates, or their labels.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    tuple_size, appearances, max_swaps : int, default 4, 8, 4000
+        Candidates per tuple, tuples per candidate, swap budget of the search.
+
+    Returns
+    -------
+    BWSDesign
+        ``tuples`` (``tuple_id, position, candidate``), the counts and pair balance.
+
     Examples
     --------
     >>> d = bws_design(["a", "b", "c", "d", "e", "f"], seed=3)
@@ -257,6 +271,20 @@ def bws_output_tuples(
     (Kiritchenko & Mohammad 2017 build tuples the same way from one list of terms).
 
     Returns ``tuple_id`` (``<item>-<n>``), ``position``, ``item``, ``system``.
+
+    Parameters
+    ----------
+    items, systems : sequence of str
+        The items and the systems whose outputs are compared.
+    seed : int
+        Seed of the ``numpy.random.SeedSequence`` whose children design each item.
+    tuple_size, appearances : int, default 4 and 8
+        Outputs per tuple; tuples per output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per output in a tuple: the columns above.
 
     Examples
     --------
