@@ -207,13 +207,22 @@ def analyse(
     ``pd`` (the largest tolerable proportion of discriminators, ``pd0``) is required for a test
     of similarity; for a test of difference it is optional and only adds the similarity p-value.
 
-    Examples:
-        24 judges, 13 right: the critical value of Table 2 of González-Corbelle et al. (2020),
-        so the difference is shown at alpha = 0.05:
+    Parameters
+    ----------
+    correct, n, test, alpha, beta, pd, confidence_level, by_order
+        ``correct`` answers out of ``n`` trials; the rest as in :func:`analyse_responses`.
+    Returns
+    -------
+    TriangleResult
 
-        >>> r = analyse(13, 24)
-        >>> (r.significant, round(r.pvalue, 4), r.min_correct)
-        (True, 0.0284, 13)
+    Examples
+    --------
+    24 judges, 13 right: the critical value of Table 2 of González-Corbelle et al. (2020),
+    so the difference is shown at alpha = 0.05:
+
+    >>> r = analyse(13, 24)
+    >>> (r.significant, round(r.pvalue, 4), r.min_correct)
+    (True, 0.0284, 13)
     """
     correct, n, test, alpha, beta, pd, confidence_level = _checked(
         correct, n, test, alpha, beta, pd, confidence_level
@@ -356,11 +365,32 @@ def analyse_responses(
     When an ``order`` column is present (the questionnaire's "ABB" etc.) the result carries a
     ``by_order`` table of answers and correct answers per triad order.
 
-    Examples:
-        >>> df = pd.DataFrame({"judge": [f"j{i}" for i in range(24)],
-        ...                    "correct": [1] * 13 + [0] * 11})
-        >>> analyse_responses(df).statistic
-        13
+    Parameters
+    ----------
+    df : DataFrame
+        One row per answer (formats of :func:`responses_to_correct`).
+    test : {"difference", "similarity"}, default "difference"
+        Test of difference, or of similarity (needs ``pd``).
+    alpha, beta : float, default 0.05
+        Risks of a type I and of a type II error.
+    pd : float, optional
+        Largest tolerable proportion of discriminators ``pd0``.
+    confidence_level : float, default 0.95
+        Level of the Clopper-Pearson interval.
+    file : str or Path, optional
+        Name of the source of ``df`` in error messages.
+
+    Returns
+    -------
+    TriangleResult
+        Number correct (``statistic``), p-value, interval, critical values and ``by_order``.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"judge": [f"j{i}" for i in range(24)],
+    ...                    "correct": [1] * 13 + [0] * 11})
+    >>> analyse_responses(df).statistic
+    13
     """
     test = check_test(test)
     clean = responses_to_correct(df, file=file, test=test)

@@ -122,11 +122,22 @@ def check_method(method: str) -> Method:
 def pc_from_pd(pd: float | np.ndarray) -> float | np.ndarray:
     """Probability of a correct answer when a proportion ``pd`` of judges discriminates.
 
-    Examples:
-        A third of the judges perceiving the difference gives pc = 5/9 (ISO 4120):
+    Parameters
+    ----------
+    pd : float or ndarray
+        Proportion of discriminators.
 
-        >>> round(pc_from_pd(1 / 3), 4)
-        0.5556
+    Returns
+    -------
+    float or ndarray
+        ``pc = 1/3 + 2 pd / 3`` (same shape as ``pd``).
+
+    Examples
+    --------
+    A third of the judges perceiving the difference gives pc = 5/9 (ISO 4120):
+
+    >>> round(pc_from_pd(1 / 3), 4)
+    0.5556
     """
     out = P_GUESS + (1.0 - P_GUESS) * np.asarray(pd, dtype=float)
     return out if np.ndim(pd) else float(out)
@@ -135,11 +146,24 @@ def pc_from_pd(pd: float | np.ndarray) -> float | np.ndarray:
 def pd_from_pc(pc: float | np.ndarray, clip: bool = True) -> float | np.ndarray:
     """Proportion of discriminators ``pd = 1.5 pc - 0.5`` (clipped at 0 below ``pc = 1/3``).
 
-    Examples:
-        >>> pd_from_pc(0.5)
-        0.25
-        >>> pd_from_pc(0.3)
-        0.0
+    Parameters
+    ----------
+    pc : float or ndarray
+        Probability of a correct answer.
+    clip : bool, default True
+        Clip negative values at 0.
+
+    Returns
+    -------
+    float or ndarray
+        The proportion of discriminators (same shape as ``pc``).
+
+    Examples
+    --------
+    >>> pd_from_pc(0.5)
+    0.25
+    >>> pd_from_pc(0.3)
+    0.0
     """
     out = 1.5 * np.asarray(pc, dtype=float) - 0.5
     if clip:
@@ -296,16 +320,30 @@ def min_correct(n: int, alpha: float, method: Method = "exact") -> int | None:
     sqrt(2n/9)``
     rounded to the nearest integer greater than x. ``None`` when even n correct is not enough.
 
-    Examples:
-        Table 2 of González-Corbelle et al. (2020): 24 judges, alpha = 0.05, exact and with
-        their normal approximation:
+    Parameters
+    ----------
+    n : int
+        Number of judges.
+    alpha : float
+        Risk of a type I error.
+    method : {"exact", "normal"}, default "exact"
 
-        >>> min_correct(24, 0.05)
-        13
-        >>> min_correct(24, 0.05, "normal")
-        12
-        >>> min_correct(6, 0.001) is None
-        True
+    Returns
+    -------
+    int or None
+        The minimum number of correct answers, or ``None``.
+
+    Examples
+    --------
+    Table 2 of González-Corbelle et al. (2020): 24 judges, alpha = 0.05, exact and with
+    their normal approximation:
+
+    >>> min_correct(24, 0.05)
+    13
+    >>> min_correct(24, 0.05, "normal")
+    12
+    >>> min_correct(6, 0.001) is None
+    True
     """
     n = check_n(n)
     x = int(min_correct_array(np.array([n]), alpha, method)[0])
@@ -320,11 +358,27 @@ def max_correct(n: int, beta: float, pd: float, method: Method = "exact") -> int
     normal-approximation limit of pd (González-Corbelle et al. 2020, sec. 4.2.2) is below
     ``pd``. ``None`` if no x works.
 
-    Examples:
-        Table 3 of González-Corbelle et al. (2020): 30 judges, beta = 0.05, pd = 30%:
+    Parameters
+    ----------
+    n : int
+        Number of judges.
+    beta : float
+        Risk of a type II error.
+    pd : float
+        Largest tolerable proportion of discriminators ``pd0``.
+    method : {"exact", "normal"}, default "exact"
 
-        >>> max_correct(30, 0.05, 0.3)
-        11
+    Returns
+    -------
+    int or None
+        The maximum number of correct answers, or ``None``.
+
+    Examples
+    --------
+    Table 3 of González-Corbelle et al. (2020): 30 judges, beta = 0.05, pd = 30%:
+
+    >>> max_correct(30, 0.05, 0.3)
+    11
     """
     n = check_n(n)
     x = int(max_correct_array(np.array([n]), beta, pd, method)[0])
@@ -334,13 +388,24 @@ def max_correct(n: int, beta: float, pd: float, method: Method = "exact") -> int
 def pvalue_difference(correct: int, n: int) -> float:
     """Exact one-sided p-value of the test of difference, P(X >= correct | n, 1/3).
 
-    Examples:
-        Equal to scipy's exact binomial test against 1/3:
+    Parameters
+    ----------
+    correct, n : int
+        Number of correct answers and of judges.
 
-        >>> round(pvalue_difference(13, 24), 6)
-        0.028441
-        >>> round(float(stats.binomtest(13, 24, 1 / 3, alternative="greater").pvalue), 6)
-        0.028441
+    Returns
+    -------
+    float
+        The exact p-value.
+
+    Examples
+    --------
+    Equal to scipy's exact binomial test against 1/3:
+
+    >>> round(pvalue_difference(13, 24), 6)
+    0.028441
+    >>> round(float(stats.binomtest(13, 24, 1 / 3, alternative="greater").pvalue), 6)
+    0.028441
     """
     n = check_n(n)
     correct = check_correct(correct, n)
@@ -350,11 +415,24 @@ def pvalue_difference(correct: int, n: int) -> float:
 def pvalue_similarity(correct: int, n: int, pd: float) -> float:
     """Exact one-sided p-value of the test of similarity, P(X <= correct | n, pc(pd)).
 
-    Examples:
-        >>> round(pvalue_similarity(11, 30, 0.3), 6)
-        0.049719
-        >>> round(float(stats.binom.cdf(11, 30, 1 / 3 + 2 / 3 * 0.3)), 6)
-        0.049719
+    Parameters
+    ----------
+    correct, n : int
+        Number of correct answers and of judges.
+    pd : float
+        Largest tolerable proportion of discriminators ``pd0``.
+
+    Returns
+    -------
+    float
+        The exact p-value.
+
+    Examples
+    --------
+    >>> round(pvalue_similarity(11, 30, 0.3), 6)
+    0.049719
+    >>> round(float(stats.binom.cdf(11, 30, 1 / 3 + 2 / 3 * 0.3)), 6)
+    0.049719
     """
     n = check_n(n)
     correct = check_correct(correct, n)

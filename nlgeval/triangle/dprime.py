@@ -37,13 +37,24 @@ _D_MAX = 40.0  # pc(40) == 1 to double precision
 def pc_from_dprime(d_prime: float | np.ndarray) -> float | np.ndarray:
     """Probability of a correct triangle answer for a Thurstonian ``d'`` (>= 0).
 
-    Examples:
-        d' = 0 is guessing (pc = 1/3); d' = 1 gives pc = 0.418 (Ennis 1993, Table 1):
+    Parameters
+    ----------
+    d_prime : float or ndarray
+        Thurstonian ``d'`` (>= 0).
 
-        >>> round(float(pc_from_dprime(0.0)), 4)
-        0.3333
-        >>> round(float(pc_from_dprime(1.0)), 3)
-        0.418
+    Returns
+    -------
+    float or ndarray
+        Probability of a correct answer (same shape as ``d_prime``).
+
+    Examples
+    --------
+    d' = 0 is guessing (pc = 1/3); d' = 1 gives pc = 0.418 (Ennis 1993, Table 1):
+
+    >>> round(float(pc_from_dprime(0.0)), 4)
+    0.3333
+    >>> round(float(pc_from_dprime(1.0)), 3)
+    0.418
     """
     d = np.asarray(d_prime, dtype=float)
     if np.any(d < 0) or np.any(np.isnan(d)):
@@ -77,11 +88,22 @@ def dprime_from_pc(pc: float | np.ndarray) -> float | np.ndarray:
 
     ``pc <= 1/3`` gives 0 (no evidence of sensitivity), ``pc = 1`` gives ``inf``.
 
-    Examples:
-        The inverse of pc_from_dprime:
+    Parameters
+    ----------
+    pc : float or ndarray
+        Probability of a correct answer.
 
-        >>> round(float(dprime_from_pc(pc_from_dprime(1.5))), 6)
-        1.5
+    Returns
+    -------
+    float or ndarray
+        ``d'`` (same shape as ``pc``).
+
+    Examples
+    --------
+    The inverse of pc_from_dprime:
+
+    >>> round(float(dprime_from_pc(pc_from_dprime(1.5))), 6)
+    1.5
     """
     arr = np.asarray(pc, dtype=float)
     if np.any((arr < 0) | (arr > 1)):

@@ -75,11 +75,29 @@ def power_curve(
     ``test="similarity"``: P(declare similarity) = P(X <= x_max(n, beta, pd) | pc(pd_true)),
     with ``pd_true`` defaulting to 0 (the texts are truly indistinguishable).
 
-    Examples:
-        The saw-tooth of the module docstring (alpha = 0.05, beta = 0.2, pd = 30%):
+    Parameters
+    ----------
+    n : array-like of int
+        Numbers of judges.
+    alpha, beta : float
+        Risks of a type I and of a type II error.
+    pd : float
+        Proportion of discriminators ``pd0`` of the plan.
+    test : {"difference", "similarity"}, default "difference"
+    pd_true : float, optional
+        True proportion of discriminators (defaults above).
 
-        >>> power_curve([40, 41, 42], 0.05, 0.2, 0.3).round(4).tolist()
-        [0.8155, 0.7709, 0.8152]
+    Returns
+    -------
+    ndarray
+        The exact power for each ``n``.
+
+    Examples
+    --------
+    The saw-tooth of the module docstring (alpha = 0.05, beta = 0.2, pd = 30%):
+
+    >>> power_curve([40, 41, 42], 0.05, 0.2, 0.3).round(4).tolist()
+    [0.8155, 0.7709, 0.8152]
     """
     alpha = check_probability("alpha", alpha)
     beta = check_probability("beta", beta)
@@ -111,9 +129,27 @@ def power(
 ) -> float:
     """Exact power of one planned triangle test (see :func:`power_curve`).
 
-    Examples:
-        >>> round(power(40, 0.05, 0.2, 0.3), 4)
-        0.8155
+    Parameters
+    ----------
+    n : int
+        Number of judges.
+    alpha, beta : float
+        Risks of a type I and of a type II error.
+    pd : float
+        Proportion of discriminators ``pd0`` of the plan.
+    test : {"difference", "similarity"}, default "difference"
+    pd_true : float, optional
+        True proportion of discriminators (default as in :func:`power_curve`).
+
+    Returns
+    -------
+    float
+        The exact power.
+
+    Examples
+    --------
+    >>> round(power(40, 0.05, 0.2, 0.3), 4)
+    0.8155
     """
     n = check_n(n, "n (number of judges)")
     return float(power_curve(np.array([n]), alpha, beta, pd, test, pd_true)[0])
@@ -178,12 +214,20 @@ def sample_size(
     doubles its range until this holds). See the module docstring for ``judges`` versus
     ``judges_stable``.
 
-    Examples:
-        Table 1 of González-Corbelle et al. (2020), alpha = 0.05, beta = 0.2, pd = 30%:
+    Parameters
+    ----------
+    alpha, beta, pd, test : float, float, float, {"difference", "similarity"}
+    Returns
+    -------
+    SampleSize
 
-        >>> ss = sample_size(0.05, 0.2, 0.3)
-        >>> (ss.judges, ss.judges_stable)
-        (40, 42)
+    Examples
+    --------
+    Table 1 of González-Corbelle et al. (2020), alpha = 0.05, beta = 0.2, pd = 30%:
+
+    >>> ss = sample_size(0.05, 0.2, 0.3)
+    >>> (ss.judges, ss.judges_stable)
+    (40, 42)
     """
     alpha = check_probability("alpha", alpha)
     beta = check_probability("beta", beta)
@@ -256,10 +300,24 @@ def supported_designs(
     automatically enough), and the first and stable numbers of judges for comparison.
     Sorted with the most sensitive supported designs first (small pd, small risks).
 
-    Examples:
-        >>> df = supported_designs(24, alphas=[0.05], betas=[0.2], pds=[0.5, 0.3])
-        >>> df[["pd", "supported"]].values.tolist()
-        [[0.5, True], [0.3, False]]
+    Parameters
+    ----------
+    judges : int
+        Number of judges available.
+    alphas, betas, pds : sequence of float, default the values of the paper's tables
+        Risks and proportions of discriminators to combine.
+    test : {"difference", "similarity"}, default "difference"
+
+    Returns
+    -------
+    DataFrame
+        One row per (alpha, beta, pd): power, ``supported`` and numbers of judges.
+
+    Examples
+    --------
+    >>> df = supported_designs(24, alphas=[0.05], betas=[0.2], pds=[0.5, 0.3])
+    >>> df[["pd", "supported"]].values.tolist()
+    [[0.5, True], [0.3, False]]
     """
     judges = check_n(judges, "judges")
     test = check_test(test)
@@ -357,16 +415,35 @@ def critical_value(
     answers at risk ``beta`` (Table 3) and the power against ``pd_true`` (default 0).
     ``method="normal"`` uses the paper's normal approximation instead of the exact binomial.
 
-    Examples:
-        Table 2 of González-Corbelle et al. (2020), n = 24, alpha = 0.05, and Table 3,
-        n = 30, beta = 0.05, pd = 30%:
+    Parameters
+    ----------
+    n : int
+        Number of judges.
+    alpha, beta : float, default 0.05
+        Risks of a type I and of a type II error.
+    pd : float, optional
+        Proportion of discriminators ``pd0`` (needed for similarity).
+    test : {"difference", "similarity"}, default "difference"
+    method : {"exact", "normal"}, default "exact"
+    pd_true : float, optional
+        True proportion of discriminators for the power.
 
-        >>> critical_value(24, alpha=0.05).min_correct
-        13
-        >>> critical_value(24, alpha=0.05, method="normal").min_correct
-        12
-        >>> critical_value(30, beta=0.05, pd=0.3, test="similarity").max_correct
-        11
+    Returns
+    -------
+    CriticalValue
+        The critical number of correct answers, its exact p-value and the power.
+
+    Examples
+    --------
+    Table 2 of González-Corbelle et al. (2020), n = 24, alpha = 0.05, and Table 3,
+    n = 30, beta = 0.05, pd = 30%:
+
+    >>> critical_value(24, alpha=0.05).min_correct
+    13
+    >>> critical_value(24, alpha=0.05, method="normal").min_correct
+    12
+    >>> critical_value(30, beta=0.05, pd=0.3, test="similarity").max_correct
+    11
     """
     n = check_n(n)
     check_test(test)
