@@ -66,6 +66,16 @@ def rater_zscores(ratings: pd.DataFrame) -> pd.DataFrame:
     al. 2013). Raters with a single rating or no spread cannot be standardised: their rows are
     dropped and listed in ``result.attrs["dropped_raters"]``.
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Tidy ratings with ``rater`` and ``score``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The standardisable rows with a ``z`` column added.
+
     Examples
     --------
     >>> import pandas as pd

@@ -147,6 +147,22 @@ def rater_quality(
     export's ``qc_passed``/``qc_flags``; ``scale`` (min, max) sets the repeat tolerance's range
     (default: the observed range of the scores). Raises when there is nothing to check.
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        One criterion's tidy ratings.
+    scale : tuple of (float, float), optional
+        The (min, max) of the scale.
+    alpha : float, default 0.05
+        Significance level of the per-rater checks.
+    repeat_tolerance : float, default 0.25
+        Largest mean absolute difference of repeat pairs, as a fraction of the scale range.
+
+    Returns
+    -------
+    RaterQC
+        Per-rater table ``raters``, the ``removed`` raters and their ``reasons``.
+
     Examples
     --------
     >>> import pandas as pd
@@ -251,6 +267,20 @@ def apply_qc(ratings: pd.DataFrame, qc: str = "keep", **options: Any
              ) -> tuple[pd.DataFrame, RaterQC | None]:
     """Ratings for the analysis: attention-check rows removed and, with ``qc="drop"``, the
     raters failing :func:`rater_quality` too. Returns ``(ratings, report or None)``.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        One criterion's tidy ratings, possibly with ``qc_check`` rows.
+    qc : {"keep", "drop"}, default ``"keep"``
+        Keep every rater, or drop those failing :func:`rater_quality`.
+    **options
+        Keyword arguments of :func:`rater_quality` (``scale``, ``alpha``, ...).
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, RaterQC or None)
+        The ratings to analyse and the QC report (None with ``qc="keep"``).
 
     Examples
     --------

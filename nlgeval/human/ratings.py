@@ -79,6 +79,26 @@ def validate_ratings(
     The ``criterion`` column may be absent (a single-criterion frame). Attention-check rows
     (non-empty ``qc_check``) are dropped unless ``keep_checks``.
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Ratings ``rater, item, system, criterion, score`` (extra columns kept).
+    criterion : str, optional
+        The criterion to keep.
+    scale : tuple of (float, float) or str, optional
+        The scale ``(min, max)``, or its text form ``"MIN,MAX"``.
+    file : str or pathlib.Path, optional
+        The source file, named in errors.
+    require_criterion : bool, default True
+        Refuse a frame with several criteria when ``criterion`` is None.
+    keep_checks : bool, default False
+        Keep attention-check rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The clean copy.
+
     Examples
     --------
     >>> import pandas as pd
@@ -209,6 +229,18 @@ def read_ratings(
 ) -> pd.DataFrame:
     """Read a ratings CSV/TSV/JSONL (``rater, item, system, criterion, score``; extra columns
     kept) and validate it (see :func:`validate_ratings`). Returns the frame without ``_row``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The ratings file.
+    criterion, scale, keep_checks
+        As in :func:`validate_ratings` (defaults None, None, False).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated ratings.
 
     Examples
     --------

@@ -129,6 +129,16 @@ def _kappa(x: np.ndarray, y: np.ndarray) -> float:
 def span_agreement(spans: pd.DataFrame) -> SpanAgreement:
     """Character-overlap F1 and severity agreement of every rater pair (module docstring).
 
+    Parameters
+    ----------
+    spans : pandas.DataFrame
+        Error spans of at least 2 raters (see :func:`check_spans`).
+
+    Returns
+    -------
+    SpanAgreement
+        Per-pair table ``pairs``, pooled and mean F1, severity kappa and alpha, counts.
+
     Examples
     --------
     >>> import pandas as pd

@@ -50,6 +50,18 @@ def check_spans(spans: pd.DataFrame, *, file: str | None = None) -> pd.DataFrame
     output judged without errors), lowercase ``severity`` (``no-error`` on such rows), ``row``
     (the frame row, counted from 1, or the file row when read from a file).
 
+    Parameters
+    ----------
+    spans : pandas.DataFrame
+        Error spans, columns ``SPAN_COLUMNS`` (optional ``text``).
+    file : str, optional
+        The file name for error messages (None: the frame itself).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The cleaned copy described above.
+
     Examples
     --------
     >>> import pandas as pd
@@ -113,6 +125,16 @@ def read_spans(path: str | Path) -> pd.DataFrame:
     """Read a span file (CSV, TSV, JSONL or Parquet; columns ``SPAN_COLUMNS``, optional
     ``text``) and check it (:func:`check_spans`); errors name the file row.
 
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The span file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The checked span frame (see :func:`check_spans`).
+
     Examples
     --------
     >>> import tempfile, pathlib
@@ -135,6 +157,20 @@ def mqm_span_ratings(spans: pd.DataFrame, *,
     criterion, score, n_major, n_minor, n_neutral`` with criterion ``MQM`` and, with
     ``breakdown``, ``MQM-Accuracy``, ``MQM-Fluency``, ... (as the WMT21 TED corpus). A
     ``Critical`` error counts as ``Major``.
+
+    Parameters
+    ----------
+    spans : pandas.DataFrame
+        Error spans (see :func:`check_spans`).
+    weights : MQMWeights or mapping of str to float, optional
+        Error weights (None: the default :class:`MQMWeights` of Freitag et al. 2021).
+    breakdown : bool, default True
+        Add one criterion per top-level error category.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy ratings with the columns above.
 
     Examples
     --------
@@ -164,6 +200,18 @@ def esa_ratings(scores: pd.DataFrame, spans: pd.DataFrame) -> pd.DataFrame:
     with criteria ``ESA`` (the 0-100 score) and ``ESA-spans`` (minus 5 per major, 1 per minor
     error). Every scored output must be in ``spans`` (a no-error row if nothing was marked)
     and vice versa.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``rater, item, system, score`` (0-100).
+    spans : pandas.DataFrame
+        The same raters' error spans (see :func:`check_spans`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy ratings with the columns above, criteria ``ESA`` and ``ESA-spans``.
 
     Examples
     --------
