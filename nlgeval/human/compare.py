@@ -62,6 +62,20 @@ def correct_pvalues(pvalues: Sequence[float] | np.ndarray, correction: str,
                     alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
     """Adjusted p-values and reject decisions (statsmodels ``multipletests``, method explicit).
 
+    Parameters
+    ----------
+    pvalues : sequence of float or numpy.ndarray
+        The unadjusted p-values.
+    correction : {"bonferroni", "holm", "none"}
+        The multiple-comparison correction.
+    alpha : float, default 0.05
+        The family-wise level of the reject decisions.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        Adjusted p-values and boolean reject decisions, in input order.
+
     Examples
     --------
     >>> adj, reject = correct_pvalues([0.01, 0.04, 0.03], "holm")

@@ -56,6 +56,20 @@ def friedman(
     ``drop_incomplete=True`` (then they are dropped and counted in ``n_dropped_blocks``).
     Needs at least 3 systems (for 2 use the Wilcoxon test) and 2 complete blocks.
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        One criterion's tidy ratings ``rater, item, system, score``.
+    block : {"item", "rater"}, default ``"item"``
+        The column whose values are the blocks.
+    drop_incomplete : bool, default False
+        Drop blocks missing a system instead of raising.
+
+    Returns
+    -------
+    FriedmanResult
+        Chi-square ``statistic``, ``pvalue``, Kendall's W, mean ranks and block counts.
+
     Examples
     --------
     >>> import pandas as pd

@@ -102,6 +102,18 @@ def homogeneous_subsets(means: pd.Series, critical_range: float) -> list[list[st
     """SPSS-style homogeneous subsets: maximal runs of the sorted means whose range
     (max - min) is below ``critical_range``, in ascending order of means.
 
+    Parameters
+    ----------
+    means : pandas.Series
+        System means indexed by system.
+    critical_range : float
+        The Tukey critical range.
+
+    Returns
+    -------
+    list of list of str
+        The subsets, each a list of systems.
+
     Examples
     --------
     >>> import pandas as pd
@@ -189,6 +201,22 @@ def glm_tukey(
     the 2009 paper). Needs at least 2 systems, more observations than parameters, ratings that
     vary, and a design matrix below ``max_dense_bytes`` (default
     :data:`nlgeval.human.guards.DENSE_LIMIT_BYTES`).
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        One criterion's tidy ratings.
+    factors : sequence of str, default ``("rater", "item")``
+        The nuisance factors of the model.
+    alpha : float, default 0.05
+        Level of the Tukey HSD.
+    max_dense_bytes : float, optional
+        Largest design matrix allowed.
+
+    Returns
+    -------
+    GLMTukeyResult
+        ANOVA table, Tukey pairs, means, subsets, letters, MSE and critical range.
 
     Examples
     --------

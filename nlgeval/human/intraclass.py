@@ -161,6 +161,18 @@ def icc(ratings: pd.DataFrame, alpha: float = 0.05) -> tuple[list[ICCResult], st
     """ICC forms suitable for the design and the design name (``"complete"`` when every rater
     rated every unit, ``"one-way"`` otherwise).
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Tidy ratings ``rater, item, system, score``; a unit is an output ``(item, system)``.
+    alpha : float, default 0.05
+        One minus the confidence level of the intervals.
+
+    Returns
+    -------
+    tuple of (list of ICCResult, str)
+        The ICC forms (Shrout & Fleiss 1979) with intervals, and the design name.
+
     Examples
     --------
     >>> import pandas as pd

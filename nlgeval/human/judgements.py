@@ -80,6 +80,18 @@ def pairwise_outcomes(
     midpoint, towards A; NaN for a ``winner`` table) and the ``item``/``rater`` columns when
     present.
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        A relative table: ``system, system_b`` with ``score`` (signed preference) or ``winner``.
+    scale : tuple of (float, float), optional
+        The preference scale (min, max), whose midpoint is no preference.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per judgement, columns above.
+
     Examples
     --------
     >>> import pandas as pd

@@ -103,6 +103,20 @@ def pairwise_cohen_kappa(
     """Cohen's kappa (unweighted, linear, quadratic) for every rater pair sharing at least
     ``min_common`` units. Columns ``rater_a, rater_b, n, unweighted, linear, quadratic``.
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Tidy ratings ``rater, item, system, score``.
+    scale : tuple of (float, float), optional
+        The scale (min, max), as in :func:`fleiss_kappa`.
+    min_common : int, default 2
+        The fewest shared units for a pair to get a kappa.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per rater pair, columns above.
+
     Examples
     --------
     >>> import pandas as pd
@@ -192,6 +206,19 @@ def fleiss_kappa(ratings: pd.DataFrame, *, scale: tuple[float, float] | None = N
     """Fleiss' kappa over units (item, system) with the most common number (>= 2) of ratings;
     other units are dropped and counted.
 
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Tidy ratings ``rater, item, system, score``.
+    scale : tuple of (float, float), optional
+        The scale (min, max): its integer points are the categories when every score is an
+        integer (else the observed scores).
+
+    Returns
+    -------
+    FleissResult
+        Fleiss' kappa (Fleiss 1971) and the units used and dropped.
+
     Examples
     --------
     >>> import pandas as pd
@@ -234,6 +261,20 @@ def krippendorff_alpha(
 
     Returns a :class:`KrippendorffResult`: alpha is its ``statistic`` (also ``float(result)``);
     ``n_units`` counts the units rated by at least 2 raters.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Tidy ratings ``rater, item, system, score``.
+    level : {"nominal", "ordinal", "interval", "ratio"}, default ``"interval"``
+        Level of measurement (the difference function).
+    scale : tuple of (float, float), optional
+        The scale (min, max), whose points are the ordinal categories.
+
+    Returns
+    -------
+    KrippendorffResult
+        Alpha and the counts described above.
 
     Examples
     --------

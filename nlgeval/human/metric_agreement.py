@@ -144,6 +144,24 @@ def significant_difference_agreement(
     ``human``: ``system, item, score`` (one criterion; several rows per output are averaged);
     ``metric_scores``: ``metric, system, item, score`` (segment scores).
 
+    Parameters
+    ----------
+    human, metric_scores : pandas.DataFrame
+        The human ratings and the metrics' segment scores (columns above).
+    higher_is_better : mapping of str to bool, optional
+        Per metric, whether higher is better (default True).
+    alpha : float, default 0.05
+        Significance level of both tests.
+    correction : str, default ``"bonferroni"``
+        Correction over the system pairs.
+    cache : dict, optional
+        Reused across calls, see :func:`significant_difference_pairs`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric, columns above.
+
     Examples
     --------
     >>> import pandas as pd

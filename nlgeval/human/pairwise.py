@@ -78,6 +78,20 @@ def sign_tests(
     ``attrs["warnings"]`` lists pairs too small to ever reach the corrected level and effect-size
     intervals that disagree with the corrected significance flag.
 
+    Parameters
+    ----------
+    outcomes : pandas.DataFrame
+        From :func:`pairwise_outcomes`.
+    correction : str, default ``"holm"``
+        Multiple-comparison correction over pairs.
+    alpha : float, default 0.05
+        Family-wise significance level.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair, columns :data:`SIGN_COLUMNS`.
+
     Examples
     --------
     >>> import pandas as pd

@@ -122,6 +122,18 @@ def signed_rank(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.95) -> Si
     All-zero differences (no evidence of any difference) give p = 1 and r = 0 (scipy returns
     NaN there); zero pairs give NaN for everything.
 
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        The paired scores of the two systems.
+    confidence : float, default 0.95
+        Confidence level of the interval of r.
+
+    Returns
+    -------
+    SignedRankResult
+        Statistic, p-value, rank-biserial r and its interval.
+
     Examples
     --------
     >>> res = signed_rank([5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6])
