@@ -124,6 +124,26 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
     of :func:`nlgeval.meta_analysis.studies.comparison_table` per
     metric pair, with columns ``metric_a, metric_b`` added.
 
+    Parameters
+    ----------
+    effects : DataFrame
+        One row per effect (columns above).
+    settings : MetaSettings, optional
+        Options of the analysis (default ``MetaSettings()``).
+    comparisons : DataFrame, optional
+        Per-study comparisons of metric pairs (above).
+    notes : list of str, optional
+        Notes carried into the result (e.g. effects left out).
+    file : str, optional
+        Name of the source of ``effects`` in error messages.
+    **options
+        Fields of :class:`MetaSettings` overriding ``settings``.
+
+    Returns
+    -------
+    MetaAnalysis
+        Pooled estimates per metric and construct, effects, moderators and comparisons.
+
     Examples
     --------
     >>> eff = pd.DataFrame({"study": ["a", "b", "c", "d"], "r": [0.6, 0.2, 0.5, 0.4],
@@ -176,6 +196,16 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
 
 def verdict_line(row: dict[str, Any] | pd.Series) -> str:
     """One line per metric and construct, reading the prediction interval.
+
+    Parameters
+    ----------
+    row : dict or Series
+        One row of :attr:`MetaAnalysis.pooled`.
+
+    Returns
+    -------
+    str
+        The verdict line.
 
     Examples
     --------

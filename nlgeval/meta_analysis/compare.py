@@ -34,6 +34,20 @@ def dependent_difference_variance(r_ah: float | np.ndarray, r_bh: float | np.nda
     """Variance of ``atanh(r_ah) - atanh(r_bh)`` for correlations sharing variable ``h``
     (Steiger 1980, eq. 15).
 
+    Parameters
+    ----------
+    r_ah, r_bh : float or ndarray
+        Correlations of the two metrics with ``h``.
+    r_ab : float or ndarray
+        Correlation of the two metrics with each other.
+    n : float or ndarray
+        Number of outputs.
+
+    Returns
+    -------
+    ndarray
+        The variance of the difference of the two Fisher's z.
+
     Examples
     --------
     Independent metrics (``r_ab = 0``) with no correlation to ``h``: twice ``1/(n-3)``.
@@ -91,6 +105,26 @@ def compare_metrics(table: pd.DataFrame, metric_a: str = "A", metric_b: str = "B
 
     ``table`` has columns ``study, r_a, r_b, r_ab, n``: the two metrics' correlations with
     the human scores, their correlation with each other, and the number of outputs.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Columns ``study, r_a, r_b, r_ab, n`` (above).
+    metric_a, metric_b : str, default "A", "B"
+        Names of the two metrics, for the result.
+    method : {"dl", "reml", "pm"}, default "reml"
+        Estimator of tau^2 (see :func:`estimate_tau2`).
+    hartung_knapp : bool, default False
+        Use the Hartung-Knapp standard error and t distribution.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+    prediction : {"riley", "metafor"}, default "riley"
+        Prediction interval (see :func:`random_effects`).
+
+    Returns
+    -------
+    MetricComparison
+        Pooled z difference, its interval, p-value and the per-study table.
 
     Examples
     --------

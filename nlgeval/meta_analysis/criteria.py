@@ -97,6 +97,16 @@ def load_criterion_map(path: str | Path | None = None) -> CriterionMap:
     """The shipped map, with the corpora of the file at ``path`` (JSON or CSV) replacing
     their shipped entries.
 
+    Parameters
+    ----------
+    path : str or Path, optional
+        A user's map (JSON or CSV); default: only the shipped map.
+
+    Returns
+    -------
+    CriterionMap
+        Constructs and, per corpus, the criterion that measures each.
+
     Examples
     --------
     >>> import tempfile, os

@@ -27,6 +27,16 @@ __all__ = ["correlation_effects", "fisher_z", "fisher_z_variance", "inverse_fish
 def fisher_z(r: float | np.ndarray) -> float | np.ndarray:
     """Fisher's (1921) z of a correlation: ``atanh(r) = log((1 + r) / (1 - r)) / 2``.
 
+    Parameters
+    ----------
+    r : float or ndarray
+        Correlation(s) in (-1, 1).
+
+    Returns
+    -------
+    float or ndarray
+        Fisher's z (same shape as ``r``).
+
     Examples
     --------
     >>> round(float(fisher_z(0.5)), 6)
@@ -38,6 +48,16 @@ def fisher_z(r: float | np.ndarray) -> float | np.ndarray:
 def inverse_fisher_z(z: float | np.ndarray) -> float | np.ndarray:
     """Back to the correlation scale: ``tanh(z)`` (Fisher 1921; metafor's ``transf.ztor``).
 
+    Parameters
+    ----------
+    z : float or ndarray
+        Value(s) on Fisher's z scale.
+
+    Returns
+    -------
+    float or ndarray
+        The correlation(s) (same shape as ``z``).
+
     Examples
     --------
     >>> round(float(inverse_fisher_z(fisher_z(0.61))), 12)
@@ -48,6 +68,16 @@ def inverse_fisher_z(z: float | np.ndarray) -> float | np.ndarray:
 
 def fisher_z_variance(n: float | np.ndarray) -> float | np.ndarray:
     """Large-sample variance of Fisher's z from ``n`` independent pairs: ``1 / (n - 3)``.
+
+    Parameters
+    ----------
+    n : float or ndarray
+        Number of pairs (> 3).
+
+    Returns
+    -------
+    float or ndarray
+        ``1 / (n - 3)`` (same shape as ``n``).
 
     Examples
     --------
@@ -63,6 +93,18 @@ def variance_from_interval(low: float, high: float, confidence_level: float = 0.
     ``se = (atanh(high) - atanh(low)) / (2 * z_{1 - alpha/2})``: the normal-theory reading of
     a percentile interval (Borenstein et al. 2009, ch. 3), used when ``1 / (n - 3)`` does not
     hold because the pairs are clustered.
+
+    Parameters
+    ----------
+    low, high : float
+        Ends of the interval of ``r``.
+    confidence_level : float, default 0.95
+        Level of that interval.
+
+    Returns
+    -------
+    float
+        The variance of Fisher's z.
 
     Examples
     --------
@@ -84,6 +126,20 @@ def correlation_effects(table: pd.DataFrame, *, file: str | None = None,
     A bad value raises :class:`~nlgeval.errors.InputError` naming the file, the row as it
     appears in a CSV file (the header is row 1) and the column. A ``vi`` column already
     present (e.g. from a bootstrap interval) is kept.
+
+    Parameters
+    ----------
+    table : DataFrame
+        Columns ``study``, ``r`` and ``n`` (and optionally ``vi``).
+    file : str, optional
+        Name of the source of ``table`` in error messages.
+    r_column, n_column : str, default "r", "n"
+        Names of the correlation and sample-size columns.
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``table`` with ``yi`` and ``vi`` added.
 
     Examples
     --------

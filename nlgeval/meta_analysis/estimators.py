@@ -34,6 +34,20 @@ def estimate_tau2(y: np.ndarray, v: np.ndarray, method: str = "reml",
                   X: np.ndarray | None = None) -> float:
     """tau^2 of effects ``y`` with sampling variances ``v`` by ``method`` (see the module).
 
+    Parameters
+    ----------
+    y, v : ndarray
+        Effects and their sampling variances.
+    method : {"dl", "reml", "pm"}, default "reml"
+        DerSimonian-Laird, restricted maximum likelihood or Paule-Mandel.
+    X : ndarray, optional
+        Design matrix of moderators (default: an intercept).
+
+    Returns
+    -------
+    float
+        The estimate of tau^2 (>= 0).
+
     Examples
     --------
     Log risk ratios of two trials (escalc "RR" of metafor's ``dat.bcg`` rows 1-2):

@@ -28,6 +28,18 @@ def forest_data(studies: pd.DataFrame, fit: RandomEffects) -> dict[str, Any]:
 
     ``studies`` needs ``study, r, n`` (``vi`` when the variance is not ``1/(n - 3)``).
 
+    Parameters
+    ----------
+    studies : DataFrame
+        One row per study (``study, r, n`` and optionally ``vi``).
+    fit : RandomEffects
+        The pooled model of these studies.
+
+    Returns
+    -------
+    dict
+        ``rows``, ``diamond`` and ``prediction`` (above).
+
     Examples
     --------
     >>> from nlgeval.meta_analysis.pooling import random_effects
@@ -57,6 +69,20 @@ def forest_data(studies: pd.DataFrame, fit: RandomEffects) -> dict[str, Any]:
 def forest_plot(studies: pd.DataFrame, fit: RandomEffects, title: str = "") -> Any:
     """A matplotlib figure of :func:`forest_data` (squares sized by weight, diamond, line
     for the prediction interval, a dotted line at r = 0).
+
+    Parameters
+    ----------
+    studies : DataFrame
+        One row per study, as for :func:`forest_data`.
+    fit : RandomEffects
+        The pooled model of these studies.
+    title : str, default ""
+        Title of the figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The forest plot.
 
     Examples
     --------

@@ -92,6 +92,24 @@ def subgroup_analysis(y: Sequence[float] | np.ndarray, v: Sequence[float] | np.n
 
     Subgroups with a single study keep that study's estimate and variance (tau^2 = 0).
 
+    Parameters
+    ----------
+    y, v : array-like of float
+        Effects and their sampling variances.
+    groups : sequence of str
+        Subgroup of each effect.
+    method : {"dl", "reml", "pm"}, default "reml"
+        Estimator of tau^2 (see :func:`estimate_tau2`).
+    hartung_knapp : bool, default False
+        Use the Hartung-Knapp standard error and t distribution.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    SubgroupAnalysis
+        ``Q_between`` with its p-value and one row per subgroup.
+
     Examples
     --------
     >>> res = subgroup_analysis([0.1, 0.3, 0.5, 0.9], [0.02] * 4, ["x", "x", "y", "y"])
@@ -130,6 +148,24 @@ def meta_regression(y: Sequence[float] | np.ndarray, v: Sequence[float] | np.nda
                     method: str = "reml", hartung_knapp: bool = False,
                     confidence_level: float = 0.95) -> MetaRegression:
     """Mixed-effects model with one categorical moderator (see the module docstring).
+
+    Parameters
+    ----------
+    y, v : array-like of float
+        Effects and their sampling variances.
+    groups : sequence of str
+        Level of the moderator of each effect.
+    method : {"dl", "reml", "pm"}, default "reml"
+        Estimator of tau^2 (see :func:`estimate_tau2`).
+    hartung_knapp : bool, default False
+        Use the Hartung-Knapp standard error and t distribution.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    MetaRegression
+        ``Q_M`` (or ``F``) with its p-value, coefficients and residual tau^2.
 
     Examples
     --------

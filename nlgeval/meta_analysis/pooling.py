@@ -83,6 +83,24 @@ def random_effects(y: np.ndarray | list[float], v: np.ndarray | list[float], *,
                    confidence_level: float = 0.95, prediction: str = "riley") -> RandomEffects:
     """Pool effects ``y`` with sampling variances ``v`` (see the module docstring).
 
+    Parameters
+    ----------
+    y, v : array-like of float
+        Effects and their sampling variances.
+    method : {"dl", "reml", "pm"}, default "reml"
+        Estimator of tau^2 (see :func:`estimate_tau2`).
+    hartung_knapp : bool, default False
+        Use the Hartung-Knapp standard error and t distribution.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+    prediction : {"riley", "metafor"}, default "riley"
+        Prediction interval with t on k-2 df (Riley et al. 2011) or metafor's.
+
+    Returns
+    -------
+    RandomEffects
+        Pooled estimate, its interval and p-value, tau^2, I^2, Q and weights.
+
     Examples
     --------
     metafor's ``dat.molloy2014`` (Molloy et al. 2014), first four studies, as Fisher's z:

@@ -89,6 +89,20 @@ def write_meta_report(result: MetaAnalysis, out: str | Path,
                       extra_record: dict[str, Any] | None = None) -> Path:
     """Write the report directory and return the path of ``report.html``.
 
+    Parameters
+    ----------
+    result : MetaAnalysis
+        The meta-analysis to report.
+    out : str or Path
+        Report directory (created).
+    extra_record : dict, optional
+        Extra entries for ``run.json`` (e.g. the inputs of :func:`run_meta_analysis`).
+
+    Returns
+    -------
+    Path
+        The path of ``report.html``.
+
     Examples
     --------
     >>> import tempfile

@@ -69,6 +69,24 @@ def robust_variance(y: Sequence[float], v: Sequence[float], studies: Sequence[st
                     confidence_level: float = 0.95) -> RobustVariance:
     """Correlated-effects RVE (see the module docstring); ``X`` defaults to an intercept.
 
+    Parameters
+    ----------
+    y, v : sequence of float
+        Effects and their sampling variances.
+    studies : sequence of str
+        Study of each effect (the clusters).
+    X : ndarray, optional
+        Design matrix (default: an intercept).
+    rho : float, default 0.8
+        Assumed correlation of effects within a study.
+    confidence_level : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    RobustVariance
+        Coefficients with robust standard errors, intervals and p-values, and tau^2.
+
     Examples
     --------
     With one effect per study the weights are the usual ``1/(v + tau^2)`` and tau^2 is the

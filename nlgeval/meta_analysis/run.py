@@ -44,6 +44,16 @@ def read_effects(path: str | Path) -> pd.DataFrame:
     z to use instead of ``1/(n - 3)`` (e.g. from a bootstrap interval); values checked by
     :func:`nlgeval.meta_analysis.effects.correlation_effects` (Fisher 1921).
 
+    Parameters
+    ----------
+    path : str or Path
+        The file of effects.
+
+    Returns
+    -------
+    DataFrame
+        The table as read (checked, not yet transformed).
+
     Examples
     --------
     >>> import tempfile, os
@@ -89,6 +99,18 @@ def run_meta_analysis(
     item level); ``resamples`` is its earlier name (deprecated). ``split``: corpora with a
     ``split_by`` in the criterion map become one study per data set (Novikova et al. 2017's
     three sets).
+
+    Parameters
+    ----------
+    corpora, study_dirs, effects, metrics, criterion_map, level, variance, split : see above
+        Inputs (above); metrics to pool (default all), criterion map file, level, variance.
+    n_resamples, seed, resamples, data_dir : int, int, int, str or Path, optional
+        Bootstrap resamples of studies run now, their seed, deprecated name, corpus folder.
+    settings, **options : MetaSettings, optional; keyword options
+        Options of :func:`meta_analyse`.
+    Returns
+    -------
+    tuple of (MetaAnalysis, dict)
 
     Examples
     --------

@@ -77,6 +77,16 @@ def read_study(folder: str | Path) -> Study:
     (``coefficient, r, p, p_corrected``) is read under the current ones (``statistic, value,
     pvalue, pvalue_corrected``).
 
+    Parameters
+    ----------
+    folder : str or Path
+        Output folder of ``nlgeval validate``.
+
+    Returns
+    -------
+    Study
+        The study's name, corpus, correlations and segment scores.
+
     Examples
     --------
     >>> read_study("no/such/folder")
@@ -122,6 +132,32 @@ def run_corpus_study(corpus: str, metrics: Sequence[str], levels: Sequence[str],
     intervals, no permutation tests. ``corpus_obj``: an already loaded (sub)corpus of
     ``corpus`` to use instead, pooled as study ``name``. ``resamples``: the earlier name of
     ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    corpus : str
+        Corpus name (see :func:`nlgeval.load_corpus`).
+    metrics, levels : sequence of str
+        Metrics to score and levels to correlate at.
+    data_dir : str or Path, optional
+        Folder of the corpora (overrides ``$NLGEVAL_DATA``).
+    n_resamples, seed : int, default 0
+        Bootstrap resamples and their seed.
+    confidence_level : float, default 0.95
+        Level of the bootstrap intervals.
+    cache : bool, default True
+        Reuse cached parsed corpora and scores.
+    corpus_obj : Corpus, optional
+        Corpus to use instead of loading ``corpus``.
+    name : str, optional
+        Study name for ``corpus_obj``.
+    resamples : int, optional
+        Deprecated name of ``n_resamples``.
+
+    Returns
+    -------
+    Study
+        The study with its correlations and segment scores.
 
     Examples
     --------
@@ -185,6 +221,28 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
     dependent effects per study, for robust variance estimation). Correlations that cannot be
     pooled are left out with a line in ``notes``. A study's correlations may name their
     columns ``statistic, value`` or, as earlier versions did, ``coefficient, r``.
+
+    Parameters
+    ----------
+    studies : sequence of Study
+        The validation studies.
+    cmap : CriterionMap
+        Which criterion of each corpus measures each construct.
+    level : str, default "segment"
+        Level of the correlations pooled.
+    metrics : sequence of str, optional
+        Metrics to keep (default all).
+    variance : {"fisher", "bootstrap"}, default "fisher"
+        Source of ``vi`` (above).
+    related : bool, default False
+        Add related criteria (above).
+    notes : list of str, optional
+        Receives a line per correlation left out.
+
+    Returns
+    -------
+    DataFrame
+        One row per metric, construct and study (columns above).
 
     Examples
     --------

@@ -209,7 +209,7 @@ def analyse(
 
     Parameters
     ----------
-    correct, n, test, alpha, beta, pd, confidence_level, by_order
+    correct, n, test, alpha, beta, pd, confidence_level, by_order : int, int, ...
         ``correct`` answers out of ``n`` trials; the rest as in :func:`analyse_responses`.
     Returns
     -------
