@@ -117,6 +117,16 @@ def pairwise_accuracy_from_scores(metric: Any, human: Any) -> PairwiseAccuracyRe
     present (MTME ``stats.Agreement`` skips pairs with a missing human score). Scores within
     :data:`TIE_RTOL` of each other (relative) are tied; a tie agrees only with a tie.
 
+    Parameters
+    ----------
+    metric, human : array_like
+        Metric and human system scores, one per system, NaN for a missing score.
+
+    Returns
+    -------
+    PairwiseAccuracyResult
+        The accuracy, the pairs counted, agreeing and tied, and the number of systems.
+
     Examples
     --------
     >>> res = pairwise_accuracy_from_scores([0.3, 0.5, 0.1], [2.0, 3.0, 1.0])
@@ -230,6 +240,16 @@ def pairwise_accuracy(X: Any, Y: Any) -> PairwiseAccuracyResult:
     on the same outputs. MTME instead takes whatever system-level scores the data set provides
     (the metric usually over all segments, the human score over the rated ones).
 
+    Parameters
+    ----------
+    X, Y : array_like
+        Metric and human scores, (systems x items), NaN for a missing cell.
+
+    Returns
+    -------
+    PairwiseAccuracyResult
+        The accuracy of the system means, with the pairs counted, agreeing and tied.
+
     Examples
     --------
     >>> import numpy as np
@@ -292,6 +312,20 @@ def pairwise_accuracy_test(
     scores rather than the segment cells. Vectorised: system means of a swapped matrix are one
     contraction of the (K, S, I) mask with ``B - A``.
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    XA, XB, Y : array_like
+        Metrics A and B and the human scores, (systems x items), NaN for a missing cell.
+    n_resamples, permutations, seed : int, int or None, int or None
+        Number of draws (default 1000; ``permutations`` its deprecated name); seed (default 0).
+    scheme, masks : str, array_like or None
+        Swap unit ``"both"`` (cells, default), ``"systems"`` or ``"items"``; or given masks.
+
+    Returns
+    -------
+    PermutationComparison
+        Both accuracies, their difference, the draws and the one-sided p-value.
 
     Examples
     --------
@@ -366,6 +400,24 @@ def soft_pairwise_accuracy_test(
     another human criterion rated on the same outputs), which then recomputes only the human
     p-values.
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    XA, XB, Y : array_like
+        Metrics A and B and the human scores, (systems x segments), NaN for a missing cell.
+    n_resamples, permutations, seed : int, int or None, int or None
+        Number of draws (default 1000; ``permutations`` its deprecated name); seed (default 0).
+    spa_permutations, spa_seed : int, int or None
+        Number of SPA sign masks (default 1000) and their seed (default 0).
+    orientation : {"both", "given"}
+        The SPA orientation (default ``"both"``).
+    scheme, masks : str, array_like or None
+        Swap unit ``"both"`` (cells, default), ``"systems"`` or ``"items"``; or given masks.
+
+    Returns
+    -------
+    PermutationComparison
+        Both SPAs, their difference, the draws and the one-sided p-value.
 
     Examples
     --------

@@ -63,6 +63,20 @@ def assign_ranks(
 
     Returns a frame ``metric, statistic, rank`` (rank as pandas ``Int64``), best first.
 
+    Parameters
+    ----------
+    statistics : Mapping[str, float]
+        Each metric's statistic, higher is better.
+    pvalues : Mapping[tuple[str, str], float] or pandas.DataFrame
+        One-sided p-value of "a better than b" per ordered pair, or a long frame.
+    alpha : float
+        Significance level (default 0.05).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric, statistic, rank``, best first.
+
     Examples
     --------
     >>> pvalues = {("A", "B"): 0.30, ("A", "C"): 0.01, ("B", "C"): 0.02}
@@ -239,6 +253,18 @@ def task_ranking(task: TaskResult, alpha: float = 0.05) -> pd.DataFrame:
     The p-value of "a beats b" is ``(1 + #{d* >= d}) / (1 + K)`` over the ``K`` draws of the
     difference (Phipson & Smyth 2010); the clusters follow the WMT rule (Freitag et al. 2021).
 
+    Parameters
+    ----------
+    task : TaskResult
+        The task's statistics and its draws per metric pair.
+    alpha : float
+        Significance level (default 0.05).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric, statistic, rank``, best first.
+
     Examples
     --------
     >>> import numpy as np
@@ -331,6 +357,18 @@ def overall_pvalues(
     Returns ``metric_a, metric_b, statistic, pvalue, permutations`` for both orders of every
     pair of metrics that have a statistic in every task.
 
+    Parameters
+    ----------
+    task_results : Mapping[str, TaskResult] or Sequence[TaskResult]
+        The tasks, each with its statistics and PERM-BOTH draws per metric pair.
+    weights : Mapping[str, float] or Sequence[float] or numpy.ndarray, optional
+        Task weights by name or in task order (default equal).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric_a, metric_b, statistic, pvalue, permutations``, one row per ordered pair.
+
     Examples
     --------
     >>> import numpy as np
@@ -377,6 +415,20 @@ def overall_score(
     last with overall and rank NA.
 
     Returns ``metric, <one column per task: its raw statistic>, overall, rank``, best first.
+
+    Parameters
+    ----------
+    task_results : Mapping[str, TaskResult] or Sequence[TaskResult]
+        The tasks, each with its statistics and PERM-BOTH draws per metric pair.
+    weights : Mapping[str, float] or Sequence[float], optional
+        Task weights by name or in task order (default equal).
+    alpha : float
+        Significance level of the rank clusters (default 0.05).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric``, one column per task, ``overall``, ``rank``; best first.
 
     Examples
     --------

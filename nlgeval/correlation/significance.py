@@ -28,6 +28,20 @@ def significance_clusters(
     (Before the rule moved to :mod:`~nlgeval.correlation.ranking`, this function used
     ``p < alpha`` and kept the input order among equal correlations.)
 
+    Parameters
+    ----------
+    pairwise : pandas.DataFrame
+        Long frame with columns ``metric_a, metric_b, pvalue`` (one-sided, a better than b).
+    correlations : Mapping[str, float]
+        Each metric's correlation with the human scores.
+    alpha : float
+        Significance level (default 0.05).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric, r, cluster``.
+
     Examples
     --------
     >>> import pandas as pd
@@ -45,6 +59,18 @@ def significance_clusters(
 
 def pvalue_matrix(pairwise: pd.DataFrame, order: Sequence[str] | None = None) -> pd.DataFrame:
     """Wide metric x metric matrix of the one-sided p-values (row better than column).
+
+    Parameters
+    ----------
+    pairwise : pandas.DataFrame
+        Long frame with columns ``metric_a, metric_b, pvalue``.
+    order : Sequence[str], optional
+        Order of rows and columns (default: the metrics sorted by name).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Metric x metric p-values, row better than column.
 
     Examples
     --------

@@ -42,6 +42,20 @@ def sign_flip_masks(n_segments: int, n_resamples: int = 1000, seed: int | None =
     ``seed=4`` (MTME's fixed seed) gives MTME's masks.
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
+    Parameters
+    ----------
+    n_segments : int
+        Number of segments (columns).
+    n_resamples, seed : int, int or None
+        Number of masks (default 1000) and their seed (default 0).
+    permutations : int, optional
+        Deprecated name of ``n_resamples``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The (n_resamples x n_segments) +-1 signs, float64.
+
     Examples
     --------
     >>> sign_flip_masks(4, n_resamples=3, seed=4)

@@ -64,6 +64,22 @@ def williams_test(
     NaN when any correlation is NaN, n <= 3, or the correlation matrix is not positive
     semi-definite.
 
+    Parameters
+    ----------
+    r12, r13 : float
+        Correlations of variable 1 (human) with variables 2 and 3 (metrics A and B).
+    r23 : float
+        Correlation of variables 2 and 3.
+    n : int
+        Number of units.
+    alternative : str
+        ``"two-sided"`` (default), ``"greater"`` or ``"less"``.
+
+    Returns
+    -------
+    WilliamsResult
+        Williams' t, its degrees of freedom and the p-value.
+
     Examples
     --------
     >>> round(williams_test(0.6, 0.4, 0.5, 100).pvalue, 4)
@@ -131,6 +147,22 @@ def williams_from_scores(
 
     The three correlations use the same units (cells complete for A, B and human). For
     ``coefficient="spearman"`` the vectors are ranked first. Default one-sided: H1 "A better".
+
+    Parameters
+    ----------
+    XA, XB, Y : numpy.ndarray
+        Metrics A and B and the human scores, (systems x items), NaN for a missing cell.
+    level : str
+        ``system`` (default), ``segment``, ... (see :mod:`nlgeval.correlation.levels`).
+    coefficient : str
+        ``"pearson"`` (default) or ``"spearman"``.
+    alternative : str
+        ``"greater"`` (default, H1 "A better"), ``"less"`` or ``"two-sided"``.
+
+    Returns
+    -------
+    WilliamsResult
+        Williams' t, its degrees of freedom and the p-value.
 
     Examples
     --------

@@ -145,6 +145,28 @@ def permutation_test(
     across tasks.
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
+    Parameters
+    ----------
+    XA, XB, Y : numpy.ndarray
+        Metrics A and B and the human scores, (systems x items), NaN for a missing cell.
+    level : str
+        ``system`` (default), ``segment``, ... (see :mod:`nlgeval.correlation.levels`).
+    coefficient : str
+        The correlation coefficient (default ``"pearson"``).
+    n_resamples, permutations, seed : int, int or None, int
+        Number of random masks (default 1000; ``permutations`` its deprecated name); seed (0).
+    scheme : str
+        ``"both"`` (per cell, default), ``"systems"`` or ``"items"``.
+    alternative : str
+        ``"two-sided"`` (default), ``"greater"`` or ``"less"``.
+    masks : numpy.ndarray, optional
+        Given (P x systems x items) boolean swap masks, used instead of drawing them.
+
+    Returns
+    -------
+    PermutationComparison
+        The two coefficients, their difference, the p-value and the per-draw coefficients.
+
     Examples
     --------
     >>> import numpy as np
@@ -194,6 +216,16 @@ def comparison_matrix(
     test only applies to Pearson/Spearman at system or segment level; otherwise the
     permutation test is used whatever ``method`` says (recorded in the ``method`` column).
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    metrics, Y, level, coefficient, method, n_resamples, scheme, seed, permutations : various
+        Metric score matrices by name, human (systems x items) scores; the rest as in
+        :func:`permutation_test` (``method``: ``"williams"``, the default, or ``"permutation"``).
+
+    Returns
+    -------
+    pandas.DataFrame
 
     Examples
     --------

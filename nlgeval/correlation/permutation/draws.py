@@ -122,6 +122,22 @@ def comparison_from_draws(
 ) -> PermutationComparison:
     """Build a :class:`PermutationComparison` (one-sided p, H1 "A better") from the draws.
 
+    Parameters
+    ----------
+    statistic_a, statistic_b : float
+        The observed statistics of metrics A and B.
+    draws_a, draws_b : numpy.ndarray
+        Their values after each swap.
+    name, scheme, note : str
+        The statistic's name, the swap scheme (default ``"both"``) and a note (default empty).
+    seed : int or None
+        The seed that drew the masks (default 0; None for given masks).
+
+    Returns
+    -------
+    PermutationComparison
+        The difference ``statistic_a - statistic_b``, the one-sided p-value and the draws.
+
     Examples
     --------
     >>> import numpy as np
@@ -144,6 +160,16 @@ def standardise(X: np.ndarray) -> np.ndarray:
     """``X`` z-standardised over its finite cells (NaN stays NaN; a constant ``X`` is only
     centred), so that swapped scores share one scale before PERM-BOTH (Deutsch, Dror & Roth 2021)
     recomputes a correlation; no correlation coefficient changes under this positive affine map.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Scores, any shape, NaN for a missing cell.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``X`` z-standardised (ddof 0) over its finite cells, same shape.
 
     Examples
     --------
@@ -175,6 +201,24 @@ def iter_swap_masks(
     PERM-SYS / PERM-INPUT: one coin per system / item, broadcast). The default chunk keeps a
     chunk near 4 million cells.
 
+    Parameters
+    ----------
+    shape : tuple of (int, int)
+        (systems, items).
+    permutations : int
+        Total number of masks.
+    scheme : str
+        ``"both"`` (per cell, default), ``"systems"`` or ``"items"``.
+    seed : int or None
+        Seed of ``default_rng`` (default 0).
+    chunk : int, optional
+        Masks per yielded array (default: about 4 million cells).
+
+    Returns
+    -------
+    Iterator of numpy.ndarray
+        (c, S, I) boolean masks, c <= ``chunk``, ``permutations`` masks in all.
+
     Examples
     --------
     >>> [m.shape for m in iter_swap_masks((2, 3), 5, seed=0, chunk=2)]
@@ -203,6 +247,22 @@ def iter_swap_masks(
 def swap_masks(shape: tuple[int, int], permutations: int, scheme: str, seed: int) -> np.ndarray:
     """(P, S, I) boolean masks (True = swap A and B in that cell) for PERM-BOTH/SYS/INPUT.
 
+    Parameters
+    ----------
+    shape : tuple of (int, int)
+        (systems, items).
+    permutations : int
+        Number of masks.
+    scheme : str
+        ``"both"`` (per cell), ``"systems"`` or ``"items"``.
+    seed : int
+        Seed of ``default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (permutations, S, I) boolean masks.
+
     Examples
     --------
     >>> swap_masks((2, 3), 4, "systems", 0).shape
@@ -225,6 +285,22 @@ def swap_draws(
     metric matrices and the matching human stack to c values. The one permutation loop of the
     package: the correlation coefficients here and the Kendall variants
     (:func:`nlgeval.correlation.kendall.kendall_permutation_test`) both use it.
+
+    Parameters
+    ----------
+    A, B, H : numpy.ndarray
+        Metrics A and B and the human scores, (systems x items).
+    mask_chunks : Iterable[numpy.ndarray]
+        (c, S, I) boolean swap masks.
+    total : int
+        Number of masks in all.
+    statistic : Callable[[numpy.ndarray, numpy.ndarray], numpy.ndarray]
+        Maps a (c, S, I) metric stack and the human stack to c values.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        The ``total`` values of the swapped A and of the swapped B.
 
     Examples
     --------
