@@ -259,6 +259,16 @@ def bradley_terry(
     pair, and the bootstrap p-values used for the clusters. ``n_resamples`` bootstrap
     replicates (``n_boot``: its earlier name, deprecated; the result keeps the field ``n_boot``).
 
+    Parameters
+    ----------
+    outcomes : pandas.DataFrame
+    ties, resample, prior, alpha : str, str, float, float; default "half", "judgements", 0, 0.05
+    n_resamples, seed, n_boot : int, default 1000, 0 (bootstrap seed) and None
+
+    Returns
+    -------
+    BradleyTerryResult
+
     Examples
     --------
     >>> import pandas as pd
