@@ -69,9 +69,20 @@ class Option:
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``"bleu:lowercase=true,tokenize=intl"`` into a name and an option dict.
 
-    Examples:
-        >>> parse_spec("bleu:lowercase=true,tokenize=intl")
-        ('bleu', {'lowercase': 'true', 'tokenize': 'intl'})
+    Parameters
+    ----------
+    spec : str
+        ``"name"`` or ``"name:key=value[,key=value]"``.
+
+    Returns
+    -------
+    tuple of (str, dict of str to str)
+        The metric name and its options, values as written.
+
+    Examples
+    --------
+    >>> parse_spec("bleu:lowercase=true,tokenize=intl")
+    ('bleu', {'lowercase': 'true', 'tokenize': 'intl'})
     """
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"empty metric specification {spec!r}")
@@ -102,11 +113,22 @@ def parse_metric_list(text: str) -> list[str]:
     continues the previous spec's options, so ``bleu:lowercase=true,tokenize=intl,chrf``
     means ``bleu:lowercase=true,tokenize=intl`` and ``chrf``.
 
-    Examples:
-        >>> parse_metric_list("bleu:lowercase=true,tokenize=intl,chrf")
-        ['bleu:lowercase=true,tokenize=intl', 'chrf']
-        >>> parse_metric_list("bleu;rougeL")
-        ['bleu', 'rougeL']
+    Parameters
+    ----------
+    text : str
+        The ``--metrics`` value.
+
+    Returns
+    -------
+    list of str
+        One metric spec per metric, in order.
+
+    Examples
+    --------
+    >>> parse_metric_list("bleu:lowercase=true,tokenize=intl,chrf")
+    ['bleu:lowercase=true,tokenize=intl', 'chrf']
+    >>> parse_metric_list("bleu;rougeL")
+    ['bleu', 'rougeL']
     """
     out: list[str] = []
     for chunk in text.split(";"):

@@ -54,15 +54,28 @@ _registered: dict[str, type[Metric]] = {}
 def register_metric(cls: type[Metric], name: str | None = None) -> type[Metric]:
     """Register an adapter class at run time (usable as a class decorator).
 
-    Examples:
-        >>> from nlgeval.metrics.simple import LengthMetric
-        >>> class Words(LengthMetric):
-        ...     name = "words"
-        >>> register_metric(Words).name
-        'words'
-        >>> "words" in available_metrics()
-        True
-        >>> del _registered["words"]  # leave the registry as it was
+    Parameters
+    ----------
+    cls : type[Metric]
+        The adapter class.
+    name : str, optional
+        The name to register it under (default: ``cls.name``).
+
+    Returns
+    -------
+    type[Metric]
+        ``cls``, registered.
+
+    Examples
+    --------
+    >>> from nlgeval.metrics.simple import LengthMetric
+    >>> class Words(LengthMetric):
+    ...     name = "words"
+    >>> register_metric(Words).name
+    'words'
+    >>> "words" in available_metrics()
+    True
+    >>> del _registered["words"]  # leave the registry as it was
     """
     if not (isinstance(cls, type) and issubclass(cls, Metric)):
         raise TypeError(f"{cls!r} is not a subclass of nlgeval.metrics.Metric")
@@ -93,9 +106,15 @@ def _load_plugin(name: str, ep: EntryPoint) -> type[Metric]:
 def available_metrics() -> list[str]:
     """Names of every metric: built-in, registered at run time, and installed plugins.
 
-    Examples:
-        >>> available_metrics()[:4]
-        ['bleu', 'chrf', 'chrf++', 'ter']
+    Returns
+    -------
+    list of str
+        The metric names.
+
+    Examples
+    --------
+    >>> available_metrics()[:4]
+    ['bleu', 'chrf', 'chrf++', 'ter']
     """
     names = list(BUILTIN)
     for n in list(_registered) + sorted(_plugins()):
@@ -107,9 +126,20 @@ def available_metrics() -> list[str]:
 def metric_class(name: str) -> type[Metric]:
     """The adapter class for a metric name (raises :class:`InputError` naming close matches).
 
-    Examples:
-        >>> metric_class("chrf++").__name__
-        'CHRFPlusPlusMetric'
+    Parameters
+    ----------
+    name : str
+        The metric name.
+
+    Returns
+    -------
+    type[Metric]
+        The adapter class.
+
+    Examples
+    --------
+    >>> metric_class("chrf++").__name__
+    'CHRFPlusPlusMetric'
     """
     if name in _registered:
         return _registered[name]
@@ -136,13 +166,26 @@ def get_metric(spec: str | Metric, **options: Any) -> Metric:
     An option may be given in the spec or as a keyword, not both; keyword values are checked
     like spec values (``lowercase="yes"`` is True, ``max_ngram_order="x"`` an error).
 
-    Examples:
-        >>> get_metric("bleu:lowercase=true").signature.split("|")[:4]
-        ['case:lc', 'eff:no', 'tok:13a', 'smooth:exp']
-        >>> get_metric("bleu", lowercase=True).spec
-        'bleu:lowercase=true'
-        >>> get_metric("rouge2", score="recall", use_stemmer=True).spec
-        'rouge2:use_stemmer=true,score=recall'
+    Parameters
+    ----------
+    spec : str or Metric
+        ``"name"`` or ``"name:key=value[,key=value]"``; a metric instance is returned as is.
+    **options
+        Further options as keywords, checked like spec values (none with an instance).
+
+    Returns
+    -------
+    Metric
+        The configured metric.
+
+    Examples
+    --------
+    >>> get_metric("bleu:lowercase=true").signature.split("|")[:4]
+    ['case:lc', 'eff:no', 'tok:13a', 'smooth:exp']
+    >>> get_metric("bleu", lowercase=True).spec
+    'bleu:lowercase=true'
+    >>> get_metric("rouge2", score="recall", use_stemmer=True).spec
+    'rouge2:use_stemmer=true,score=recall'
     """
     if isinstance(spec, Metric):
         if options:
@@ -207,10 +250,17 @@ def metric_labels(metrics: Sequence[Metric], spellings: Sequence[str] | None = N
 def describe_metrics() -> list[dict[str, Any]]:
     """Name, direction, description and options of every available metric.
 
-    Examples:
-        >>> bleu = describe_metrics()[0]
-        >>> bleu["name"], bleu["options"]["tokenize"]["default"]
-        ('bleu', '13a')
+    Returns
+    -------
+    list of dict
+        One dict per metric: ``name``, ``higher_is_better``, ``description`` and ``options``
+        (each option's ``type``, ``default``, ``help``); ``name`` and ``error`` if it fails to load.
+
+    Examples
+    --------
+    >>> bleu = describe_metrics()[0]
+    >>> bleu["name"], bleu["options"]["tokenize"]["default"]
+    ('bleu', '13a')
     """
     out: list[dict[str, Any]] = []
     for n in available_metrics():

@@ -70,6 +70,16 @@ def register_statistic(stat: Statistic | type[Statistic]) -> Statistic:
     """Register a statistic at run time (a class or an instance; usable as a class decorator
     returning the instance).
 
+    Parameters
+    ----------
+    stat : Statistic or type[Statistic]
+        The statistic, or its class (instantiated without arguments).
+
+    Returns
+    -------
+    Statistic
+        The registered instance.
+
     Examples
     --------
     >>> import numpy as np
@@ -89,6 +99,16 @@ def register_statistic(stat: Statistic | type[Statistic]) -> Statistic:
 
 def available_statistics(plugins: bool = True) -> dict[str, Statistic]:
     """Every statistic by canonical name: built-ins (in their order), registered, plugins.
+
+    Parameters
+    ----------
+    plugins : bool
+        Include statistics of installed plugins (default True).
+
+    Returns
+    -------
+    dict of str to Statistic
+        The statistics by canonical name.
 
     Examples
     --------
@@ -113,6 +133,16 @@ def _lookup(key: str, stats: dict[str, Statistic]) -> Statistic | None:
 
 def get_statistic(name: str) -> Statistic:
     """The statistic called ``name`` (or one of its aliases); InputError with a suggestion.
+
+    Parameters
+    ----------
+    name : str
+        A canonical name or alias (any case; ``-`` reads as ``_``).
+
+    Returns
+    -------
+    Statistic
+        The statistic.
 
     Examples
     --------

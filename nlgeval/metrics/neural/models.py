@@ -44,9 +44,20 @@ _DOC_FILES = {"README.md", ".gitattributes", "LICENSE", "LICENSE.txt"}
 def neural_available(name: str) -> bool:
     """True when the packages of neural metric ``name`` are installed (no import is done).
 
-    Examples:
-        >>> isinstance(neural_available("bertscore"), bool)
-        True
+    Parameters
+    ----------
+    name : str
+        The neural metric's name.
+
+    Returns
+    -------
+    bool
+        Whether its packages are installed.
+
+    Examples
+    --------
+    >>> isinstance(neural_available("bertscore"), bool)
+    True
     """
     return all(importlib.util.find_spec(m) is not None for m in REQUIREMENTS[name])
 
@@ -54,9 +65,20 @@ def neural_available(name: str) -> bool:
 def missing_extra_error(name: str) -> InputError:
     """The one-line error for a neural metric whose packages are not installed.
 
-    Examples:
-        >>> "neural" in str(missing_extra_error("bertscore"))
-        True
+    Parameters
+    ----------
+    name : str
+        The neural metric's name.
+
+    Returns
+    -------
+    InputError
+        The error (to raise), naming the missing packages and how to install them.
+
+    Examples
+    --------
+    >>> "neural" in str(missing_extra_error("bertscore"))
+    True
     """
     missing = [m for m in REQUIREMENTS[name] if importlib.util.find_spec(m) is None]
     return InputError(
@@ -79,13 +101,24 @@ _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file (hex), memoised per (path, size, mtime) within the process.
 
-    Examples:
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     f = Path(tmp) / "w.bin"
-        ...     _ = f.write_bytes(b"abc")
-        ...     print(file_sha256(f)[:16])
-        ba7816bf8f01cfea
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+
+    Returns
+    -------
+    str
+        Its SHA-256, 64 hex digits.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = Path(tmp) / "w.bin"
+    ...     _ = f.write_bytes(b"abc")
+    ...     print(file_sha256(f)[:16])
+    ba7816bf8f01cfea
     """
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
@@ -103,13 +136,24 @@ def weight_files(model_dir: Path) -> list[Path]:
     """The weight files of a model folder: ``*.safetensors`` if any, else ``pytorch_model*.bin``
     (sub-folders included, e.g. a sentence-transformers ``2_Dense/``).
 
-    Examples:
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     for name in ("model.safetensors", "config.json"):
-        ...         _ = (Path(tmp) / name).write_bytes(b"")
-        ...     print([p.name for p in weight_files(Path(tmp))])
-        ['model.safetensors']
+    Parameters
+    ----------
+    model_dir : pathlib.Path
+        The model folder.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The weight files (empty if there are none).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     for name in ("model.safetensors", "config.json"):
+    ...         _ = (Path(tmp) / name).write_bytes(b"")
+    ...     print([p.name for p in weight_files(Path(tmp))])
+    ['model.safetensors']
     """
     files = sorted(
         p for p in model_dir.rglob("*.safetensors") if not _hidden(p.relative_to(model_dir))
@@ -192,21 +236,34 @@ def resolve_model(model: str, metric: str) -> ModelIdentity:
     model that cannot be found or loaded raises a one-line :class:`InputError` saying how to pass
     a local model.
 
-    Examples:
-        A local folder is read as it is, without the network:
+    Parameters
+    ----------
+    model : str
+        A local model folder or a Hugging Face model name (``name`` or ``org/name``).
+    metric : str
+        The metric's name (for error messages).
 
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     _ = (Path(tmp) / "model.safetensors").write_bytes(b"weights")
-        ...     _ = (Path(tmp) / "config.json").write_text("{}")
-        ...     m = resolve_model(tmp, "bertscore")
-        ...     print(m.local, m.weights_sha256[:12])
-        True 9a129038d9a0
-        >>> try:
-        ...     resolve_model("./no-such-folder", "bertscore")
-        ... except InputError as err:
-        ...     print(err)
-        metric 'bertscore': model folder './no-such-folder' does not exist
+    Returns
+    -------
+    ModelIdentity
+        The model's name, folder, whether it is local, and the digests of its files.
+
+    Examples
+    --------
+    A local folder is read as it is, without the network:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "model.safetensors").write_bytes(b"weights")
+    ...     _ = (Path(tmp) / "config.json").write_text("{}")
+    ...     m = resolve_model(tmp, "bertscore")
+    ...     print(m.local, m.weights_sha256[:12])
+    True 9a129038d9a0
+    >>> try:
+    ...     resolve_model("./no-such-folder", "bertscore")
+    ... except InputError as err:
+    ...     print(err)
+    metric 'bertscore': model folder './no-such-folder' does not exist
     """
     if not model.strip():
         raise InputError(f"metric '{metric}', option 'model': empty model name")
