@@ -228,6 +228,15 @@ def simulate_power(
     or a backend object of :mod:`nlgeval.parallel`) runs the grid points as tasks; it never
     changes a number.
 
+    Parameters
+    ----------
+    effect, components : float, VarianceComponents; the difference and the variance components
+    items, raters_per_item, design, test, pool, alpha, comparisons, scale : the planned study
+    n_sims, seed, target, backend, workers, scheduler : the simulation (see above)
+    Returns
+    -------
+    PowerResult
+
     Examples
     --------
     >>> vc = VarianceComponents(rater=0.3, item=0.3, residual=1.0)
