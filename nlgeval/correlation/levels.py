@@ -363,17 +363,20 @@ def _at_level(level: str, coefficient: str, statistic: float, pvalue: float, n: 
                              note, level)
 
 
+def _system_grouped(grouped: CorrelationResult) -> CorrelationResult:
+    """The item-level result of the transposed matrices, relabelled as system-grouped."""
+    note = grouped.note.replace("item(s) skipped", "system(s) skipped").replace(
+        "fewer than 3 systems", "fewer than 3 items").replace(
+        "within the item", "within the system").replace(
+        "within-item permutations", "within-system permutations")
+    return _at_level("system-grouped", grouped.coefficient, grouped.statistic, grouped.pvalue,
+                     grouped.n, grouped.confidence_interval(), grouped.n_missing, note)
+
+
 def level_correlation(
-    X: np.ndarray,
-    Y: np.ndarray,
-    level: str,
-    coefficient: str = "pearson",
-    *,
-    confidence_level: float = 0.95,
-    label: str = "",
-    n_resamples: int = 1000,
-    seed: int | None = 0,
-    permutations: int | None = None,
+    X: np.ndarray, Y: np.ndarray, level: str, coefficient: str = "pearson", *,
+    confidence_level: float = 0.95, label: str = "", n_resamples: int = 1000,
+    seed: int | None = 0, permutations: int | None = None,
 ) -> CorrelationResult:
     """Correlation at one level with its p-value (a
     :class:`~nlgeval.correlation.coefficients.CorrelationResult` with ``level`` set).
@@ -384,7 +387,26 @@ def level_correlation(
     tests of one hypothesis, so its p-value comes from :func:`item_permutation_pvalue`
     (``n_resamples`` within-item permutations, seeded; 0 gives NaN), it has no closed-form
     interval (use the bootstrap), and ``n`` is the number of items whose correlation is defined.
-    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    X, Y : numpy.ndarray
+        Metric and human scores, systems x items (NaN where missing).
+    level : str
+        ``system``, ``segment``, ``item`` or ``system-grouped``.
+    coefficient : str
+        ``pearson``, ``spearman`` or ``kendall``.
+    confidence_level, label : float, str
+        Of the closed-form interval; a name for notes and warnings.
+    n_resamples, seed : int, int or None
+        Within-item permutations of the item-level p-value and their seed.
+    permutations : int, optional
+        The earlier name of ``n_resamples`` (deprecated).
+
+    Returns
+    -------
+    CorrelationResult
+        The coefficient, p-value, interval and ``n`` at ``level``.
 
     Examples
     --------
@@ -400,15 +422,9 @@ def level_correlation(
     level = check_level(level)
     coefficient = check_coefficient(coefficient)
     if level == "system-grouped":
-        grouped = level_correlation(np.asarray(X).T, np.asarray(Y).T, "item", coefficient,
-                                    confidence_level=confidence_level, label=label,
-                                    n_resamples=n_resamples, seed=seed)
-        note = grouped.note.replace("item(s) skipped", "system(s) skipped").replace(
-            "fewer than 3 systems", "fewer than 3 items").replace(
-            "within the item", "within the system").replace(
-            "within-item permutations", "within-system permutations")
-        return _at_level("system-grouped", coefficient, grouped.statistic, grouped.pvalue,
-                         grouped.n, grouped.confidence_interval(), grouped.n_missing, note)
+        return _system_grouped(level_correlation(
+            np.asarray(X).T, np.asarray(Y).T, "item", coefficient,
+            confidence_level=confidence_level, label=label, n_resamples=n_resamples, seed=seed))
     ok = np.isfinite(X) & np.isfinite(Y)
     n_missing = int((np.isfinite(X) ^ np.isfinite(Y)).sum())
     if level == "system":
@@ -423,12 +439,19 @@ def level_correlation(
                           label=label)
         return _at_level(level, coefficient, res.statistic, res.pvalue, res.n,
                          res.confidence_interval(), n_missing, res.note)
+    return _item_level(X, Y, coefficient, label, n_resamples, seed, n_missing)
+
+
+def _item_level(X: np.ndarray, Y: np.ndarray, coefficient: str, label: str, n_resamples: int,
+                seed: int | None, n_missing: int) -> CorrelationResult:
+    """Item level of :func:`level_correlation`: the mean of the defined per-item coefficients,
+    its p-value from within-item permutations."""
     per_item = batch_correlation(X.T, Y.T, coefficient)
     defined = np.isfinite(per_item)
     note = ""
     if not defined.any():
         note = f"correlation {label} is NaN: no item has 3 or more systems with varying scores"
-        warnings.warn(note, DegenerateInputWarning, stacklevel=2)
+        warnings.warn(note, DegenerateInputWarning, stacklevel=3)
         r = math.nan
     else:
         r = float(per_item[defined].mean())
@@ -441,5 +464,5 @@ def level_correlation(
         p, _ = item_permutation_pvalue(X, Y, coefficient, n_resamples=n_resamples, seed=seed)
         perm_note = f"p: {n_resamples} within-item permutations (seed {seed})"
         note = f"{note}; {perm_note}" if note else perm_note
-    return _at_level(level, coefficient, r, p, int(defined.sum()),
-                            ConfidenceInterval(math.nan, math.nan), n_missing, note)
+    return _at_level("item", coefficient, r, p, int(defined.sum()),
+                     ConfidenceInterval(math.nan, math.nan), n_missing, note)

@@ -7,6 +7,7 @@ Resampling Methods" (TACL). The package exports it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -70,18 +71,30 @@ def zscore_cells(X: np.ndarray, ok: np.ndarray) -> np.ndarray:
 _CELLS_PER_CHUNK = 2_000_000
 
 
+def _mask_chunks(masks: np.ndarray | None, n_resamples: int, shape: tuple[int, int],
+                 seed: int) -> tuple[int, Iterator[np.ndarray]]:
+    """The number of draws and the swap masks in chunks: the given ``masks`` (checked against
+    ``shape``) or ``n_resamples`` seeded draws."""
+    if masks is not None:
+        masks = np.asarray(masks, dtype=bool)
+        if masks.ndim != 3 or masks.shape[1:] != shape:
+            raise InputError(f"masks must have shape (K, {shape[0]}, {shape[1]})")
+        K = masks.shape[0]
+    else:
+        if int(n_resamples) < 1:
+            raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
+        K = int(n_resamples)
+    chunk = max(1, _CELLS_PER_CHUNK // max(1, int(np.prod(shape))))
+    given = masks
+    chunks = (iter_swap_masks(shape, K, "both", seed, chunk=chunk) if given is None
+              else (given[s:s + chunk] for s in range(0, K, chunk)))
+    return K, chunks
+
+
 def kendall_permutation_test(
-    X_a: Any,
-    X_b: Any,
-    Y: Any,
-    variant: str = "tau_b",
-    grouping: str = "segment",
-    *,
-    epsilon: float = 0.0,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    masks: np.ndarray | None = None,
-    permutations: int | None = None,
+    X_a: Any, X_b: Any, Y: Any, variant: str = "tau_b", grouping: str = "segment", *,
+    epsilon: float = 0.0, n_resamples: int = 1000, seed: int = 0,
+    masks: np.ndarray | None = None, permutations: int | None = None,
 ) -> PermutationComparison:
     """PERM-BOTH test of ``variant(A) > variant(B)`` under a grouping (Deutsch, Dror & Roth 2021).
 
@@ -94,7 +107,26 @@ def kendall_permutation_test(
     items) may be given instead (e.g. all 2^cells swaps of a tiny case: an exact test).
     Differences from MTME: p = (1 + #)/(1 + K) and no early stopping (MTME stops after a block
     of draws when p < 0.02 or p > 0.5).
-    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    X_a, X_b, Y : array-like
+        Scores of metric A, metric B and the humans, systems x items (NaN where missing).
+    variant, grouping : str
+        The Kendall variant (``tau_b``, ...) and the level it is computed at.
+    epsilon : float
+        Tie threshold on the z-scored metric values (variants with ties).
+    n_resamples, seed : int
+        Number of PERM-BOTH draws and their seed (ignored when ``masks`` is given).
+    masks : numpy.ndarray, optional
+        Swap masks (K, systems, items) to use instead of random draws.
+    permutations : int, optional
+        The earlier name of ``n_resamples`` (deprecated).
+
+    Returns
+    -------
+    PermutationComparison
+        ``statistic`` = variant(A) - variant(B), the one-sided ``pvalue`` and the draws.
 
     Examples
     --------
@@ -122,18 +154,7 @@ def kendall_permutation_test(
     gcode, vcode = _GROUPING_CODE[grouping], _VARIANT_CODE[variant]
     obs = _stack_statistic(np.stack([A, B]), np.stack([H, H]), gcode, vcode, eps, DIRECT_MAX)
     stat_a, stat_b = float(obs[0]), float(obs[1])
-    if masks is not None:
-        masks = np.asarray(masks, dtype=bool)
-        if masks.ndim != 3 or masks.shape[1:] != A.shape:
-            raise InputError(f"masks must have shape (K, {A.shape[0]}, {A.shape[1]})")
-        K = masks.shape[0]
-    else:
-        if int(n_resamples) < 1:
-            raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
-        K = int(n_resamples)
-    chunk = max(1, _CELLS_PER_CHUNK // max(1, A.size))
-    chunks = (iter_swap_masks(A.shape, K, "both", seed, chunk=chunk) if masks is None
-              else (masks[s:s + chunk] for s in range(0, K, chunk)))
+    K, chunks = _mask_chunks(masks, n_resamples, (A.shape[0], A.shape[1]), seed)
     draws_a, draws_b = swap_draws(A, B, H, chunks, K, lambda Xs, Hs: _stack_statistic(
         Xs, Hs, gcode, vcode, eps, DIRECT_MAX))
     observed = stat_a - stat_b
