@@ -120,14 +120,33 @@ def chi2_homogeneity(
     """Chi-square test that the groups (columns of ``counts``) share one distribution over the
     categories (rows). ``method``: ``"asymptotic"``, ``"montecarlo"`` or ``"exact"`` (two groups).
 
-    Examples:
-        The asymptotic p-value equals scipy's ``chi2_contingency(correction=False)``; the exact
-        one enumerates every table with the observed margins (Freeman & Halton 1951):
+    Parameters
+    ----------
+    counts : ndarray
+        (categories x groups) table of counts.
+    method : {"asymptotic", "montecarlo", "exact"}, default "asymptotic"
+        How the p-value is obtained.
+    n_resamples : int, default 9999
+        Simulated tables for ``"montecarlo"``.
+    seed : int, default 0
+        Seed of the Monte Carlo draws.
+    max_tables : int, default 5_000_000
+        Largest number of tables ``"exact"`` may enumerate (else an error).
 
-        >>> round(chi2_homogeneity([[10, 20], [20, 10]]).pvalue, 4)
-        0.0098
-        >>> round(chi2_homogeneity([[10, 20], [20, 10]], method="exact").pvalue, 4)
-        0.0195
+    Returns
+    -------
+    ChiSquareResult
+        The chi-square statistic, its degrees of freedom and p-value.
+
+    Examples
+    --------
+    The asymptotic p-value equals scipy's ``chi2_contingency(correction=False)``; the exact
+    one enumerates every table with the observed margins (Freeman & Halton 1951):
+
+    >>> round(chi2_homogeneity([[10, 20], [20, 10]]).pvalue, 4)
+    0.0098
+    >>> round(chi2_homogeneity([[10, 20], [20, 10]], method="exact").pvalue, 4)
+    0.0195
     """
     counts = _clean(counts)
     K, J = counts.shape

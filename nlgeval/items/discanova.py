@@ -190,6 +190,24 @@ def disc_anova(
     ``nboot``, the earlier name of the keyword, still accepted with a DeprecationWarning); see the
     module docstring for the exact tie rule.
 
+    Parameters
+    ----------
+    data : DataFrame, mapping or sequence of sequences
+        The scores per group (forms above).
+    group, score : str, optional
+        Group and score columns when ``data`` is a DataFrame.
+    n_resamples, nboot : int, default 500; int, optional
+        Bootstrap draws (``nboot``: their earlier name, deprecated).
+    seed : int or SeedSequence, default 0
+        Seed of the bootstrap.
+    file : str, optional
+        Name of the source of ``data`` in error messages.
+
+    Returns
+    -------
+    DiscAnovaResult
+        The test statistic, its bootstrap p-value and the groups.
+
     Examples
     --------
     >>> import pandas as pd
@@ -243,6 +261,22 @@ def disc_anova_counts(
 
     Categories with zero count in every group are dropped (WRS2 only sees observed values).
     ``nboot``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    counts : ndarray
+        (K, J) table: K categories by J groups.
+    n_resamples : int, default 500
+        Bootstrap draws.
+    seed : int or SeedSequence, default 0
+        Seed of the bootstrap.
+    nboot : int, optional
+        Deprecated name of ``n_resamples``.
+
+    Returns
+    -------
+    DiscAnovaResult
+        As :func:`disc_anova`.
 
     Examples
     --------

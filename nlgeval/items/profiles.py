@@ -91,6 +91,20 @@ def profile_distribution(
     curated cases, with ``very_bad_share`` of the negatives and ``very_good_share`` of the
     positives at the ends of the scale (rounded half up).
 
+    Parameters
+    ----------
+    name : str
+        Name of the profile.
+    very_bad_share, very_good_share : float
+        Shares (in [0, 1]) of the negatives and of the positives at the ends of the scale.
+    aggregate : mapping of str to int, default ``PAPER_AGGREGATE``
+        Negative, fair and positive counts.
+
+    Returns
+    -------
+    ScoreDistribution
+        Counts on the 5-point scale Very Bad ... Very Good.
+
     Examples
     --------
     >>> profile_distribution("positive", 0.05, 0.50).counts   # the paper's Positive profile
@@ -115,6 +129,20 @@ def paper_profiles(
     aggregate, Figure 2d); shares other than the Positive profile's are documented readings of
     the paper (module docstring).
 
+    Parameters
+    ----------
+    shares : mapping of str to (float, float), optional
+        Per profile, the Very Bad and Very Good shares (default: the paper's readings).
+    aggregate : mapping of str to int, default ``PAPER_AGGREGATE``
+        Negative, fair and positive counts (89, 35, 122).
+    include_aggregate : bool, default True
+        Append the 3-category aggregate.
+
+    Returns
+    -------
+    list of ScoreDistribution
+        One per profile, then the aggregate.
+
     Examples
     --------
     >>> [(d.name, d.counts) for d in paper_profiles()][-2:]
@@ -133,6 +161,20 @@ def paper_profiles(
 def distribution_from_counts(name: str, counts: Sequence[int],
                              labels: Sequence[str] | None = None) -> ScoreDistribution:
     """A distribution from counts per scale point (zeros allowed; at least 3 ratings).
+
+    Parameters
+    ----------
+    name : str
+        Name of the distribution.
+    counts : sequence of int
+        Number of ratings at each scale point.
+    labels : sequence of str, optional
+        Labels of the scale points (default ``"1"``, ``"2"``, ...).
+
+    Returns
+    -------
+    ScoreDistribution
+        The named counts with their labels.
 
     Examples
     --------
@@ -160,6 +202,22 @@ def distributions_from_ratings(
     """One distribution per ``by`` group (e.g. per rater) from raw ratings (one row each).
 
     The scale points are the distinct scores observed anywhere in the file (sorted).
+
+    Parameters
+    ----------
+    ratings : DataFrame
+        One row per rating.
+    score : str, default "score"
+        Column of the scores.
+    by : str or None, default "rater"
+        Column to group by; ``None`` gives one distribution of all ratings.
+    file : str, optional
+        Name of the source of ``ratings`` in error messages.
+
+    Returns
+    -------
+    list of ScoreDistribution
+        One per group, sorted by group name.
 
     Examples
     --------

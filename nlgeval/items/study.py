@@ -78,6 +78,18 @@ def min_items(sizes: np.ndarray, shares: np.ndarray, threshold: float) -> int | 
 def thresholds_table(curves: pd.DataFrame, thresholds: Sequence[float]) -> pd.DataFrame:
     """Table 3 in long form: ``distribution, method, threshold, min_items``.
 
+    Parameters
+    ----------
+    curves : DataFrame
+        Columns ``distribution, method, size, reject_share`` (the study's curves).
+    thresholds : sequence of float
+        Rejection shares the curve must stay strictly below.
+
+    Returns
+    -------
+    DataFrame
+        One row per distribution, method and threshold with its ``min_items``.
+
     Examples
     --------
     >>> curves = pd.DataFrame({"distribution": "d", "method": "rwor", "size": [2, 3, 4],
