@@ -81,6 +81,16 @@ ALIASES = {
 def registered_corpus(name: str) -> RegisteredCorpus | None:
     """The published corpus called ``name`` (any case, or an alias), or ``None``.
 
+    Parameters
+    ----------
+    name : str
+        A corpus name or alias (case-insensitive), or anything else (e.g. a path).
+
+    Returns
+    -------
+    RegisteredCorpus or None
+        The registry entry, or ``None`` when ``name`` is not a published corpus.
+
     Examples
     --------
     >>> registered_corpus("WMT21-TED-en-de").name
@@ -160,6 +170,16 @@ def load_corpus(
 
 def list_corpora(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """The published corpora: name, title, description, task, licence, criteria, local copy.
+
+    Parameters
+    ----------
+    data_dir : str or Path, optional
+        Where to look for local copies; default ``None``: the data directory in use.
+
+    Returns
+    -------
+    list of dict
+        One dict per published corpus, in registry order.
 
     Examples
     --------

@@ -110,6 +110,16 @@ def parse_mtme_spec(spec: str | Path) -> Path | None:
     The prefix is case-insensitive and ``~`` is expanded; the folder is not checked here
     (:func:`read_mtme` does). ``"mtme:"`` with no path raises :class:`InputError`.
 
+    Parameters
+    ----------
+    spec : str or Path
+        A corpus spec, e.g. ``"mtme:PATH"``; a Path is never an MTME spec.
+
+    Returns
+    -------
+    Path or None
+        The test-set folder, or ``None`` when ``spec`` is not an ``mtme:`` spec.
+
     Examples
     --------
     >>> str(parse_mtme_spec("mtme:data/wmt23"))

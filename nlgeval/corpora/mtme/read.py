@@ -313,6 +313,11 @@ def read_mtme(
         a score file with a wrong count per system, an unknown system, a non-numeric score --
         each naming the file and line.
 
+    Returns
+    -------
+    MTMEData
+        The corpus, metric scores, human system scores and notes.
+
     Examples
     --------
     >>> import tempfile

@@ -337,33 +337,30 @@ def write_mtme(
     Parameters
     ----------
     corpus:
-        The corpus. Each ``ref_id`` becomes ``references/LP.NAME.txt`` (``NAME`` = the ref_id,
-        or ``reference_names[ref_id]``; a segment without that reference gets MTME's
-        ``[No translation supplied]`` line); each system ``system-outputs/LP/SYS.txt`` (a
-        missing output likewise).
-    path:
-        The test-set folder to write into (created if needed).
+        The corpus. Each ``ref_id`` becomes ``references/LP.NAME.txt`` (``NAME`` = the ref_id, or
+        ``reference_names[ref_id]``; a segment without that reference gets MTME's ``[No translation
+        supplied]`` line); each system ``system-outputs/LP/SYS.txt`` (a missing output likewise).
+    path, lp:
+        The test-set folder to write into (created if needed); the language pair, e.g. ``en-de``.
     scores:
-        Tidy metric scores (:mod:`nlgeval.scores`: long ``system, item, metric, score`` or
-        wide), ``item`` empty for system-level scores. Segment-level scores go to
-        ``metric-scores/LP/METRIC-REF.seg.score``, a block per system that has scores (a
-        missing score as ``None``, which MTME's own reader refuses in metric files: a note
-        says so), system-level ones to ``.sys.score``.
+        Tidy metric scores (:mod:`nlgeval.scores`: long ``system, item, metric, score`` or wide),
+        ``item`` empty for system-level scores. Segment-level scores go to
+        ``metric-scores/LP/METRIC-REF.seg.score``, a block per system that has scores (a missing
+        score as ``None``, which MTME's own reader refuses in metric files: a note says so),
+        system-level ones to ``.sys.score``.
     human_criterion:
-        Criterion name(s) to write as ``human-scores/LP.NAME.{seg,sys}.score``; default every
-        rated criterion, ``()`` none. The segment score is the mean over raters; the system
-        score the mean of the system's segment scores.
+        Criterion name(s) to write as ``human-scores/LP.NAME.{seg,sys}.score``; default every rated
+        criterion, ``()`` none. The segment score is the mean over raters; the system score the mean
+        of the system's segment scores.
     reference:
-        The reference(s) the metric scores were computed with, i.e. ``REF`` in
-        ``METRIC-REF``: a reference name, several joined by ``.``, ``src`` or ``all``. Default:
-        the single reference, or ``all`` when the corpus has several (nlgeval's metrics use
-        every reference). A metric whose name already ends in ``-REF`` is written as is.
-    sources:
-        Source segments (``item, text`` frame or ``{item: text}``); default the ``source``
-        column of ``outputs``, else ``input``, else the item id (with a note).
-    documents:
-        ``item, doc, domain`` frame; default the ``doc``/``domain`` columns of ``outputs``,
-        else one document ``doc`` in domain ``default``.
+        The reference(s) the metric scores were computed with, i.e. ``REF`` in ``METRIC-REF``: a
+        reference name, several joined by ``.``, ``src`` or ``all``. Default: the single reference,
+        or ``all`` when the corpus has several (nlgeval's metrics use every reference). A metric
+        whose name already ends in ``-REF`` is written as is.
+    sources, documents:
+        Source segments (``item, text`` frame or ``{item: text}``; default ``outputs``'s ``source``,
+        else ``input``, else the item id, with a note); ``item, doc, domain`` frame (default the
+        ``doc``/``domain`` columns of ``outputs``, else one document ``doc`` in domain ``default``).
     reference_names:
         MTME names for ref_ids, e.g. ``{"A": "refA", "B": "refB"}`` (names contain no ``-`` or
         ``.``; keys that are not ref_ids of the corpus are ignored).
@@ -371,10 +368,14 @@ def write_mtme(
         Metric names to negate (MTME's convention: higher is better). Criteria whose
         :class:`~nlgeval.corpus.Criterion` says lower is better are negated too.
     item_order:
-        Segment order; default the corpus's item order (first appearance in ``outputs``),
-        regrouped stably so that documents are contiguous.
+        Segment order; default the corpus's item order (first appearance in ``outputs``), regrouped
+        stably so that documents are contiguous.
     overwrite:
         Replace the files of ``lp`` if the folder already has them (otherwise an error).
+
+    Returns
+    -------
+    MTMEWritten
 
     Examples
     --------

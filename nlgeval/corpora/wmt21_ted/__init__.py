@@ -176,6 +176,11 @@ def load(
     breakdown:
         Add the per-category criteria ``MQM-Accuracy`` ... ``MQM-Other``.
 
+    Returns
+    -------
+    Corpus
+        Outputs, references and MQM ratings of the language pair, with notes.
+
     Examples
     --------
     >>> from nlgeval.corpora import load_corpus
@@ -309,6 +314,18 @@ def _notes(errors: pd.DataFrame, dropped: Any, ratings: pd.DataFrame, ref_ids: l
 def load_ende(folder: str | Path, **options: Any) -> Corpus:
     """``wmt21-ted-ende``: :func:`load` with ``lp="en-de"``.
 
+    Parameters
+    ----------
+    folder : str or Path
+        A ``wmt21_ted_mqm`` folder.
+    **options : Any
+        Keyword options of :func:`load` except ``lp``.
+
+    Returns
+    -------
+    Corpus
+        The en-de corpus.
+
     Examples
     --------
     >>> from nlgeval.corpora import REGISTRY
@@ -322,6 +339,18 @@ def load_ende(folder: str | Path, **options: Any) -> Corpus:
 
 def load_zhen(folder: str | Path, **options: Any) -> Corpus:
     """``wmt21-ted-zhen``: :func:`load` with ``lp="zh-en"``.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A ``wmt21_ted_mqm`` folder.
+    **options : Any
+        Keyword options of :func:`load` except ``lp``.
+
+    Returns
+    -------
+    Corpus
+        The zh-en corpus.
 
     Examples
     --------

@@ -48,6 +48,18 @@ def _lp(lp: str) -> tuple[str, str, str]:
 def errors_path(folder: str | Path, lp: str) -> Path:
     """The MQM error file of language pair ``lp`` in a ``wmt21_ted_mqm`` folder.
 
+    Parameters
+    ----------
+    folder : str or Path
+        A ``wmt21_ted_mqm`` folder.
+    lp : str
+        Language pair, ``"en-de"`` or ``"zh-en"``.
+
+    Returns
+    -------
+    Path
+        The path of the TSV file (not checked to exist).
+
     Examples
     --------
     >>> errors_path("corpora/wmt21_ted_mqm", "en-de").as_posix()
@@ -129,6 +141,20 @@ def read_errors(
     ``target_marked`` (as in the file), ``category``, ``severity``, ``weight``, ``criterion``
     (the breakdown criterion of the error, ``None`` for ``No-error``) and ``file_row`` (1-based
     line in the file; header = row 1).
+
+    Parameters
+    ----------
+    folder : str or Path
+        A ``wmt21_ted_mqm`` folder.
+    lp : str, default "en-de"
+        Language pair, ``"en-de"`` or ``"zh-en"``.
+    weights : MQMWeights or Mapping[str, float], optional
+        The weighting; default ``None``: Freitag et al. (2021).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per error with the columns above.
 
     Examples
     --------
@@ -223,6 +249,18 @@ def read_published_scores(folder: str | Path, lp: str = "en-de") -> pd.DataFrame
     segment was not rated for that system); ``ref-A``/``ref-B`` are renamed ``refA``/``refB``.
     The header line is separated by spaces and the data lines by tabs and spaces, so fields are
     split on any whitespace.
+
+    Parameters
+    ----------
+    folder : str or Path
+        A ``wmt21_ted_mqm`` folder.
+    lp : str, default "en-de"
+        Language pair, ``"en-de"`` or ``"zh-en"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``system, item, score``, one row per line of the file.
 
     Examples
     --------

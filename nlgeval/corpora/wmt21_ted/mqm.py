@@ -122,6 +122,18 @@ def error_weights(severity: pd.Series, category: pd.Series,
     Computed once per distinct (severity, category) pair (a few dozen) and mapped back, so the
     cost is one factorisation of the column pair.
 
+    Parameters
+    ----------
+    severity, category : pandas.Series
+        Severity and category of each error.
+    weights : MQMWeights or Mapping[str, float], optional
+        The weighting; default ``None``: Freitag et al. (2021).
+
+    Returns
+    -------
+    numpy.ndarray
+        The float weight of each error.
+
     Examples
     --------
     >>> import pandas as pd
@@ -154,6 +166,16 @@ def error_weights(severity: pd.Series, category: pd.Series,
 def breakdown_criterion(category: pd.Series) -> np.ndarray:
     """The breakdown criterion of each error's category (``None`` for ``No-error``).
 
+    Parameters
+    ----------
+    category : pandas.Series
+        Error categories as in the file (``Top/Sub``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Object array of criterion names (``None`` for ``No-error``), one per error.
+
     Examples
     --------
     >>> import pandas as pd
@@ -182,6 +204,18 @@ def mqm_ratings(errors: pd.DataFrame, *, breakdown: bool = True) -> pd.DataFrame
     weight in ``errors`` (0 where it has none of that category); the others, constant 0, are
     not returned. Sums are
     :func:`numpy.bincount` over the group codes (in file order, as a row-by-row sum would be).
+
+    Parameters
+    ----------
+    errors : pandas.DataFrame
+        Per-error table from :func:`read_errors`.
+    breakdown : bool, default True
+        Add the per-category breakdown criteria to the overall ``MQM``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy ratings described above.
 
     Examples
     --------
