@@ -165,7 +165,7 @@ def meta_regression(y: Sequence[float] | np.ndarray, v: Sequence[float] | np.nda
     Returns
     -------
     MetaRegression
-        ``Q_M`` (or ``F``) with its p-value, coefficients and residual tau^2.
+        ``Q_M`` (or ``F``) with its p-value, residual ``Q_E``, tau^2 and a row per level.
 
     Examples
     --------

@@ -99,7 +99,7 @@ def random_effects(y: np.ndarray | list[float], v: np.ndarray | list[float], *,
     Returns
     -------
     RandomEffects
-        Pooled estimate, its interval and p-value, tau^2, I^2, Q and weights.
+        Pooled estimate with its interval, prediction interval and p-value; tau^2, I^2, Q.
 
     Examples
     --------

@@ -122,38 +122,40 @@ def triangle_design(
 
     Parameters
     ----------
-    judges:
+    judges : int
         Number of judges (people).
-    seed:
+    seed : int
         Seed for ``numpy.random.default_rng``; the same seed gives the same questionnaire.
-    source_a, source_b:
+    source_a, source_b : str, optional
         Names of the two sources compared (humans or systems). Default "A" and "B", or the two
         sources of ``pool``.
-    items:
+    items : sequence of str or int, optional
         Item identifiers (or a count, labelled ``"1"...``) with a text from both sources.
         Default: ``3 * evaluations_per_judge`` items, so each judge sees distinct items.
-    pool:
+    pool : DataFrame, optional
         Optional tidy texts ``source`` (or ``system``), ``item``, ``text``; items with texts from
         both sources are used, and ``text_1..text_3`` columns are added for serving.
-    evaluations_per_judge:
+    evaluations_per_judge : int, default 1
         Triads per judge (> 1 only for a test of difference).
-    test:
-        ``"difference"`` or ``"similarity"``.
+    test : {"difference", "similarity"}, default "difference"
+        The test the questionnaire serves.
 
     Returns
     -------
-    DataFrame with columns ``judge`` (string "1"...), ``position`` (1-based within the judge),
-    ``trial`` (1-based overall), ``block`` (group of six), ``item`` (the triad's items joined
-    with ``|``), ``item_1..item_3`` (item shown in slot k), ``order`` ("ABB"...), ``source_1..3``
-    (source name shown in slot k), ``odd_position`` (1-based), ``odd_source``, ``test`` and, with a
-    pool, ``text_1..text_3``. ``df.attrs`` holds the random seed, order counts and notes.
+    DataFrame
+        Columns ``judge`` (string "1"...), ``position`` (1-based within the judge), ``trial``
+        (1-based overall), ``block`` (group of six), ``item`` (the triad's items joined with ``|``),
+        ``item_1..item_3`` (item shown in slot k), ``order`` ("ABB"...), ``source_1..3`` (source
+        name shown in slot k), ``odd_position`` (1-based), ``odd_source``, ``test`` and, with a
+        pool, ``text_1..text_3``. ``df.attrs`` holds the random seed, order counts and notes.
 
-    Examples:
-        Six judges see each of the six orders once:
+    Examples
+    --------
+    Six judges see each of the six orders once:
 
-        >>> q = triangle_design(6, seed=1)
-        >>> sorted(q["order"]) == sorted(ORDERS)
-        True
+    >>> q = triangle_design(6, seed=1)
+    >>> sorted(q["order"]) == sorted(ORDERS)
+    True
     """
     judges = check_n(judges, "judges")
     reps = check_n(evaluations_per_judge, "evaluations_per_judge")
