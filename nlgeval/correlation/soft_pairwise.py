@@ -126,15 +126,23 @@ class SoftPairwiseAccuracyResult(StatResult):
     note: str = ""
 
 
+def _sign_masks(masks: Any, n_kept: int, n_resamples: int, seed: int | None
+                ) -> tuple[np.ndarray, np.ndarray | None, int | None]:
+    """The sign masks of :func:`soft_pairwise_accuracy` (given, or seeded and shared), their
+    transpose when shared, and the seed to report (None for given masks)."""
+    if masks is not None:
+        return _check_masks(masks, n_kept), None, None
+    if n_resamples < 1:
+        raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
+    if isinstance(seed, int | np.integer):   # None / generators: fresh masks each call
+        M, Mt = _shared_masks(n_kept, n_resamples, int(seed))
+        return M, Mt, seed
+    return sign_flip_masks(n_kept, n_resamples, seed), None, seed
+
+
 def soft_pairwise_accuracy(
-    X: Any,
-    Y: Any,
-    *,
-    n_resamples: int = 1000,
-    seed: int | None = 0,
-    orientation: Orientation = "both",
-    masks: Any = None,
-    permutations: int | None = None,
+    X: Any, Y: Any, *, n_resamples: int = 1000, seed: int | None = 0,
+    orientation: Orientation = "both", masks: Any = None, permutations: int | None = None,
 ) -> SoftPairwiseAccuracyResult:
     """Soft pairwise accuracy (Thompson et al. 2024; MTME ``PairwiseConfidenceError``).
 
@@ -162,7 +170,24 @@ def soft_pairwise_accuracy(
     absolute scores involved) of the observed one counts as equal; MTME sums in float32, where
     exact ties can fall either way. ``masks`` (K, n_segments) may be given explicitly (e.g.
     every sign pattern of a tiny case).
-    ``permutations``: the earlier name of ``n_resamples`` (deprecated).
+
+    Parameters
+    ----------
+    X, Y : array-like
+        Metric and human scores, systems x segments (NaN where missing).
+    n_resamples, seed : int, int or None
+        Sign masks per system pair and their seed.
+    orientation : {"both", "given"}
+        Both directions of each pair, or the pairs ``i < j`` in row order (MTME).
+    masks : array-like, optional
+        Sign masks (K, segments) to use instead of random ones.
+    permutations : int, optional
+        The earlier name of ``n_resamples`` (deprecated).
+
+    Returns
+    -------
+    SoftPairwiseAccuracyResult
+        SPA as ``statistic``, with both p-value matrices.
 
     Examples
     --------
@@ -178,17 +203,8 @@ def soft_pairwise_accuracy(
     X, Y = _matrices(metric=X, human=Y)
     ok = np.isfinite(X) & np.isfinite(Y)
     design = _SignFlipDesign.build(ok)
-    n_kept, Mt = int(design.keep.sum()), None
-    if masks is None:
-        if n_resamples < 1:
-            raise InputError(f"n_resamples must be >= 1, got {n_resamples}")
-        if isinstance(seed, int | np.integer):   # None / generators: fresh masks each call
-            M, Mt = _shared_masks(n_kept, n_resamples, int(seed))
-        else:
-            M = sign_flip_masks(n_kept, n_resamples, seed)
-    else:
-        M = _check_masks(masks, n_kept)
-        seed = None
+    n_kept = int(design.keep.sum())
+    M, Mt, seed = _sign_masks(masks, n_kept, n_resamples, seed)
     K = M.shape[0]
     Xk, Yk = (np.where(ok, V, 0.0)[:, design.keep][None] for V in (X, Y))
     prepared = _prepare_masks(design, M, Mt=Mt)
