@@ -168,6 +168,20 @@ def create_experiment(
     ``database`` and ``base_url`` are remembered in the experiment directory
     (:mod:`nlgeval.experiment.settings`) for ``serve``, ``status`` and ``export``.
 
+    Parameters
+    ----------
+    directory : str or Path
+        The experiment directory (with ``experiment.toml``).
+    evaluators, seed : int, optional
+        Evaluators to allocate and allocation seed; default ``None``: the configuration's.
+    database, base_url, force : str, str, bool, optional
+        Database URL (default: the remembered one, the configured one, else SQLite in the
+        directory), the server's public URL, and ``force`` (default False) as above.
+
+    Returns
+    -------
+    CreatedExperiment
+
     Examples
     --------
     >>> import tempfile

@@ -195,6 +195,16 @@ def load_config(directory: str | Path) -> ExperimentConfig:
     """Read and validate ``DIRECTORY/experiment.toml`` (the data files are checked by
     :func:`nlgeval.experiment.trials.load_materials`); see also the module's example.
 
+    Parameters
+    ----------
+    directory : str or Path
+        The experiment directory.
+
+    Returns
+    -------
+    ExperimentConfig
+        The validated configuration.
+
     Examples
     --------
     >>> load_config("no such directory")

@@ -187,6 +187,22 @@ def render_html(study: ValidationStudy, tables: dict[str, PaperTable],
                 figures: dict[str, list[Path]], record: dict[str, Any]) -> str:
     """One self-contained HTML page (no external assets).
 
+    Parameters
+    ----------
+    study : ValidationStudy
+        The study the page reports.
+    tables : dict of str to PaperTable
+        The paper tables (:func:`~nlgeval.report.paper_tables.study_tables`).
+    figures : dict of str to list of Path
+        Figure files by stem (:func:`~nlgeval.report.writer.study_figures`); may be empty.
+    record : dict
+        The run record (settings, timings, provenance).
+
+    Returns
+    -------
+    str
+        The HTML text.
+
     Examples
     --------
     >>> from nlgeval.report.study import example_study

@@ -32,6 +32,16 @@ LEVEL_TEXT: dict[str, tuple[str, str]] = {
 def study_tables(study: ValidationStudy) -> dict[str, PaperTable]:
     """The report's paper tables, keyed by file stem.
 
+    Parameters
+    ----------
+    study : ValidationStudy
+        The study to tabulate.
+
+    Returns
+    -------
+    dict of str to PaperTable
+        The tables, keyed by file stem.
+
     Examples
     --------
     >>> from nlgeval.report.study import example_study

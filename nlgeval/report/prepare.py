@@ -298,6 +298,18 @@ def reference_systems(corpus: Corpus, threshold: float = 0.9) -> list[str]:
     reference-based metric gives it a perfect score by construction, so it is excluded from
     metric-human correlations (as the WebNLG organisers did).
 
+    Parameters
+    ----------
+    corpus : Corpus
+        The corpus (outputs and references).
+    threshold : float, default 0.9
+        Minimum share of a system's outputs equal (after stripping) to a reference.
+
+    Returns
+    -------
+    list of str
+        The reference-like systems, in sorted order.
+
     Examples
     --------
     >>> from nlgeval.corpora import load_corpus

@@ -269,6 +269,20 @@ def run_study(
 ) -> ValidationStudy:
     """The study's stages in order, each timed (``ValidationStudy.timings``).
 
+    Parameters
+    ----------
+    corpus : Corpus
+        The corpus to validate metrics on.
+    settings : ValidationSettings
+        Metrics, levels, coefficients, resampling and the other study options.
+    inputs : ScoreInputs, optional
+        Precomputed or external metric scores; default ``None``: nlgeval scores the corpus.
+
+    Returns
+    -------
+    ValidationStudy
+        Scores, correlations, comparisons, tables, notes and timings.
+
     Examples
     --------
     >>> from nlgeval.corpora import load_corpus

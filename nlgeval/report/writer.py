@@ -254,6 +254,22 @@ def study_figures(study: ValidationStudy, directory: Path, workers: int | None =
     SVG on request). The figures are independent, so up to ``workers`` forked processes draw
     them (see :func:`start_figures`); the files do not depend on ``workers``.
 
+    Parameters
+    ----------
+    study : ValidationStudy
+        The study to draw.
+    directory : Path
+        Where the figure files are written.
+    workers : int, optional
+        Maximum number of drawing processes; default ``None``: 2 where processes fork, else 1.
+    formats : sequence of str or str, optional
+        Extra figure formats; default ``None``: PNG only.
+
+    Returns
+    -------
+    dict of str to list of Path
+        The files written, by figure stem.
+
     Examples
     --------
     >>> from nlgeval.report.study import example_study
@@ -275,6 +291,22 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
 
     ``figures``: the figure formats (:func:`figure_formats`; default PNG, the format the page
     shows; ``"png,pdf"`` adds PDF for a paper, ``"none"`` draws none).
+
+    Parameters
+    ----------
+    study : ValidationStudy
+        The study to report.
+    out_dir : str or Path
+        The report folder (created if needed).
+    extra_record : dict, optional
+        Entries added to the run record; default ``None``.
+    figures : sequence of str or str, optional
+        The figure formats (see above); default ``None``: PNG.
+
+    Returns
+    -------
+    dict
+        The run record written to ``run.json``.
 
     Examples
     --------

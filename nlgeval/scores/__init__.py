@@ -122,12 +122,27 @@ def tidy_scores(
     user builds in Python (numbers, any index). ``metric`` names the single score column of a
     ``system, item, score`` frame.
 
-    Examples:
-        A wide frame (one column per metric) becomes long:
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Wide or long scores.
+    file : str or Path, optional
+        The file the frame was read from, for error messages.
+    metric : str, optional
+        Name of the single score column of a ``system, item, score`` frame.
 
-        >>> wide = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"], "m1": [0.5, 0.7]})
-        >>> tidy_scores(wide)[["metric", "system", "item", "score"]].values.tolist()
-        [['m1', 'A', '1', 0.5], ['m1', 'B', '1', 0.7]]
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric, system, item, score``, the optional columns and bookkeeping (``_source``, ``_row``...).
+
+    Examples
+    --------
+    A wide frame (one column per metric) becomes long:
+
+    >>> wide = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"], "m1": [0.5, 0.7]})
+    >>> tidy_scores(wide)[["metric", "system", "item", "score"]].values.tolist()
+    [['m1', 'A', '1', 0.5], ['m1', 'B', '1', 0.7]]
     """
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"scores must be a pandas DataFrame, got {type(frame).__name__}")
@@ -181,13 +196,26 @@ def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
     system-level score; ``score`` NaN where missing). Raises :class:`~nlgeval.errors.InputError`
     naming the file, row and column for anything that is not a score.
 
-    Examples:
-        >>> import tempfile
-        >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     f = Path(tmp) / "scores.csv"
-        ...     _ = f.write_text("system,item,m1\\nA,1,0.5\\nB,1,0.7\\n", encoding="utf-8")
-        ...     print(read_scores(f)["score"].tolist())
-        [0.5, 0.7]
+    Parameters
+    ----------
+    path : str or Path
+        A CSV/TSV/JSON-lines/Parquet score file, possibly gzipped.
+    metric : str, optional
+        Name of the single score column of a ``system, item, score`` file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The tidy scores described above.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = Path(tmp) / "scores.csv"
+    ...     _ = f.write_text("system,item,m1\\nA,1,0.5\\nB,1,0.7\\n", encoding="utf-8")
+    ...     print(read_scores(f)["score"].tolist())
+    [0.5, 0.7]
     """
     path = Path(path)
     if not path.exists():
@@ -249,13 +277,30 @@ def check_scores(
     The optional columns are collected per metric: ``bound`` (its ``criterion``),
     ``higher_is_better`` and the systems flagged ``human``.
 
-    Examples:
-        >>> outputs = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2"] * 2})
-        >>> scores = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2"] * 2,
-        ...                        "myscore": [0.1, 0.2, 0.3, None]})
-        >>> check = check_scores(scores, outputs, outputs)
-        >>> check.coverage
-        {'myscore': 0.75}
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Tidy scores (:func:`tidy_scores`).
+    outputs, rated : pandas.DataFrame
+        The corpus's outputs and its rated outputs (``system, item``).
+    builtin : Collection of str, default ()
+        Names of the metrics nlgeval computes in the same study.
+    min_coverage : float, default 0.5
+        Minimum share of rated outputs each metric must score.
+
+    Returns
+    -------
+    ScoreCheck
+        The usable frames, coverage per metric and the optional columns.
+
+    Examples
+    --------
+    >>> outputs = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2"] * 2})
+    >>> scores = pd.DataFrame({"system": ["A", "A", "B", "B"], "item": ["1", "2"] * 2,
+    ...                        "myscore": [0.1, 0.2, 0.3, None]})
+    >>> check = check_scores(scores, outputs, outputs)
+    >>> check.coverage
+    {'myscore': 0.75}
     """
     if not 0.0 <= min_coverage <= 1.0:
         raise InputError(f"min_coverage must be between 0 and 1, got {min_coverage}")
@@ -292,11 +337,22 @@ def check_scores(
 def combine_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate tidy score frames from several files; a metric in two files is an error.
 
-    Examples:
-        >>> a = tidy_scores(pd.DataFrame({"system": ["A"], "item": ["1"], "m1": [0.5]}))
-        >>> b = tidy_scores(pd.DataFrame({"system": ["A"], "item": ["1"], "m2": [0.1]}))
-        >>> combine_scores([a, b])["metric"].tolist()
-        ['m1', 'm2']
+    Parameters
+    ----------
+    frames : sequence of pandas.DataFrame
+        Tidy score frames (:func:`tidy_scores`, :func:`read_scores`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The frames concatenated (an empty tidy frame when there are none).
+
+    Examples
+    --------
+    >>> a = tidy_scores(pd.DataFrame({"system": ["A"], "item": ["1"], "m1": [0.5]}))
+    >>> b = tidy_scores(pd.DataFrame({"system": ["A"], "item": ["1"], "m2": [0.1]}))
+    >>> combine_scores([a, b])["metric"].tolist()
+    ['m1', 'm2']
     """
     if not frames:
         return pd.DataFrame(columns=[*SCORE_COLUMNS, "_source", "_row"])

@@ -33,12 +33,26 @@ def ratings_corpus(
     (system, item) pairs, with empty texts; a criterion's scale is ``scales[criterion]`` or the
     observed range (recorded in the corpus notes).
 
-    Examples:
-        >>> ratings = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"],
-        ...                         "criterion": ["quality"] * 2, "score": [4, 2]})
-        >>> c = ratings_corpus(ratings, name="toy", scales={"quality": (1, 5)})
-        >>> c.systems, c.ratings["rater"].tolist()
-        (['A', 'B'], ['aggregate', 'aggregate'])
+    Parameters
+    ----------
+    ratings : str, Path or pandas.DataFrame
+        The tidy ratings (see above).
+    name, scales : str, Mapping of str to (float, float), optional
+        Corpus name (default: the file name before any dot, else ``ratings``); ``(low, high)``
+        scale per criterion (default: the observed range).
+
+    Returns
+    -------
+    Corpus
+        The text-free corpus.
+
+    Examples
+    --------
+    >>> ratings = pd.DataFrame({"system": ["A", "B"], "item": ["1", "1"],
+    ...                         "criterion": ["quality"] * 2, "score": [4, 2]})
+    >>> c = ratings_corpus(ratings, name="toy", scales={"quality": (1, 5)})
+    >>> c.systems, c.ratings["rater"].tolist()
+    (['A', 'B'], ['aggregate', 'aggregate'])
     """
     df, file = _ratings_frame(ratings)
     required = ["system", "item", "criterion", "score"]
@@ -95,12 +109,23 @@ def human_flagged(ratings: str | Path | pd.DataFrame) -> list[str]:
     rated like the systems but are not system outputs: ``nlgeval validate`` leaves them out of
     the metric-human correlations and shows their rating as a human ceiling.
 
-    Examples:
-        >>> ratings = pd.DataFrame({"system": ["A", "H"], "item": ["1", "1"],
-        ...                         "criterion": ["q"] * 2, "score": [2, 5],
-        ...                         "human": ["no", "yes"]})
-        >>> human_flagged(ratings)
-        ['H']
+    Parameters
+    ----------
+    ratings : str, Path or pandas.DataFrame
+        A ratings or score file, or a frame.
+
+    Returns
+    -------
+    list of str
+        The systems flagged human, sorted.
+
+    Examples
+    --------
+    >>> ratings = pd.DataFrame({"system": ["A", "H"], "item": ["1", "1"],
+    ...                         "criterion": ["q"] * 2, "score": [2, 5],
+    ...                         "human": ["no", "yes"]})
+    >>> human_flagged(ratings)
+    ['H']
     """
     if isinstance(ratings, str | Path) and Path(ratings).is_file():
         names = header_names(Path(ratings))  # a plain file without the column: not read

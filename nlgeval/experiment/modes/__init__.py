@@ -43,6 +43,16 @@ def _registry() -> dict[str, Mode]:
 def get_mode(name: str) -> Mode:
     """The mode called ``name`` (KeyError when there is none).
 
+    Parameters
+    ----------
+    name : str
+        The mode's name, e.g. ``"triangle"``.
+
+    Returns
+    -------
+    Mode
+        The registered mode.
+
     Examples
     --------
     >>> get_mode("triangle").check_kinds
@@ -53,6 +63,11 @@ def get_mode(name: str) -> Mode:
 
 def mode_names() -> tuple[str, ...]:
     """The names of every mode, in registry order.
+
+    Returns
+    -------
+    tuple of str
+        The mode names.
 
     Examples
     --------
