@@ -134,7 +134,7 @@ def tidy_scores(
     Returns
     -------
     pandas.DataFrame
-        ``metric, system, item, score``, the optional columns and bookkeeping (``_source``, ``_row``...).
+        ``metric, system, item, score``, the optional columns, ``_source``, ``_row``, ``_column``.
 
     Examples
     --------
