@@ -168,19 +168,16 @@ def soft_pairwise_accuracy(
 
     Deltas are summed in float64 and a permuted delta within 1e-10 (relative to the sum of the
     absolute scores involved) of the observed one counts as equal; MTME sums in float32, where
-    exact ties can fall either way. ``masks`` (K, n_segments) may be given explicitly (e.g.
-    every sign pattern of a tiny case).
+    exact ties can fall either way.
 
     Parameters
     ----------
     X, Y : array-like
         Metric and human scores, systems x segments (NaN where missing).
-    n_resamples, seed : int, int or None
-        Sign masks per system pair and their seed.
-    orientation : {"both", "given"}
-        Both directions of each pair, or the pairs ``i < j`` in row order (MTME).
+    n_resamples, seed, orientation : int, int or None, {"both", "given"}
+        Sign masks and their seed; both directions of each pair or ``i < j`` in row order.
     masks : array-like, optional
-        Sign masks (K, segments) to use instead of random ones.
+        Sign masks (K, segments) instead of random ones (e.g. every pattern of a tiny case).
     permutations : int, optional
         The earlier name of ``n_resamples`` (deprecated).
 

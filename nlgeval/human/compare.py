@@ -124,24 +124,54 @@ def _pairs_lsed(df: pd.DataFrame, a: str, b: str) -> tuple[np.ndarray, np.ndarra
     return np.concatenate(xs), np.concatenate(ys), 0
 
 
+def _systems_to_compare(df: pd.DataFrame, systems: Sequence[str] | None) -> Sequence[str]:
+    """``systems`` (checked against the rated ones) or every rated system in order of
+    appearance; at least two."""
+    present = list(dict.fromkeys(df["system"]))
+    if systems is None:
+        systems = present
+    else:
+        unknown = [s for s in systems if s not in present]
+        if unknown:
+            raise InputError(f"unknown system(s) {', '.join(unknown)} "
+                             f"(rated systems: {', '.join(present)})", column="system")
+    if len(systems) < 2:
+        raise InputError(
+            f"comparing systems needs at least 2 systems; the ratings have {len(systems)} "
+            f"({', '.join(systems)})", column="system",
+        )
+    return systems
+
+
 def pairwise_wilcoxon(
-    ratings: pd.DataFrame,
-    *,
-    pairing: Pairing = "item",
-    correction: Correction = "bonferroni",
-    alpha: float = 0.05,
-    systems: Sequence[str] | None = None,
+    ratings: pd.DataFrame, *, pairing: Pairing = "item", correction: Correction = "bonferroni",
+    alpha: float = 0.05, systems: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Wilcoxon signed-rank test for every pair of systems, corrected over all pairs.
 
-    ``ratings``: columns ``rater, item, system, score`` (one criterion; ``rater`` is only needed
-    for ``pairing="lsed"``). Returns one row per pair (systems in order of appearance, or
-    ``systems``) with columns ``system_a, system_b, n, statistic, pvalue, pvalue_adjusted,
-    significant, effect_size, direction, higher, mean_a, mean_b, n_unpaired, method``:
-    ``statistic`` is scipy's two-sided statistic min(W+, W-); ``direction`` is ``">"`` when A
-    is rated higher (W+ > W-), ``"<"`` when lower, ``"="`` otherwise; ``higher`` names the
-    higher-rated system (``""`` for ties); ``mean_a``/``mean_b`` are the means of the paired
-    ratings.
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Columns ``rater, item, system, score`` (one criterion; ``rater`` is only needed for
+        ``pairing="lsed"``).
+    pairing : {"item", "lsed"}
+        Pair the ratings by item, or by rater within the Latin-square design.
+    correction : str
+        Multiple-comparison correction over all pairs (``bonferroni``, ``holm``, ...).
+    alpha : float
+        Level of the corrected tests (and 1 - confidence of the effect-size intervals).
+    systems : sequence of str, optional
+        The systems to compare, in this order (default: all, in order of appearance).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair: ``system_a, system_b, n, statistic, pvalue, pvalue_adjusted,
+        significant, effect_size, direction, higher, mean_a, mean_b, n_unpaired, method``;
+        ``statistic`` is scipy's two-sided min(W+, W-); ``direction`` is ``">"`` when A is rated
+        higher (W+ > W-), ``"<"`` when lower, ``"="`` otherwise; ``higher`` names the
+        higher-rated system (``""`` for ties); ``mean_a``/``mean_b`` are the means of the
+        paired ratings.
 
     Examples
     --------
@@ -158,19 +188,7 @@ def pairwise_wilcoxon(
     needed = ["rater", "item", "system", "score"] if pairing == "lsed" else \
         ["item", "system", "score"]
     df = _check_frame(ratings, needed)
-    present = list(dict.fromkeys(df["system"]))
-    if systems is None:
-        systems = present
-    else:
-        unknown = [s for s in systems if s not in present]
-        if unknown:
-            raise InputError(f"unknown system(s) {', '.join(unknown)} "
-                             f"(rated systems: {', '.join(present)})", column="system")
-    if len(systems) < 2:
-        raise InputError(
-            f"comparing systems needs at least 2 systems; the ratings have {len(systems)} "
-            f"({', '.join(systems)})", column="system",
-        )
+    systems = _systems_to_compare(df, systems)
     rows = []
     wide = df.groupby(["item", "system"])["score"].mean().unstack() if pairing == "item" \
         else None

@@ -281,6 +281,11 @@ def latin_square_design(
         agreement can be computed (k >= 2). The number of evaluators must then be
         blocks x k x n (the error says which number); default: whatever the evaluators give.
 
+    Returns
+    -------
+    LatinSquareDesign
+        The trials (one row per trial) and the Latin-square layout itself.
+
     Examples
     --------
     >>> d = latin_square_design(3, 6, 12, seed=1, scenarios_per_evaluator=3)

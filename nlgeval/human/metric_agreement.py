@@ -52,23 +52,51 @@ def _outcomes(both: pd.DataFrame) -> np.ndarray:
     )
 
 
+def _metric_on_rated(m: pd.DataFrame, keys: pd.DataFrame, systems: list[str],
+                     metric: str) -> pd.DataFrame:
+    """One metric's ``system, item, score`` on the human-rated outputs ``keys``; every system
+    scored, no missing score."""
+    m = m[["system", "item", "score"]].copy()
+    m["system"], m["item"] = m["system"].astype(str), m["item"].astype(str)
+    m = keys.merge(m, on=["system", "item"], how="inner")
+    missing_sys = [s for s in systems if s not in set(m["system"])]
+    if missing_sys:
+        raise InputError(f"metric '{metric}' has no scores for system(s) "
+                         f"{', '.join(missing_sys)} on the human-rated items")
+    if m["score"].isna().any():
+        raise InputError(f"metric '{metric}' has missing scores on human-rated outputs")
+    return m
+
+
 def significant_difference_pairs(
-    human: pd.DataFrame,
-    metric_scores: pd.DataFrame,
-    *,
-    higher_is_better: Mapping[str, bool] | None = None,
-    alpha: float = 0.05,
-    correction: str = "bonferroni",
-    cache: dict[Any, pd.DataFrame] | None = None,
+    human: pd.DataFrame, metric_scores: pd.DataFrame, *,
+    higher_is_better: Mapping[str, bool] | None = None, alpha: float = 0.05,
+    correction: str = "bonferroni", cache: dict[Any, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """Per metric and system pair: the human and metric test results side by side.
 
-    Columns ``metric, system_a, system_b, human_direction, human_pvalue_adjusted,
-    human_significant, metric_direction, metric_pvalue_adjusted, metric_significant, outcome``
-    with outcome one of ``predicted, backwards, missed, spurious, agree-not-significant``.
     Directions are ``">"``/``"<"``/``"="`` for A vs B, metric directions oriented so that ``">"``
-    means A is better. ``cache``: a dict reused across calls (e.g. one per criterion) so that a
-    metric's tests on the same outputs are computed once.
+    means A is better.
+
+    Parameters
+    ----------
+    human, metric_scores : pandas.DataFrame
+        Human ``system, item, score`` (one criterion) and metric ``metric, system, item, score``.
+    higher_is_better : mapping of str to bool, optional
+        Direction per metric (default: higher is better).
+    alpha, correction : float, str
+        Level and correction of the pairwise Wilcoxon tests (Bonferroni by default).
+    cache : dict, optional
+        Reused across calls (e.g. one per criterion) so that a metric's tests on the same
+        outputs are computed once.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric, system_a, system_b, human_direction, human_pvalue_adjusted,
+        human_significant, metric_direction, metric_pvalue_adjusted, metric_significant,
+        outcome``; outcome one of ``predicted, backwards, missed, spurious,
+        agree-not-significant``.
 
     Examples
     --------
@@ -91,15 +119,7 @@ def significant_difference_pairs(
     hib = dict(higher_is_better or {})
     frames = []
     for metric, m in metric_scores.groupby("metric", sort=False):
-        m = m[["system", "item", "score"]].copy()
-        m["system"], m["item"] = m["system"].astype(str), m["item"].astype(str)
-        m = keys.merge(m, on=["system", "item"], how="inner")
-        missing_sys = [s for s in systems if s not in set(m["system"])]
-        if missing_sys:
-            raise InputError(f"metric '{metric}' has no scores for system(s) "
-                             f"{', '.join(missing_sys)} on the human-rated items")
-        if m["score"].isna().any():
-            raise InputError(f"metric '{metric}' has missing scores on human-rated outputs")
+        m = _metric_on_rated(m, keys, systems, str(metric))
         sign = 1.0 if hib.get(str(metric), True) else -1.0
         m["score"] = sign * m["score"].astype(float)
         key = (str(metric), sign, tuple(systems), correction, alpha,

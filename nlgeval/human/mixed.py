@@ -111,20 +111,52 @@ class MixedModelResult(Result):
         return self.contrasts["p_adjusted"].to_numpy()
 
 
+def _random_factors(df: pd.DataFrame, n_systems: int, random: Sequence[str],
+                    max_dense_bytes: float | None) -> tuple[dict[str, int], list[str], list[str]]:
+    """Levels per random factor, the factors used (2 or more levels), warnings for those left
+    out; refuses a model without random factor or too large for dense matrices."""
+    levels = {f: int(df[f].nunique()) for f in random}
+    used = [f for f in random if levels[f] >= 2]
+    warns = [f"random factor '{f}' has a single level and is left out"
+             for f in random if levels[f] < 2]
+    if not used:
+        raise InputError("the mixed model needs a random factor with at least 2 levels "
+                         f"({', '.join(random)}); use --method glm-tukey")
+    hint = ("compare with --method wilcoxon (on per-item means), or fit the model to a random "
+            "subset of items")
+    check_model_size(len(df), {"system": n_systems}, analysis="the mixed model", hint=hint,
+                     random_levels={f: levels[f] for f in used},
+                     limit_bytes=max_dense_bytes, copies=4)
+    return levels, used, warns
+
+
 def mixed_model(
-    ratings: pd.DataFrame,
-    *,
-    random: Sequence[str] = ("rater", "item"),
-    alpha: float = 0.05,
-    correction: str = "holm",
-    reml: bool = True,
-    max_dense_bytes: float | None = None,
+    ratings: pd.DataFrame, *, random: Sequence[str] = ("rater", "item"), alpha: float = 0.05,
+    correction: str = "holm", reml: bool = True, max_dense_bytes: float | None = None,
 ) -> MixedModelResult:
     """Fit ``score ~ system + (1 | rater) + (1 | item)`` by REML (see the module docstring).
 
-    ``ratings``: columns ``system, score`` and each of ``random`` (one criterion). A random
-    factor with a single level is left out (with a warning). Raises :class:`InputError` for
-    fewer than 2 systems, constant ratings, or a design too large for dense matrices.
+    A random factor with a single level is left out (with a warning). Raises
+    :class:`InputError` for fewer than 2 systems, constant ratings, or a design too large for
+    dense matrices.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Columns ``system, score`` and each of ``random`` (one criterion).
+    random : sequence of str
+        The crossed random-intercept factors.
+    alpha, correction : float, str
+        Level and multiple-comparison correction of the pairwise Wald contrasts.
+    reml : bool
+        REML (default) or maximum likelihood.
+    max_dense_bytes : float, optional
+        Refuse designs whose dense matrices would exceed this many bytes.
+
+    Returns
+    -------
+    MixedModelResult
+        Contrasts, model means, variance components and warnings.
 
     Examples
     --------
@@ -147,18 +179,7 @@ def mixed_model(
         raise InputError(f"comparing systems needs at least 2 systems; got {len(systems)}",
                          column="system")
     check_variation(df["score"].to_numpy(dtype=float), analysis="the mixed model")
-    levels = {f: int(df[f].nunique()) for f in random}
-    used = [f for f in random if levels[f] >= 2]
-    warns = [f"random factor '{f}' has a single level and is left out"
-             for f in random if levels[f] < 2]
-    if not used:
-        raise InputError("the mixed model needs a random factor with at least 2 levels "
-                         f"({', '.join(random)}); use --method glm-tukey")
-    hint = ("compare with --method wilcoxon (on per-item means), or fit the model to a random "
-            "subset of items")
-    check_model_size(len(df), {"system": len(systems)}, analysis="the mixed model", hint=hint,
-                     random_levels={f: levels[f] for f in used},
-                     limit_bytes=max_dense_bytes, copies=4)
+    levels, used, warns = _random_factors(df, len(systems), random, max_dense_bytes)
     warns += level_warnings({f: levels[f] for f in used},
                             purpose="its variance component (and the Wald tests)")
     fit, x, codes, fit_warns = _fit_mixed(df, systems, used, reml)

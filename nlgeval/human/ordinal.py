@@ -279,6 +279,29 @@ def _check_ordinal(ratings: pd.DataFrame, factors: Sequence[str]
     return df, systems, levels
 
 
+def _po_warnings(po: ProportionalOddsTest, df: pd.DataFrame, codes: np.ndarray,
+                 n_levels: int) -> list[str]:
+    """Warnings of the proportional-odds check: empty (system, score) cells (a rough
+    chi-square approximation) and a failed check."""
+    warns = []
+    empty = pd.crosstab(df["system"], codes).reindex(columns=range(n_levels),
+                                                     fill_value=0).eq(0).sum().sum()
+    if empty:
+        warns.append(
+            f"{int(empty)} (system, score) combinations never occur: the model with "
+            "separate cut-points per system is fitted at the edge of its parameter space, "
+            "so the proportional-odds check's chi-square approximation is rough (merge "
+            "sparse scale points, or collect more ratings)")
+    if not po.holds:
+        warns.append(
+            f"the proportional-odds assumption fails (LR chi2({po.df}) = "
+            f"{po.statistic:.2f}, p = {po.pvalue:.3g} against system effects that differ "
+            "across the cut-points of the scale): one odds ratio per pair does not describe "
+            "these ratings; look at the distributions per system, or compare with "
+            "--method wilcoxon")
+    return warns
+
+
 def ordinal_model(
     ratings: pd.DataFrame, *, factors: Sequence[str] = ("rater",), alpha: float = 0.05,
     correction: str = "holm", check_proportional_odds: bool = True,
@@ -291,6 +314,22 @@ def ordinal_model(
 
     With many raters/items the fixed effects cost degrees of freedom, hence the default
     ``factors=("rater",)``.
+
+    Parameters
+    ----------
+    ratings : pandas.DataFrame
+        Columns ``system, score`` (ordered scale points) and each of ``factors``.
+    factors : sequence of str
+        Fixed-effect factors besides ``system``.
+    alpha, correction, check_proportional_odds : float, str, bool
+        Level and correction of the pairwise contrasts; run the proportional-odds check.
+    max_dense_bytes : float, optional
+        Refuse designs whose dense matrices would exceed this many bytes.
+
+    Returns
+    -------
+    OrdinalModelResult
+        The LR test of system, coefficients, contrasts, the check and warnings.
 
     Examples
     --------
@@ -337,21 +376,7 @@ def ordinal_model(
     po = None
     if check_proportional_odds and len(levels) > 2:
         po = _po_test(full, codes, df, systems, x_red, len(levels), alpha)
-        empty = pd.crosstab(df["system"], codes).reindex(columns=range(len(levels)),
-                                                         fill_value=0).eq(0).sum().sum()
-        if empty:
-            warns.append(
-                f"{int(empty)} (system, score) combinations never occur: the model with "
-                "separate cut-points per system is fitted at the edge of its parameter space, "
-                "so the proportional-odds check's chi-square approximation is rough (merge "
-                "sparse scale points, or collect more ratings)")
-        if not po.holds:
-            warns.append(
-                f"the proportional-odds assumption fails (LR chi2({po.df}) = "
-                f"{po.statistic:.2f}, p = {po.pvalue:.3g} against system effects that differ "
-                "across the cut-points of the scale): one odds ratio per pair does not describe "
-                "these ratings; look at the distributions per system, or compare with "
-                "--method wilcoxon")
+        warns += _po_warnings(po, df, codes, len(levels))
     return OrdinalModelResult(
         coefficients=coef, statistic=lr, lr_df=k, pvalue=float(stats.chi2.sf(lr, k)),
         formula="score(ordered) ~ " + " + ".join(["system", *factors]), n=len(df),

@@ -234,7 +234,7 @@ def read_ratings(
     ----------
     path : str or pathlib.Path
         The ratings file.
-    criterion, scale, keep_checks
+    criterion, scale, keep_checks : str, tuple or str, bool; optional
         As in :func:`validate_ratings` (defaults None, None, False).
 
     Returns

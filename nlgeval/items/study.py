@@ -186,36 +186,39 @@ class StudyResult(Result):
 
 
 def run_study(
-    distributions: Sequence[ScoreDistribution],
-    *,
-    methods: Sequence[str] = METHODS,
-    sizes: Sequence[int] | None = None,
-    replications: int = 1000,
-    n_resamples: int = 500,
-    alpha: float = 0.1,
-    thresholds: Sequence[float] = THRESHOLDS,
-    seed: int = 0,
-    stopping: str = "certified",
-    eps: float = 1e-10,
-    backend: str | ExecutionBackend | None = None,
-    workers: int | None = None,
-    scheduler: str | None = None,
-    chunk_size: int | None = None,
-    checkpoint: str | Path | None = None,
-    resume: bool = False,
-    nboot: int | None = None,
+    distributions: Sequence[ScoreDistribution], *, methods: Sequence[str] = METHODS,
+    sizes: Sequence[int] | None = None, replications: int = 1000, n_resamples: int = 500,
+    alpha: float = 0.1, thresholds: Sequence[float] = THRESHOLDS, seed: int = 0,
+    stopping: str = "certified", eps: float = 1e-10,
+    backend: str | ExecutionBackend | None = None, workers: int | None = None,
+    scheduler: str | None = None, chunk_size: int | None = None,
+    checkpoint: str | Path | None = None, resume: bool = False, nboot: int | None = None,
 ) -> StudyResult:
-    """Run the resampling study; see the module docstring. ``sizes`` defaults to 2..N-1 per
-    distribution; ``stopping`` is ``"certified"`` (default) or ``"exact"`` (only stops that
-    cannot change the decision); ``n_resamples`` bootstrap draws per test (``nboot``: its
-    earlier name, deprecated).
+    """Run the resampling study; see the module docstring.
 
-    Execution (none of it changes a number): ``backend`` is ``"serial"``, ``"process"``,
-    ``"dask"`` or a backend object (:mod:`nlgeval.parallel`); ``scheduler`` is the Dask
-    scheduler (``"local:N"`` or an address); ``chunk_size`` cells are sent to a worker at a time
-    (default: about 8 chunks per worker, at most ~20,000 replications each). ``checkpoint`` is a
-    JSON-lines file to which completed chunks are appended; with ``resume=True`` the cells
-    already there are reused (:mod:`nlgeval.items.checkpoint`).
+    Parameters
+    ----------
+    distributions : sequence of ScoreDistribution
+        The score distributions to resample items from.
+    methods, sizes : sequence of str, sequence of int, optional
+        Resampling methods; numbers of items (default 2..N-1 per distribution).
+    replications, n_resamples, alpha, thresholds, seed : int, int, float, sequence, int
+        Studies per cell, draws per test, level; rejection rates read off the curves; the seed.
+    stopping, eps : str, float
+        ``"certified"`` (default) or ``"exact"`` (only stops that cannot change the decision),
+        and the certified stops' error bound.
+    backend, workers, scheduler, chunk_size : optional
+        Execution (none of it changes a number): ``"serial"``, ``"process"``, ``"dask"`` or a
+        backend object (:mod:`nlgeval.parallel`); the Dask scheduler (``"local:N"`` or an
+        address); cells sent to a worker at a time (default about 8 chunks per worker).
+    checkpoint, resume, nboot : str or Path, bool, int
+        A JSON-lines file of completed chunks; reuse its cells (:mod:`nlgeval.items.checkpoint`);
+        the earlier name of ``n_resamples`` (deprecated).
+
+    Returns
+    -------
+    StudyResult
+        The rejection curves per distribution, method and size, with the run's parameters.
 
     Examples
     --------
