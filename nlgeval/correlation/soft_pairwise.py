@@ -129,7 +129,7 @@ class SoftPairwiseAccuracyResult(StatResult):
 def _sign_masks(masks: Any, n_kept: int, n_resamples: int, seed: int | None
                 ) -> tuple[np.ndarray, np.ndarray | None, int | None]:
     """The sign masks of :func:`soft_pairwise_accuracy` (given, or seeded and shared), their
-    transpose when shared, and the seed to report (None for given masks)."""
+    transpose when shared, and the random-number seed to report (None for given masks)."""
     if masks is not None:
         return _check_masks(masks, n_kept), None, None
     if n_resamples < 1:

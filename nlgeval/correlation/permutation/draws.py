@@ -131,7 +131,7 @@ def comparison_from_draws(
     name, scheme, note : str
         The statistic's name, the swap scheme (default ``"both"``) and a note (default empty).
     seed : int or None
-        The seed that drew the masks (default 0; None for given masks).
+        The random-number seed of the masks (default 0; None for given masks).
 
     Returns
     -------
