@@ -19,6 +19,7 @@ backend, the number of workers or the chunking.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -172,15 +173,65 @@ def _by_system(outputs: pd.DataFrame, hyps: list[str], refs: list[list[str]]) ->
 
 
 def _corpus_rows(
-    m: Metric, label: str, stats: np.ndarray, by_system: _BySystem
+    m: Metric, label: str, stats: np.ndarray, by_system: _BySystem,
+    cached: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
-    """One corpus-score row per system, from that system's own segment statistics."""
+    """One corpus-score row per system, from that system's own segment statistics (or the
+    per-system scores read from the score cache, :func:`_cached_corpus_scores`)."""
     sig = m.signature
+    if cached is not None:
+        return [{"system": sysname, "metric": label, "score": float(score), "signature": sig}
+                for sysname, score in zip(by_system, cached.tolist(), strict=True)]
     return [
         {"system": sysname, "metric": label,
          "score": m.corpus_from_stats(stats[idx], sys_hyps, sys_refs), "signature": sig}
         for sysname, (idx, sys_hyps, sys_refs) in by_system.items()
     ]
+
+
+def _needs_texts(m: Metric) -> bool:
+    """Whether ``m``'s corpus score is computed from the texts, not from the summed segment
+    statistics alone (NIST: corpus-wide information weights), so worth caching."""
+    return type(m).corpus_from_stats is not Metric.corpus_from_stats
+
+
+def _corpus_key(store: StatsCache, m: Metric, digest: bytes, by_system: _BySystem) -> bytes:
+    """Score-cache key of a metric's corpus scores per system: the batch key (configuration
+    and every text, in order) plus which outputs each system has, in order."""
+    h = hashlib.sha256(b"corpus\x00" + store.batch_key(m, digest))
+    for sysname, (idx, _, _) in by_system.items():
+        h.update(sysname.encode("utf-8") + b"\x1f")
+        h.update(np.ascontiguousarray(idx, dtype=np.int64).tobytes() + b"\x1e")
+    return h.digest()
+
+
+def _cached_corpus_scores(
+    mets: Sequence[Metric], labels: list[str], by_system: _BySystem, batches: _Batches,
+    store: StatsCache | None, digest: bytes | None,
+) -> dict[str, np.ndarray]:
+    """label -> corpus score of every system (in ``by_system`` order) for the metrics whose
+    corpus score needs the texts (:func:`_needs_texts`): read from the score cache, or
+    computed once and stored there. A warm run of NIST is then a read instead of tokenising
+    and counting every hypothesis again. The same floats either way (stored as float64
+    bytes); these rows do not count as cache hits or misses (those count outputs)."""
+    out: dict[str, np.ndarray] = {}
+    if store is None or digest is None:
+        return out
+    for m, label in zip(mets, labels, strict=True):
+        if not _needs_texts(m):
+            continue
+        key = _corpus_key(store, m, digest, by_system)
+        counts = store.hits, store.misses
+        hit = store.get_batch(key)
+        store.hits, store.misses = counts
+        if hit is not None and len(hit[1]) == len(by_system):
+            out[label] = hit[1]
+            continue
+        rows = _corpus_rows(m, label, batches[label][0], by_system)
+        scores = np.array([r["score"] for r in rows], dtype=np.float64)
+        store.put_batch(key, scores[:, None], scores)
+        out[label] = scores
+    return out
 
 
 def score_corpus(
@@ -245,15 +296,17 @@ def score_corpus(
     refs = _references_of(corpus, items)
     hyps = outputs["text"].astype(str).tolist()
     store, digest = _open_cache(cache, cache_dir, hyps, refs)
+    by_system = _by_system(outputs, hyps, refs)
     try:
         scored = _score_batches(
             mets, labels, hyps, refs, items, store, digest, n_jobs=n_jobs, backend=backend,
             workers=workers, scheduler=scheduler, chunk_size=chunk_size,
             cache_dir=cache_dir if cache else _NO_CACHE)
+        cached = _cached_corpus_scores(mets, labels, by_system, scored[0], store, digest)
     finally:
         if store is not None:
             store.close()
-    return _score_result(mets, labels, outputs, _by_system(outputs, hyps, refs), scored, store)
+    return _score_result(mets, labels, outputs, by_system, scored, store, cached)
 
 
 _Batches = dict[str, tuple[np.ndarray, np.ndarray]]
@@ -287,9 +340,11 @@ def _score_batches(
 
 
 def _score_result(mets: Sequence[Metric], labels: list[str], outputs: pd.DataFrame,
-                  by_system: _BySystem, scored: _Scored, store: StatsCache | None) -> ScoreResult:
+                  by_system: _BySystem, scored: _Scored, store: StatsCache | None,
+                  cached: dict[str, np.ndarray] | None = None) -> ScoreResult:
     """Segment scores in output order, corpus scores per system (from each system's own
-    statistics), the metrics' signatures and the cache use of this process and the workers."""
+    statistics, or ``cached``: :func:`_cached_corpus_scores`), the metrics' signatures and the
+    cache use of this process and the workers."""
     batches, hits, misses, execution = scored
     seg_frames: list[pd.DataFrame] = []
     corpus_rows: list[dict[str, Any]] = []
@@ -297,7 +352,7 @@ def _score_result(mets: Sequence[Metric], labels: list[str], outputs: pd.DataFra
         stats, scores = batches[label]
         seg_frames.append(pd.DataFrame({"metric": label, "system": outputs["system"],
                                         "item": outputs["item"], "score": scores}))
-        corpus_rows += _corpus_rows(m, label, stats, by_system)
+        corpus_rows += _corpus_rows(m, label, stats, by_system, (cached or {}).get(label))
     named = list(zip(labels, mets, strict=True))
     return ScoreResult(
         segments=pd.concat(seg_frames, ignore_index=True),
