@@ -24,10 +24,17 @@ nlgeval, so a resample gives bit for bit the tau of the expanded data (tested).
 So each resample costs O(n) (Spearman) or O(n log n) (Kendall) with no sort, no gathered copy
 of the data and no scipy call, and the weights are formed inside the kernel (memory O(B (S + I))).
 Only the drawn cells (about 40 % when systems and items are both resampled) are visited after a
-branch-free packing pass, and every sum is of integer-valued (or half-integer) floats, so exact
-in any order. Resamples are independent, so numba spreads fixed chunks of them over the cores
-(``prange``, work buffers allocated once per chunk); each value depends only on its own
-weights, so the result does not depend on the number of threads.
+branch-free packing pass (their positions and weights, 8 bytes per cell), and the Kendall
+counts are integers (int64; below 2**53, so the float of each count is the one the float sums
+gave), the Spearman sums integer or half-integer floats, so exact in any order.
+
+The sort and the ranks depend only on the data, not on the resample: they are computed once per
+(X, Y) and kept for the next call with the same content (the bootstrap calls these functions
+once per chunk of resamples; the content is compared by a SHA-1 digest of both matrices, so
+changed data is never served an old sort). Resamples are independent, so numba runs them on
+``numba.get_num_threads()`` lanes (``prange``; lane ``t`` takes resamples ``t, t + T, ...``),
+with one set of work buffers per lane, not per chunk of resamples: each value depends only on
+its own weights, so the result does not depend on the number of threads (tested).
 Written by hand because no library takes per-observation integer weights. The degenerate-input
 rule (NaN below 3 cells or for a constant variable) is nlgeval's one rule, see
 :mod:`nlgeval.correlation.coefficients`.
@@ -35,90 +42,104 @@ rule (NaN below 3 cells or for a constant variable) is nlgeval's one rule, see
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from nlgeval.correlation.coefficients import MIN_PAIRS, pearson_from_sums
 from nlgeval.correlation.kendall.kernels import _tau_from_counts
 
-_CHUNK = 32  # resamples per parallel task: buffers allocated once per task, fixed chunks
+#: the last sort plan per coefficient: (SHA-1 of X and Y, plan); see the module docstring
+_PLANS: dict[str, tuple[bytes, tuple[Any, ...]]] = {}
+
+
+@njit(cache=True)
+def _pack(si: np.ndarray, ii: np.ndarray, ws: np.ndarray, wi: np.ndarray, idx: np.ndarray,
+          w: np.ndarray) -> int:
+    """Positions and weights of the drawn cells (weight > 0), packed without branches."""
+    d = 0
+    for k in range(si.shape[0]):  # overwritten unless the cell was drawn
+        wk = np.int64(ws[si[k]]) * np.int64(wi[ii[k]])
+        idx[d] = k
+        w[d] = wk
+        d += wk != 0
+    return d
 
 
 @njit(cache=True)
 def _tau_from_weights(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray,
                       ii: np.ndarray, ws: np.ndarray, wi: np.ndarray, variant: int,
-                      w: np.ndarray, r_: np.ndarray, g_: np.ndarray, tree: np.ndarray,
+                      idx: np.ndarray, w: np.ndarray, tree: np.ndarray,
                       at: np.ndarray) -> float:
     """tau-b (variant 0) or tau-c (1) for one resample; cells pre-sorted by (x, y).
 
     ``gid``: the rank of each cell's x (its group of equal x), ``yr`` that of its y; ``ws`` /
-    ``wi``: this resample's system / item counts; ``w, r_, g_, tree, at``: work buffers. The
-    drawn cells (weight > 0) are first packed without branches; then one Fenwick prefix query
-    per drawn cell, the weight at its own y rank read from ``at`` (the point values of the
-    tree). Every quantity is a sum of integer-valued floats below 2**53, hence exact and
-    independent of the order of summation: the integers the unweighted kernel counts on the
-    repeated data, turned into tau by the same ``_tau_from_counts``.
+    ``wi``: this resample's system / item counts; ``idx, w, tree, at``: work buffers. The
+    drawn cells are packed first; then one Fenwick prefix query per drawn cell, the weight at
+    its own y rank read from ``at`` (the point values of the tree). Every count is an integer
+    (int64), exact and independent of the order of summation: the integers the unweighted
+    kernel counts on the repeated data, turned into tau by the same ``_tau_from_counts``.
     """
-    d = 0
-    for k in range(si.shape[0]):  # branch-free packing: overwritten unless the cell was drawn
-        wk = ws[si[k]] * wi[ii[k]]
-        w[d] = wk
-        r_[d] = yr[k]
-        g_[d] = gid[k]
-        d += wk != 0.0
-    tree[:] = 0.0
-    at[:] = 0.0  # weight inserted so far at each y rank
-    s = tx = inserted = 0.0
+    d = _pack(si, ii, ws, wi, idx, w)
+    tree[:] = 0
+    at[:] = 0  # weight inserted so far at each y rank
+    s = tx = inserted = np.int64(0)
     nx_distinct = 0
     i = 0
     while i < d:
         # query the group of equal x against earlier groups (strictly smaller x):
         # weight below minus weight above = 2 below + at[r] - inserted
         j = i
-        gw = 0.0
-        while j < d and g_[j] == g_[i]:
-            r = r_[j]
-            below = 0.0
+        gw = np.int64(0)
+        g = gid[idx[i]]
+        while j < d and gid[idx[j]] == g:
+            r = yr[idx[j]]
+            below = np.int64(0)
             q = r  # prefix sum over ranks < r (1-based tree: indices 1..r)
             while q > 0:
                 below += tree[q]
                 q -= q & (-q)
-            s += w[j] * (2.0 * below + at[r] - inserted)
+            s += w[j] * (2 * below + at[r] - inserted)
             gw += w[j]
             j += 1
         nx_distinct += 1
-        tx += gw * (gw - 1.0) / 2.0
+        tx += gw * (gw - 1) // 2
         for k in range(i, j):  # then insert the group
-            at[r_[k]] += w[k]
-            q = r_[k] + 1
+            r = yr[idx[k]]
+            at[r] += w[k]
+            q = r + 1
             while q <= n_y:
                 tree[q] += w[k]
                 q += q & (-q)
         inserted += gw
         i = j
-    ty = 0.0
+    ty = np.int64(0)
     ny_distinct = 0
     for r in range(n_y):
         v = at[r]
         if v > 0:
             ny_distinct += 1
-            ty += v * (v - 1.0) / 2.0
+            ty += v * (v - 1) // 2
     # the one formula and degenerate-input rule of every tau in nlgeval
-    return _tau_from_counts(s, inserted * (inserted - 1.0) / 2.0, tx, ty, inserted,
-                            float(nx_distinct), float(ny_distinct), variant, float(MIN_PAIRS))
+    return _tau_from_counts(float(s), float(inserted * (inserted - 1) // 2), float(tx),
+                            float(ty), float(inserted), float(nx_distinct),
+                            float(ny_distinct), variant, float(MIN_PAIRS))
 
 
 @njit(cache=True, parallel=True)
 def _taus(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np.ndarray,
-          ws: np.ndarray, wi: np.ndarray, variant: int) -> np.ndarray:
+          ws: np.ndarray, wi: np.ndarray, variant: int, lanes: int) -> np.ndarray:
     B, m = ws.shape[0], si.shape[0]
     out = np.empty(B)
-    for c in prange((B + _CHUNK - 1) // _CHUNK):  # independent resamples over the cores
-        w, r_, g_ = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64)
-        tree, at = np.empty(n_y + 1), np.empty(n_y)
-        for b in range(c * _CHUNK, min(B, (c + 1) * _CHUNK)):
+    for t in prange(lanes):  # lane t: resamples t, t + lanes, ...; one set of buffers a lane
+        idx, w = np.empty(m, np.int32), np.empty(m, np.int64)
+        tree, at = np.empty(n_y + 1, np.int64), np.empty(n_y, np.int64)
+        for b in range(t, B, lanes):
             out[b] = _tau_from_weights(gid, yr, n_y, si, ii, ws[b], wi[b], variant,
-                                       w, r_, g_, tree, at)
+                                       idx, w, tree, at)
     return out
 
 
@@ -126,6 +147,52 @@ def _complete_cells(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, ...]:
     ok = np.isfinite(X) & np.isfinite(Y)
     si, ii = np.nonzero(ok)
     return si, ii, X[si, ii], Y[si, ii]
+
+
+def _digest(X: np.ndarray, Y: np.ndarray) -> bytes:
+    """SHA-1 of the shapes and contents of both matrices (what a sort plan depends on)."""
+    h = hashlib.sha1(usedforsecurity=False)
+    for A in (X, Y):
+        a = np.ascontiguousarray(A, dtype=np.float64)
+        h.update(repr(a.shape).encode())
+        h.update(a.data)
+    return h.digest()
+
+
+def _plan(kind: str, X: np.ndarray, Y: np.ndarray,
+          build: Callable[[np.ndarray, np.ndarray], tuple[Any, ...]]
+          ) -> tuple[Any, ...]:
+    """``build(X, Y)``, or the plan kept from the last call with the same content."""
+    key = _digest(X, Y)
+    hit = _PLANS.get(kind)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    _PLANS.pop(kind, None)  # free the old plan before building the new one
+    plan = build(X, Y)
+    _PLANS[kind] = (key, plan)
+    return plan
+
+
+def _kendall_plan(X: np.ndarray, Y: np.ndarray) -> tuple[Any, ...]:
+    """Complete cells sorted by (x, y): x group ids, y ranks, systems, items (int32), n_y."""
+    si, ii, x, y = _complete_cells(X, Y)
+    order = np.lexsort((y, x))
+    si, ii, x, y = si[order], ii[order], x[order], y[order]
+    _, yr = np.unique(y, return_inverse=True)
+    _, gid = np.unique(x, return_inverse=True)
+    n_y = int(yr.max()) + 1 if yr.size else 0
+    return (gid.astype(np.int32), yr.astype(np.int32), n_y, si.astype(np.int32),
+            ii.astype(np.int32))
+
+
+def _counts(ws: np.ndarray, wi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The resample counts as contiguous int32 (they are counts of draws)."""
+    return (np.ascontiguousarray(ws).astype(np.int32, copy=False),
+            np.ascontiguousarray(wi).astype(np.int32, copy=False))
+
+
+def _lanes(B: int) -> int:
+    return max(1, min(int(get_num_threads()), B))
 
 
 def weighted_kendall_segment(
@@ -143,24 +210,20 @@ def weighted_kendall_segment(
     >>> weighted_kendall_segment(X, Y, np.ones((1, 2)), np.ones((1, 2))).round(4)
     array([0.6667])
     """
-    si, ii, x, y = _complete_cells(X, Y)
-    order = np.lexsort((y, x))
-    si, ii, x, y = si[order], ii[order], x[order], y[order]
-    _, yr = np.unique(y, return_inverse=True)
-    _, gid = np.unique(x, return_inverse=True)
-    n_y = int(yr.max()) + 1 if yr.size else 0
-    return _taus(gid.astype(np.int64), yr.astype(np.int64), n_y,
-                 si.astype(np.int64), ii.astype(np.int64),
-                 np.ascontiguousarray(ws, dtype=np.float64),
-                 np.ascontiguousarray(wi, dtype=np.float64), 0 if variant == "tau_b" else 1)
+    gid, yr, n_y, si, ii = _plan("kendall", X, Y, _kendall_plan)
+    ws, wi = _counts(ws, wi)
+    return _taus(gid, yr, n_y, si, ii, ws, wi, 0 if variant == "tau_b" else 1,
+                 _lanes(ws.shape[0]))
 
 
 @njit(cache=True)
-def _centred_ranks(group: np.ndarray, n_groups: int, w: np.ndarray, mean: float) -> np.ndarray:
-    """Average rank minus the mean rank of every group; ``group`` = rank of a cell's value."""
+def _centred_ranks(group: np.ndarray, idx: np.ndarray, n_groups: int, w: np.ndarray,
+                   mean: float) -> np.ndarray:
+    """Average rank minus the mean rank of every group; ``group[idx[k]]`` = rank of the value
+    of the ``k``-th drawn cell."""
     G = np.zeros(n_groups)
-    for k in range(group.shape[0]):
-        G[group[k]] += w[k]
+    for k in range(idx.shape[0]):
+        G[group[idx[k]]] += float(w[k])
     rank = np.empty(n_groups)
     before = 0.0
     for g in range(n_groups):
@@ -172,29 +235,24 @@ def _centred_ranks(group: np.ndarray, n_groups: int, w: np.ndarray, mean: float)
 @njit(cache=True)
 def _spearman_one(gx: np.ndarray, ngx: int, gy: np.ndarray, ngy: int, si: np.ndarray,
                   ii: np.ndarray, ws: np.ndarray, wi: np.ndarray, out: np.ndarray,
-                  w: np.ndarray, cx: np.ndarray, cy: np.ndarray) -> None:
+                  idx: np.ndarray, w: np.ndarray) -> None:
     """n and the weighted sums x, y, xx, yy, xy of the centred average ranks of one resample.
 
     Only the drawn cells (weight > 0) are visited (packed without branches into the buffers
-    ``w, cx, cy``). The ranks are multiples of 1/2 and the weights integers, so every sum is
+    ``idx, w``). The ranks are multiples of 1/2 and the weights integers, so every sum is
     exact (below 2**53) whatever the order of summation.
     """
+    d = _pack(si, ii, ws, wi, idx, w)
     n = 0.0
-    d = 0
-    for k in range(si.shape[0]):
-        wk = ws[si[k]] * wi[ii[k]]
-        w[d] = wk
-        cx[d] = gx[k]
-        cy[d] = gy[k]
-        n += wk
-        d += wk != 0.0
-    rx = _centred_ranks(cx[:d], ngx, w[:d], (n + 1.0) / 2.0)
-    ry = _centred_ranks(cy[:d], ngy, w[:d], (n + 1.0) / 2.0)
+    for k in range(d):
+        n += float(w[k])
+    rx = _centred_ranks(gx, idx[:d], ngx, w[:d], (n + 1.0) / 2.0)
+    ry = _centred_ranks(gy, idx[:d], ngy, w[:d], (n + 1.0) / 2.0)
     sx = sy = sxx = syy = sxy = 0.0
     for k in range(d):
-        wk = w[k]
-        a = rx[cx[k]]
-        c = ry[cy[k]]
+        wk = float(w[k])
+        a = rx[gx[idx[k]]]
+        c = ry[gy[idx[k]]]
         sx += wk * a
         sy += wk * c
         sxx += wk * a * a
@@ -210,15 +268,24 @@ def _spearman_one(gx: np.ndarray, ngx: int, gy: np.ndarray, ngy: int, si: np.nda
 
 @njit(cache=True, parallel=True)
 def _spearman_sums(gx: np.ndarray, ngx: int, gy: np.ndarray, ngy: int, si: np.ndarray,
-                   ii: np.ndarray, ws: np.ndarray, wi: np.ndarray) -> np.ndarray:
-    """(B, 6): :func:`_spearman_one` of every resample, in fixed chunks over the cores."""
+                   ii: np.ndarray, ws: np.ndarray, wi: np.ndarray, lanes: int) -> np.ndarray:
+    """(B, 6): :func:`_spearman_one` of every resample, on ``lanes`` lanes (as ``_taus``)."""
     B, m = ws.shape[0], si.shape[0]
     out = np.zeros((B, 6))
-    for c in prange((B + _CHUNK - 1) // _CHUNK):
-        w, cx, cy = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64)
-        for b in range(c * _CHUNK, min(B, (c + 1) * _CHUNK)):
-            _spearman_one(gx, ngx, gy, ngy, si, ii, ws[b], wi[b], out[b], w, cx, cy)
+    for t in prange(lanes):
+        idx, w = np.empty(m, np.int32), np.empty(m, np.int64)
+        for b in range(t, B, lanes):
+            _spearman_one(gx, ngx, gy, ngy, si, ii, ws[b], wi[b], out[b], idx, w)
     return out
+
+
+def _spearman_plan(X: np.ndarray, Y: np.ndarray) -> tuple[Any, ...]:
+    """Complete cells: ranks of x and of y among the distinct values, systems, items."""
+    si, ii, x, y = _complete_cells(X, Y)
+    _, gx = np.unique(x, return_inverse=True)
+    _, gy = np.unique(y, return_inverse=True)
+    return (gx.astype(np.int32), int(gx.max(initial=-1)) + 1, gy.astype(np.int32),
+            int(gy.max(initial=-1)) + 1, si.astype(np.int32), ii.astype(np.int32))
 
 
 def weighted_spearman_segment(
@@ -236,14 +303,9 @@ def weighted_spearman_segment(
     >>> weighted_spearman_segment(X, Y, np.ones((1, 2)), np.ones((1, 2))).round(4)
     array([0.8])
     """
-    si, ii, x, y = _complete_cells(X, Y)
-    _, gx = np.unique(x, return_inverse=True)
-    _, gy = np.unique(y, return_inverse=True)
-    sums = _spearman_sums(gx.astype(np.int64), int(gx.max(initial=-1)) + 1,
-                          gy.astype(np.int64), int(gy.max(initial=-1)) + 1,
-                          si.astype(np.int64), ii.astype(np.int64),
-                          np.ascontiguousarray(ws, dtype=np.float64),
-                          np.ascontiguousarray(wi, dtype=np.float64))
+    gx, ngx, gy, ngy, si, ii = _plan("spearman", X, Y, _spearman_plan)
+    ws, wi = _counts(ws, wi)
+    sums = _spearman_sums(gx, ngx, gy, ngy, si, ii, ws, wi, _lanes(ws.shape[0]))
     n, sx, sy, sxx, syy, sxy = sums.T
     scale = ((n + 1.0) / 2.0) ** 2  # the raw mean square of ranks: the zero-variance yardstick
     return pearson_from_sums(n, sx, sy, sxx, syy, sxy, scale, scale)
