@@ -261,8 +261,8 @@ def item_permutation_pvalue(
     and ``p = (1 + #{|r_b| >= |r|}) / (B + 1)`` (Phipson & Smyth 2010, "Permutation p-values
     should never be zero", SAGMB 9(1)). Per-item correlations are not independent tests of one
     hypothesis, so no closed-form p-value applies; this is the test the item-wise statistic
-    admits. Returns ``(p, B)``; NaN when the statistic is undefined. Vectorised over
-    permutations in chunks (a few million cells each).
+    admits. Returns ``(p, B)``; NaN when the statistic is undefined. The shuffles are drawn
+    in chunks (a few million cells each); each draw is a compiled loop over its indices.
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Parameters
@@ -306,16 +306,34 @@ def item_permutation_pvalue(
         observed = np.nanmean(batch_correlation(Xc, Yc, coefficient))
     if not np.isfinite(observed):
         return math.nan, n_resamples
-    # the human side, the constancy rule and the scaling do not change under the shuffle:
-    # computed once, not once per permutation (the same numbers, bit for bit)
-    stat = fixed_y_statistic(Xc, Yc, coefficient)
-    hits = 0
-    for perm in _permutation_chunks(okc, n_resamples, seed):
+    hits = int(np.count_nonzero(
+        np.abs(_permutation_means(Xc, Yc, coefficient, okc, n_resamples, seed))
+        >= abs(observed) - 1e-12))
+    return (1 + hits) / (n_resamples + 1), n_resamples
+
+
+def _permutation_means(Xc: np.ndarray, Yc: np.ndarray, coefficient: str, okc: np.ndarray,
+                       n_resamples: int, seed: int | None) -> np.ndarray:
+    """The mean item-level coefficient of every within-item permutation of ``Xc``.
+
+    The human side, the constancy rule and the scaling do not change under the shuffle:
+    computed once, not once per permutation. The draws are compiled loops over the shuffle
+    indices (:mod:`nlgeval.correlation._item_permutation`; numba imported here, on first
+    use), or :func:`fixed_y_statistic` chunk by chunk where those do not apply: the same
+    numbers, bit for bit.
+    """
+    from nlgeval.correlation._item_permutation import permutation_means
+
+    chunks = _permutation_chunks(okc, n_resamples, seed)
+    means = permutation_means(Xc, Yc, coefficient, chunks)
+    if means is not None:
+        return means
+    stat, out = fixed_y_statistic(Xc, Yc, coefficient), []
+    for perm in chunks:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            r = np.nanmean(stat(perm), axis=-1)
-        hits += int(np.count_nonzero(np.abs(r) >= abs(observed) - 1e-12))
-    return (1 + hits) / (n_resamples + 1), n_resamples
+            out.append(np.nanmean(stat(perm), axis=-1))
+    return np.concatenate(out)
 
 
 #: the within-item shuffles of the last seeded call that fit in one chunk: they depend only
@@ -348,7 +366,9 @@ def _permutation_chunks(okc: np.ndarray, n_resamples: int, seed: int | None
         b = min(chunk, n_resamples - done)
         keys = rng.random((b, n_items, n_sys))
         keys[:, ~okc] = np.inf  # incomplete cells stay at the end, unshuffled
-        out.append(np.argsort(keys, axis=-1))
+        perm = np.argsort(keys, axis=-1)
+        # 2-byte indices where they fit: a quarter of the memory the compiled draws read
+        out.append(perm.astype(np.int16) if n_sys <= np.iinfo(np.int16).max else perm)
         done += b
     if key is not None:
         out[0].flags.writeable = False

@@ -1,0 +1,233 @@
+"""Compiled within-item permutation draws of the item-level coefficients.
+
+The item-level statistic is the mean over items of a coefficient across systems (Deutsch,
+Dror & Roth 2021, "input level"); its p-value shuffles the metric scores among the complete
+cells of each item (:func:`nlgeval.correlation.levels.item_permutation_pvalue`). Under such a
+shuffle everything but the order of the metric values is fixed, so a draw needs only:
+
+* Pearson (Pearson 1896) and Spearman (Spearman 1904): the permuted metric values (scaled, or
+  centred average ranks) gathered from the shuffle indices, their mean (Pearson only), the
+  sum of squares and the cross term with the fixed centred human values, Pearson's r by the
+  operations of :func:`nlgeval.correlation.coefficients.pearson_from_sums`;
+* Kendall tau-b / tau-c (Kendall 1945; Stuart 1953): the compiled kernel
+  :func:`nlgeval.correlation.kendall.kernels.item_permutation_tau` (C - D from fixed sign
+  tables; the tie counts do not change under a shuffle).
+
+and the caller takes the mean over items with ``np.nanmean``, as before. The array code
+(``fixed_y_statistic`` on the permuted stack) sums every row over the systems in numpy's
+pairwise order; the loops here add in the same order, with IEEE arithmetic and no
+contraction or reassociation, so every per-item coefficient of every draw is the same float
+(tests keep the array code as the reference: tests/test_item_permutation_kernels.py).
+Imported only when an item-level p-value is computed (numba start-up time).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numba import njit, prange
+
+from nlgeval.correlation._constant import constant_from_extremes, extremes, overflow_safe
+from nlgeval.correlation.coefficients import MIN_PAIRS, _masked_ranks
+
+#: permutations per parallel task (work buffers allocated once per task)
+_DRAWS_PER_TASK = 32
+
+
+@njit(cache=True, error_model="numpy")
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's pairwise summation of at most 128 values: 8 accumulators (sequential below 8)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, error_model="numpy")
+def pairwise_sum(a: np.ndarray) -> float:  # pragma: no cover - compiled
+    """``0.0 + np.add.reduce(a)`` of a contiguous 1-d array: numpy's pairwise summation
+    (blocks of at most 128 values, larger ranges split in two halves, the first a multiple of
+    8), run on an explicit stack (a recursive compiled function does not survive numba's
+    on-disk cache)."""
+    n = a.shape[0]
+    if n <= 128:
+        return 0.0 + _block_sum(a, 0, n)
+    f_lo = np.empty(64, dtype=np.int64)
+    f_n = np.empty(64, dtype=np.int64)
+    f_state = np.empty(64, dtype=np.int64)
+    vals = np.empty(64)
+    top, nv = 0, 0
+    f_lo[0], f_n[0], f_state[0] = 0, n, 0
+    while top >= 0:
+        lo_t, n_t = f_lo[top], f_n[top]
+        if n_t <= 128:
+            vals[nv] = _block_sum(a, lo_t, n_t)
+            nv += 1
+            top -= 1
+            continue
+        n2 = n_t // 2
+        n2 -= n2 % 8
+        if f_state[top] == 0:
+            f_state[top] = 1
+            top += 1
+            f_lo[top], f_n[top], f_state[top] = lo_t, n2, 0
+        elif f_state[top] == 1:
+            f_state[top] = 2
+            top += 1
+            f_lo[top], f_n[top], f_state[top] = lo_t + n2, n_t - n2, 0
+        else:
+            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
+            nv -= 1
+            top -= 1
+    return 0.0 + vals[0]
+
+
+# shape: one compiled pass mirroring the array code's operations in their order
+@njit(cache=True, parallel=True, error_model="numpy")
+def _pearson_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarray,
+                   dead: np.ndarray, perm: np.ndarray, centre: bool
+                   ) -> np.ndarray:  # pragma: no cover - compiled
+    """r of every item under every permutation ``perm`` (draws, items, systems) of ``x0``.
+
+    ``x0`` holds the ``n[i]`` complete cells of item i first and 0 after them; ``perm``
+    keeps them there. The terms of :func:`pearson_from_sums` that no draw changes (the
+    human side, ``0 * 0 / n``, the constancy threshold) are taken once per item; an item the
+    rule leaves out (``dead``, ``n < 3`` or a constant human side) is NaN on every draw.
+    """
+    B, n_items, S = perm.shape
+    out = np.empty((B, n_items))
+    zero = np.empty(n_items)  # pearson_from_sums' sx * sx / n with sx = 0.0
+    thr = np.empty(n_items)  # 1e-10 * np.maximum(scale = 0.0, 1e-300) * max(n, 1)
+    skip = np.empty(n_items, dtype=np.bool_)
+    for i in range(n_items):
+        zero[i] = 0.0 * 0.0 / n[i]
+        thr[i] = (1e-10 * 1e-300) * (n[i] if n[i] >= 1.0 else 1.0)
+        skip[i] = dead[i] or (not (n[i] >= MIN_PAIRS)) or (syy[i] - zero[i] <= thr[i])
+    for t in prange((B + _DRAWS_PER_TASK - 1) // _DRAWS_PER_TASK):
+        dx = np.empty(S)
+        prod = np.empty(S)
+        for b in range(t * _DRAWS_PER_TASK, min(B, (t + 1) * _DRAWS_PER_TASK)):
+            for i in range(n_items):
+                if skip[i]:
+                    out[b, i] = np.nan
+                    continue
+                for s in range(S):
+                    dx[s] = x0[i, perm[b, i, s]]
+                if centre:  # where(valid, dx - dx.sum() / n, 0.0): the valid cells first
+                    m = pairwise_sum(dx) / n[i]
+                    for s in range(int(n[i])):
+                        dx[s] = dx[s] - m
+                for s in range(S):
+                    prod[s] = dx[s] * dx[s]
+                cxx = pairwise_sum(prod) - zero[i]
+                for s in range(S):
+                    prod[s] = dx[s] * dy[i, s]
+                cxy = pairwise_sum(prod) - zero[i]
+                r = cxy / np.sqrt(cxx * (syy[i] - zero[i]))
+                r = -1.0 if r < -1.0 else r
+                r = 1.0 if r > 1.0 else r
+                out[b, i] = np.nan if cxx <= thr[i] else r
+    return out
+
+
+def _constant_items(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """The degenerate-input rule of ``batch_correlation`` per item (row)."""
+    (hx, lx), (hy, ly) = extremes(x, valid), extremes(y, valid)
+    return np.asarray(constant_from_extremes(hx, lx) | constant_from_extremes(hy, ly))
+
+
+def pearson_permutation_means(x: np.ndarray, y: np.ndarray, coefficient: str,
+                              perms: list[np.ndarray]) -> np.ndarray:
+    """Mean item-level Pearson or Spearman r of each within-item permutation of ``x``.
+
+    ``x``, ``y`` (items, systems), NaN where a cell is not complete, the complete cells first
+    in every row; ``perms`` chunks of shuffle indices (draws, items, systems) that keep them
+    there. The fixed terms are those of
+    :func:`nlgeval.correlation.coefficients.fixed_y_statistic`, computed by the same numpy
+    operations; each draw is ``np.nanmean(fixed_y_statistic(x, y, coefficient)(perm), -1)``,
+    the same float.
+    """
+    valid = np.isfinite(x) & np.isfinite(y)
+    n = valid.astype(float).sum(axis=-1)
+    dead = _constant_items(x, y, valid) | (n < MIN_PAIRS)
+    if coefficient == "spearman":
+        x, y = _masked_ranks(x, valid), _masked_ranks(y, valid)
+    else:
+        x, y = overflow_safe(x, *extremes(x, valid)), overflow_safe(y, *extremes(y, valid))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        my = np.where(valid, y, 0.0).sum(axis=-1) / n
+        dy = np.where(valid, y - my[..., None], 0.0)
+        syy = (dy * dy).sum(axis=-1)
+        x0 = np.where(valid, x, 0.0)
+        if coefficient == "spearman":  # exact rank sums: the centred ranks are permuted as is
+            x0 = np.where(valid, x - (x0.sum(axis=-1) / n)[..., None], 0.0)
+    args = (np.ascontiguousarray(x0), np.ascontiguousarray(dy), n, syy,
+            np.ascontiguousarray(dead))
+    return np.concatenate([_nanmean_rows(_pearson_draws(*args, p, coefficient == "pearson"))
+                           for p in perms])
+
+
+def _nanmean_rows(r: np.ndarray) -> np.ndarray:
+    """The mean over items (the last axis) of the defined coefficients, as before."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.nanmean(r, axis=-1))
+
+
+#: Kendall's sign tables hold (items, systems, systems) entries: the compiled draws are used
+#: up to this many systems per item, longer rows keep the O(n log n) counts of every draw
+KENDALL_TABLE_MAX = 64
+
+
+def kendall_permutation_means(x: np.ndarray, y: np.ndarray, coefficient: str,
+                              perms: list[np.ndarray]) -> np.ndarray:
+    """Mean item-level tau-b (``kendall``) or tau-c (``kendall_c``) of each permutation.
+
+    The arguments are those of :func:`pearson_permutation_means`; each draw is the same float
+    as ``np.nanmean(fixed_y_statistic(x, y, coefficient)(perm), -1)`` (the same pair counts,
+    the same formula: :func:`nlgeval.correlation.kendall.kernels.item_permutation_tau`).
+    """
+    from nlgeval.correlation.kendall.kernels import item_permutation_tau
+    from nlgeval.correlation.kendall.results import DIRECT_MAX
+
+    valid = np.isfinite(x) & np.isfinite(y)
+    m = valid.sum(axis=-1).astype(np.int64)
+    dead = np.ascontiguousarray(_constant_items(x, y, valid))
+    xs, ys = np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(y, dtype=float)
+    code = 0 if coefficient == "kendall" else 1
+    return np.concatenate([
+        _nanmean_rows(item_permutation_tau(xs, ys, m, dead, p, code, DIRECT_MAX, MIN_PAIRS))
+        for p in perms])
+
+
+def permutation_means(x: np.ndarray, y: np.ndarray, coefficient: str,
+                      perms: list[np.ndarray]) -> np.ndarray | None:
+    """The mean item-level coefficient of every within-item permutation (see
+    :func:`pearson_permutation_means`), or None where the compiled draws do not apply
+    (Kendall on rows longer than :data:`KENDALL_TABLE_MAX`: the caller keeps the array code).
+    """
+    if coefficient in ("pearson", "spearman"):
+        return pearson_permutation_means(x, y, coefficient, perms)
+    if x.shape[-1] <= KENDALL_TABLE_MAX:
+        return kendall_permutation_means(x, y, coefficient, perms)
+    return None
