@@ -227,6 +227,18 @@ def bootstrap_distribution(
         mx, my = _resampled_system_means(X, Y, item_idx)
         rows = np.arange(sys_idx.shape[0])[:, None]
         return batch_correlation(mx[rows, sys_idx], my[rows, sys_idx], coefficient)
+    return _item_level(X, Y, coefficient, sys_idx, item_idx)
+
+
+def _item_level(X: np.ndarray, Y: np.ndarray, coefficient: str, sys_idx: np.ndarray,
+                item_idx: np.ndarray) -> np.ndarray:
+    """Item level of :func:`bootstrap_distribution` for the rank coefficients: one compiled
+    pass from the resample counts (:mod:`._item_bootstrap`: the same numbers), or, for long
+    vectors, the (B, S, I) stack gathered in chunks of resamples."""
+    from nlgeval.correlation._item_bootstrap import fits, item_rank_bootstrap
+
+    if fits(X.shape[0], sys_idx.shape[1], X.shape[1], coefficient):
+        return item_rank_bootstrap(X, Y, sys_idx, item_idx, coefficient)
     B, S = sys_idx.shape
     n_items = item_idx.shape[1]
     out = np.empty(B)
@@ -234,7 +246,7 @@ def bootstrap_distribution(
     for start in range(0, B, chunk):
         si = sys_idx[start:start + chunk, :, None]
         ii = item_idx[start:start + chunk, None, :]
-        out[start:start + chunk] = level_statistic(X[si, ii], Y[si, ii], level, coefficient)
+        out[start:start + chunk] = level_statistic(X[si, ii], Y[si, ii], "item", coefficient)
     return out
 
 

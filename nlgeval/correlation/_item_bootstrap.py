@@ -1,0 +1,333 @@
+"""Item-level bootstrap of the rank coefficients in one compiled pass, from resample counts.
+
+The item level of a bootstrap resample (Deutsch, Dror & Roth 2021) is the mean, over the drawn
+items, of the coefficient across the drawn systems within each item. The array path of
+:func:`nlgeval.correlation.bootstrap.bootstrap_distribution` gathers every resample as a
+(B, S, I) stack and ranks it; here each (resample, distinct drawn item) is computed once from
+how often each system was drawn, on the item's values sorted once per call:
+
+* **Spearman** (Spearman 1904): a group of equal values with total weight ``G`` after weight
+  ``C`` holds the average rank ``C + (G + 1) / 2`` (``scipy.stats.rankdata`` of the expanded
+  resample); the centred ranks, their squares and products are multiples of 1/4 and their sums
+  exact, so Pearson's formula on them gives the array path's number bit for bit;
+* **Kendall** tau-b (Kendall 1945) and Stuart's tau-c: the pair counts of the drawn systems
+  with multiplicities (``w_s w_t`` pairs between two drawn systems, ``w_s (w_s - 1) / 2`` tied
+  pairs among copies of one system) -- the integers the unweighted kernel counts on the
+  expanded resample -- turned into tau by the formula of
+  :mod:`nlgeval.correlation.kendall.kernels`, operation for operation;
+
+then the mean over the drawn items in their drawn order with numpy's pairwise summation
+(``np.nanmean`` of a contiguous row), so the distribution equals the array path's
+(``np.array_equal``; ``tests/test_item_bootstrap_equal.py`` keeps the array path as the
+reference). The degenerate-input rule is nlgeval's one rule (fewer than 3 cells or a constant
+variable by :data:`~nlgeval.correlation.coefficients.CONSTANT_RTOL`: NaN). Resamples are
+independent, so fixed chunks of them run on both cores; the result does not depend on the
+number of threads. Imported only when an item-level bootstrap asks for it (numba start-up).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from nlgeval.correlation.coefficients import CONSTANT_RTOL, MIN_PAIRS
+
+_CODES = {"spearman": 0, "kendall": 1, "kendall_c": 2}
+
+
+
+def item_rank_bootstrap(X: np.ndarray, Y: np.ndarray, sys_idx: np.ndarray,
+                        item_idx: np.ndarray, coefficient: str) -> np.ndarray:
+    """Item-level Spearman / Kendall tau-b / tau-c on every resample (B,), NaN where undefined.
+
+    ``X``, ``Y``: (systems x items), NaN = missing; ``sys_idx`` / ``item_idx``: the (B x S)
+    and (B x I) index matrices of :func:`nlgeval.correlation.bootstrap.resample_indices`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 5.0]])
+    >>> item_rank_bootstrap(X, X, np.array([[0, 1, 2]]), np.array([[0, 1]]), "spearman")
+    array([1.])
+    """
+    valid = np.isfinite(X) & np.isfinite(Y)
+    Xt, Yt = np.ascontiguousarray(X.T), np.ascontiguousarray(Y.T)
+    code = _CODES[coefficient]
+    pairs = _pair_signs(Xt, Yt) if code else np.zeros((1, 1, 1), dtype=np.int8)
+    # resamples per task: a few dozen (the inner loops run over them), fewer for many items
+    # (a task holds an (items x resamples) table); any number gives the same values
+    chunk = int(max(1, min(32, 2**20 // max(1, X.shape[1]))))
+    ox, sx, ex = _sorted_groups(X, valid)
+    oy, sy, ey = _sorted_groups(Y, valid)
+    return _item_means(Xt, Yt, ox, sx, ex, oy, sy, ey, pairs, valid.sum(axis=0).astype(np.int64),
+                       np.ascontiguousarray(sys_idx, dtype=np.int64),
+                       np.ascontiguousarray(item_idx, dtype=np.int64), code, chunk)
+
+
+def fits(n_systems: int, n_drawn: int, n_items: int, coefficient: str) -> bool:
+    """Whether :func:`item_rank_bootstrap` takes vectors of ``n_drawn`` values drawn from
+    ``n_systems`` on ``n_items`` items: Spearman's sums stay exact multiples of 1/4 below
+    20,000 values; Kendall's pair table ((items, systems, systems) bytes) stays below 64 MiB
+    and its pairs few (at most 64 systems).
+
+    Examples
+    --------
+    >>> fits(11, 11, 100, "kendall"), fits(500, 500, 11, "kendall")
+    (True, False)
+    """
+    if coefficient == "spearman":
+        return max(n_systems, n_drawn) <= 20_000
+    return n_systems <= 64 and n_items * n_systems * n_systems <= 2**26
+
+
+def _sorted_groups(Z: np.ndarray, valid: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item: the systems in increasing order of value (valid ones first) and, for each
+    position of that order, where its group of equal values starts and ends (exclusive)."""
+    Zt = np.where(valid, Z, np.inf).T
+    order = np.argsort(Zt, axis=1, kind="stable")
+    zs = np.take_along_axis(Zt, order, axis=1)
+    pos = np.arange(zs.shape[1])
+    new = np.ones(zs.shape, dtype=bool)
+    new[:, 1:] = zs[:, 1:] != zs[:, :-1]
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    last = np.ones(zs.shape, dtype=bool)
+    last[:, :-1] = new[:, 1:]
+    end = np.minimum.accumulate(np.where(last, pos + 1, zs.shape[1])[:, ::-1], axis=1)[:, ::-1]
+    return (np.ascontiguousarray(order, dtype=np.int64), np.ascontiguousarray(start),
+            np.ascontiguousarray(end))
+
+
+@njit(cache=True, error_model="numpy")
+def _pair_signs(Xt: np.ndarray, Yt: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    """Per item, +1 for a concordant pair of systems, -1 for a discordant one, 0 for a pair
+    tied in either variable (the classes of ``kendall.kernels``' pair counts)."""
+    n_items, S = Xt.shape
+    out = np.zeros((n_items, S, S), dtype=np.int8)
+    for j in range(n_items):
+        for s in range(S):
+            for t in range(s + 1, S):
+                dx, dy = Xt[j, s] - Xt[j, t], Yt[j, s] - Yt[j, t]
+                if dx != 0.0 and dy != 0.0:
+                    c = 1 if (dx > 0.0) == (dy > 0.0) else -1
+                    out[j, s, t] = c
+                    out[j, t, s] = c
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's pairwise summation of at most 128 values: 8 accumulators (sequential below 8)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, error_model="numpy")
+def _pairwise_sum(a: np.ndarray, n: int, stack: np.ndarray) -> float:  # pragma: no cover
+    """numpy's pairwise summation of ``a[:n]`` (``np.add.reduce`` of a contiguous row):
+    blocks of at most 128 values, a longer range split in two halves (the first a multiple of
+    8) whose sums are added; the recursion runs on ``stack`` ((64, 4) int64 work buffer)."""
+    if n <= 128:
+        return _block_sum(a, 0, n)
+    vals = np.empty(64)
+    top, nv = 0, 0
+    stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 0
+    while top >= 0:
+        lo_t, n_t = stack[top, 0], stack[top, 1]
+        if n_t <= 128:
+            vals[nv] = _block_sum(a, lo_t, n_t)
+            nv += 1
+            top -= 1
+            continue
+        n2 = n_t // 2
+        n2 -= n2 % 8
+        state = stack[top, 2]
+        if state == 0:
+            stack[top, 2] = 1
+            top += 1
+            stack[top, 0], stack[top, 1], stack[top, 2] = lo_t, n2, 0
+        elif state == 1:
+            stack[top, 2] = 2
+            top += 1
+            stack[top, 0], stack[top, 1], stack[top, 2] = lo_t + n2, n_t - n2, 0
+        else:
+            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
+            nv -= 1
+            top -= 1
+    return vals[0]
+
+
+@njit(cache=True, error_model="numpy")
+def _ranks(z: np.ndarray, order: np.ndarray, start: np.ndarray, end: np.ndarray, nv: int,
+           W: np.ndarray, cw: np.ndarray, ranks: np.ndarray, const: np.ndarray,
+           ties: np.ndarray, distinct: np.ndarray) -> None:  # pragma: no cover - compiled
+    """One item's variable ``z`` on every resample of a chunk (``W``: (systems, resamples)
+    weights), its valid systems visited in increasing order: the running weights ``cw``, the
+    average rank ``C + (G + 1) / 2`` of every system (a group of total weight ``G`` after
+    weight ``C``; an undrawn system gets a finite rank it never uses), the constancy rule of
+    :func:`~nlgeval.correlation.coefficients.near_constant` on the drawn values, the pairs tied
+    (``sum G (G - 1) / 2``) and the distinct drawn values. Inner loops run over resamples."""
+    nb = W.shape[1]
+    cw[0, :] = 0.0
+    top, bottom = np.full(nb, -np.inf), np.full(nb, np.inf)
+    for k in range(nv):
+        s, v = order[k], z[order[k]]
+        for b in range(nb):
+            cw[k + 1, b] = cw[k, b] + W[s, b]
+            top[b] = v if W[s, b] > 0.0 else top[b]
+        t = order[nv - 1 - k]
+        v = z[t]
+        for b in range(nb):
+            bottom[b] = v if W[t, b] > 0.0 else bottom[b]
+    ties[:] = 0.0
+    distinct[:] = 0.0
+    for k in range(nv):
+        s, lo, hi = order[k], start[k], end[k]
+        for b in range(nb):
+            ranks[s, b] = cw[lo, b] + (cw[hi, b] - cw[lo, b] + 1.0) / 2.0
+        if lo == k:
+            for b in range(nb):
+                g = cw[hi, b] - cw[lo, b]
+                ties[b] += g * (g - 1.0) / 2.0
+                distinct[b] += 1.0 if g > 0.0 else 0.0
+    for b in range(nb):
+        spread = top[b] - bottom[b]
+        const[b] = not (spread > CONSTANT_RTOL * max(abs(top[b]), abs(bottom[b])))
+
+
+@njit(cache=True, error_model="numpy")
+def _spearman(order: np.ndarray, nv: int, W: np.ndarray, rx: np.ndarray, ry: np.ndarray,
+              n: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Pearson's formula of :func:`~nlgeval.correlation.coefficients.pearson_from_sums` on
+    the weighted ranks, per resample. Every sum is exact (multiples of 1/4), so the order does
+    not matter; the mean rank is the rank sum ``n (n + 1) / 2`` over ``n``, exactly
+    ``(n + 1) / 2``, and an undrawn system adds exact zeros (weight 0, a finite rank)."""
+    nb = W.shape[1]
+    sxx, syy, sxy = np.zeros(nb), np.zeros(nb), np.zeros(nb)
+    for k in range(nv):
+        s = order[k]
+        for b in range(nb):
+            m = (n[b] + 1.0) / 2.0
+            dx, dy = rx[s, b] - m, ry[s, b] - m
+            sxx[b] += W[s, b] * (dx * dx)
+            syy[b] += W[s, b] * (dy * dy)
+            sxy[b] += W[s, b] * (dx * dy)
+    for b in range(nb):
+        cxx, cyy, cxy = sxx[b] - 0.0, syy[b] - 0.0, sxy[b] - 0.0
+        r = cxy / np.sqrt(cxx * cyy)
+        n1 = max(n[b], 1.0)
+        bad = cxx <= 1e-10 * 1e-300 * n1 or cyy <= 1e-10 * 1e-300 * n1
+        out[b] = np.nan if bad else min(max(r, -1.0), 1.0)
+
+
+@njit(cache=True, error_model="numpy")
+def _kendall(signs: np.ndarray, order: np.ndarray, nv: int, W: np.ndarray, n: np.ndarray,
+             xtie: np.ndarray, ytie: np.ndarray, nx: np.ndarray, ny: np.ndarray, code: int,
+             out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """tau-b (``code`` 1) or tau-c (2) per resample by the formula of
+    ``kendall.kernels._tau_from_counts``: C - D summed over pairs of systems with weight
+    ``w_s w_t`` (copies of one system are tied), the ties from the groups of equal values --
+    the integers the unweighted kernel counts on the expanded resample."""
+    nb = W.shape[1]
+    sd = np.zeros(nb)
+    for a in range(nv):
+        s = order[a]
+        for c in range(a + 1, nv):
+            t = order[c]
+            p = float(signs[s, t])
+            if p != 0.0:
+                for b in range(nb):
+                    sd[b] += p * (W[s, b] * W[t, b])
+    for b in range(nb):
+        tot = n[b] * (n[b] - 1.0) / 2.0
+        if tot - xtie[b] <= 0.0 or tot - ytie[b] <= 0.0:
+            out[b] = np.nan
+            continue
+        if code == 1:
+            tau = sd[b] / np.sqrt(tot - xtie[b]) / np.sqrt(tot - ytie[b])
+        else:
+            kk = min(nx[b], ny[b])
+            tau = 2.0 * sd[b] / (n[b] * n[b] * (kk - 1.0) / kk)
+        out[b] = min(1.0, max(-1.0, tau))
+
+
+@njit(cache=True, error_model="numpy")
+def _item_chunk(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
+                ex: np.ndarray, oy: np.ndarray, sy: np.ndarray, ey: np.ndarray,
+                signs: np.ndarray, nvalid: np.ndarray, W: np.ndarray, code: int,
+                R: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``R[j, b]``: the coefficient across the drawn systems of item ``j`` on every resample
+    ``b`` of a chunk (``W``: (systems, resamples) weights), NaN where undefined."""
+    S, nb = W.shape
+    cwx, cwy = np.empty((S + 1, nb)), np.empty((S + 1, nb))
+    rx, ry = np.empty((S, nb)), np.empty((S, nb))
+    cx, cy = np.empty(nb, dtype=np.bool_), np.empty(nb, dtype=np.bool_)
+    tx, ty, dx, dy = np.empty(nb), np.empty(nb), np.empty(nb), np.empty(nb)
+    for j in range(Xt.shape[0]):
+        nv = nvalid[j]
+        _ranks(Xt[j], ox[j], sx[j], ex[j], nv, W, cwx, rx, cx, tx, dx)
+        _ranks(Yt[j], oy[j], sy[j], ey[j], nv, W, cwy, ry, cy, ty, dy)
+        n = cwx[nv]
+        if code == 0:
+            _spearman(ox[j], nv, W, rx, ry, n, R[j])
+        else:
+            _kendall(signs[min(j, signs.shape[0] - 1)], ox[j], nv, W, n, tx, ty, dx, dy,
+                     code, R[j])
+        for b in range(nb):
+            if cx[b] or cy[b] or not n[b] >= MIN_PAIRS:
+                R[j, b] = np.nan
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def _item_means(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
+                ex: np.ndarray, oy: np.ndarray, sy: np.ndarray, ey: np.ndarray,
+                signs: np.ndarray, nvalid: np.ndarray, sys_idx: np.ndarray,
+                item_idx: np.ndarray, code: int, chunk: int) -> np.ndarray:  # pragma: no cover
+    """Mean over the drawn items of each resample (``np.nanmean`` of the drawn row), in
+    tasks of ``chunk`` resamples."""
+    B, S_draw = sys_idx.shape
+    n_items, S = Xt.shape
+    I_draw = item_idx.shape[1]
+    out = np.empty(B)
+    for c in prange((B + chunk - 1) // chunk):
+        b0 = c * chunk
+        nb = min(B, b0 + chunk) - b0
+        W = np.zeros((S, nb))
+        for b in range(nb):
+            for k in range(S_draw):
+                W[sys_idx[b0 + b, k], b] += 1.0
+        R = np.empty((n_items, nb))
+        _item_chunk(Xt, Yt, ox, sx, ex, oy, sy, ey, signs, nvalid, W, code, R)
+        buf, stack = np.empty(I_draw), np.empty((64, 3), dtype=np.int64)
+        for b in range(nb):
+            cnt = 0
+            for i in range(I_draw):
+                v = R[item_idx[b0 + b, i], b]
+                if v != v:
+                    buf[i] = 0.0
+                else:
+                    buf[i] = v
+                    cnt += 1
+            out[b0 + b] = (0.0 + _pairwise_sum(buf, I_draw, stack)) / cnt
+    return out
