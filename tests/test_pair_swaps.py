@@ -207,3 +207,62 @@ def test_segment_draws_in_chunks(monkeypatch) -> None:
     want = _reference_all_pairs(mets, H, "segment", masks)
     for key, (_, _, deltas) in want.items():
         np.testing.assert_array_equal(got[key][2], deltas)
+
+
+@pytest.mark.parametrize("S", [1, 2, 11, 16, 25])
+def test_system_kernel_adds_in_einsums_order(S: int) -> None:
+    # the fused system level re-adds einsum's sums over items in numpy's order: equal bit
+    # for bit on every item count around its chunks of 8 and pairs of lanes
+    from nlgeval.correlation.permutation._pair_kernels import einsum_system_sums
+
+    rng = np.random.default_rng(S)
+    for n_items in (1, 2, 7, 8, 9, 15, 16, 17, 100, 178, 1001):
+        m3 = (rng.random((9, S, n_items)) < 0.5).astype(float)
+        D = rng.normal(size=(3, S, n_items)) * np.exp(3 * rng.normal(size=(3, S, n_items)))
+        got = np.empty((9, S, 3))
+        einsum_system_sums(np.ascontiguousarray(m3.transpose(1, 2, 0).astype(np.uint8)), D, got)
+        np.testing.assert_array_equal(got, np.einsum("psi,ksi->psk", m3, D))
+    # and the comparison can fail: a plain sequential sum differs on these magnitudes
+    seq = np.zeros((9, S, 3))
+    for i in range(n_items):
+        seq = seq + m3[:, :, None, i] * D[:, :, i].T[None]
+    assert not np.array_equal(seq, got)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_system_level_fused_or_einsum(fused: bool, monkeypatch) -> None:
+    # the fused pass is taken on a zoo-shaped study (the einsum path would raise), and a
+    # failed check against einsum falls back to it: the same draws both ways
+    from nlgeval.correlation.permutation import _pair_swaps
+
+    H, mets = _zoo(12, 11, 100, 6, "constant-items")
+    masks = compare.swap_masks(H.shape, 300, "both", seed=4)
+    want = _reference_all_pairs(mets, H, "system", masks)
+    if fused:
+        monkeypatch.setattr(_pair_swaps, "_system_part", None)
+    else:
+        monkeypatch.setattr(_pair_swaps, "_same", lambda a, b: False)
+    got = compare._all_pair_deltas(mets, H, "system", "pearson", masks)
+    monkeypatch.undo()
+    for key, (_, _, deltas) in want.items():
+        np.testing.assert_array_equal(got[key][2], deltas)
+
+
+def test_segment_small_group_padded(monkeypatch) -> None:
+    # a group too narrow for one product of all draws is padded with zero columns, not
+    # computed block by block, and gives the blocks' numbers
+    from nlgeval.correlation.permutation import _pair_swaps
+
+    H, mets = _zoo(13, 11, 100, 5, "plain")  # 10 pairs: 30 columns, padded to 1024
+    masks = compare.swap_masks(H.shape, 200, "both", seed=6)
+    calls = []
+    real = _pair_swaps._block_product
+    monkeypatch.setattr(_pair_swaps, "_block_product",
+                        lambda *a: calls.append(1) or real(*a))
+    got = compare._all_pair_deltas(mets, H, "segment", "pearson", masks)
+    monkeypatch.undo()
+    want = _reference_all_pairs(mets, H, "segment", masks)
+    for key, (_, _, deltas) in want.items():
+        np.testing.assert_array_equal(got[key][2], deltas)
+    # the two checked blocks (padded product taken), or those and every block (fallback)
+    assert len(calls) in (2, 2 + 200 // 8)

@@ -229,3 +229,159 @@ def system_swap_r(mD: np.ndarray, cnt: np.ndarray, sa: np.ndarray, sb: np.ndarra
                     ra[j, p] = r
                 else:
                     rb[j, p] = r
+
+
+@njit(cache=True, error_model="numpy")
+def _einsum_dots(mT: np.ndarray, s: int, D: np.ndarray, j: int, lo: int, c: int,
+                 acc0: np.ndarray, acc1: np.ndarray, out: np.ndarray) -> None:
+    """``out[q]`` = ``einsum("psi,ksi->psk")``'s sum over items of mask ``lo + q`` of system
+    ``s`` times ``D[j, s]``, for ``q < c``, in numpy's order (its two-lane SIMD loop over
+    the contiguous item axis: per lane, chunks of four vectors added last to first, then
+    the rest two at a time, then the two lanes; ``_pair_swaps`` checks it against einsum).
+    The 0/1 mask products are exact, so a fused multiply-add gives the same sums."""
+    n_items = D.shape[2]
+    for q in range(c):
+        acc0[q] = 0.0
+        acc1[q] = 0.0
+    i = 0
+    while n_items - i >= 8:
+        d0, d1, d2, d3 = D[j, s, i], D[j, s, i + 1], D[j, s, i + 2], D[j, s, i + 3]
+        d4, d5, d6, d7 = D[j, s, i + 4], D[j, s, i + 5], D[j, s, i + 6], D[j, s, i + 7]
+        for q in range(c):
+            p = lo + q
+            acc0[q] = (((acc0[q] + mT[s, i + 6, p] * d6) + mT[s, i + 4, p] * d4)
+                       + mT[s, i + 2, p] * d2) + mT[s, i, p] * d0
+            acc1[q] = (((acc1[q] + mT[s, i + 7, p] * d7) + mT[s, i + 5, p] * d5)
+                       + mT[s, i + 3, p] * d3) + mT[s, i + 1, p] * d1
+        i += 8
+    while i < n_items:
+        d0 = D[j, s, i]
+        for q in range(c):
+            acc0[q] = acc0[q] + mT[s, i, lo + q] * d0
+        if i + 1 < n_items:
+            d1 = D[j, s, i + 1]
+            for q in range(c):
+                acc1[q] = acc1[q] + mT[s, i + 1, lo + q] * d1
+        i += 2
+    for q in range(c):
+        out[q] = 0.0 + (acc0[q] + acc1[q])
+
+
+@njit(cache=True, error_model="numpy")
+def einsum_system_sums(mT: np.ndarray, D: np.ndarray, out: np.ndarray) -> None:
+    """``einsum("psi,ksi->psk", masks, D)`` into ``out`` (P, S, K) from the (S, I, P)
+    transposed masks ``mT``, by :func:`_einsum_dots` (to check it against einsum)."""
+    S, _, P = mT.shape
+    K = D.shape[0]
+    acc0, acc1, col = np.empty(P), np.empty(P), np.empty(P)
+    for j in range(K):
+        for s in range(S):
+            _einsum_dots(mT, s, D, j, 0, P, acc0, acc1, col)
+            for p in range(P):
+                out[p, s, j] = col[p]
+
+
+@njit(cache=True, error_model="numpy")
+def _column_sums(X: np.ndarray, n: int, c: int, out: np.ndarray) -> None:
+    """``0.0 +`` :func:`_block_sum` of each column ``q < c`` of ``X[:n]`` (n <= 128): the
+    row sums of the (draws, systems) arrays, for ``c`` draws at once."""
+    if n < 8:
+        for q in range(c):
+            res = 0.0
+            for s in range(n):
+                res += X[s, q]
+            out[q] = 0.0 + res
+        return
+    for q in range(c):
+        r0, r1, r2, r3 = X[0, q], X[1, q], X[2, q], X[3, q]
+        r4, r5, r6, r7 = X[4, q], X[5, q], X[6, q], X[7, q]
+        i = 8
+        while i < n - (n % 8):
+            r0 += X[i, q]
+            r1 += X[i + 1, q]
+            r2 += X[i + 2, q]
+            r3 += X[i + 3, q]
+            r4 += X[i + 4, q]
+            r5 += X[i + 5, q]
+            r6 += X[i + 6, q]
+            r7 += X[i + 7, q]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += X[i, q]
+            i += 1
+        out[q] = 0.0 + res
+
+
+_DRAW_CHUNK = 256  # draws of one pass of system_swap_r_masks
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def system_swap_r_masks(mT: np.ndarray, D: np.ndarray, cnt: np.ndarray, sa: np.ndarray,
+                        sb: np.ndarray, sh: np.ndarray, ra: np.ndarray, rb: np.ndarray
+                        ) -> None:
+    """:func:`system_swap_r` fused with the einsum of its permuted system sums: the
+    (S, I, P) transposed masks ``mT`` and the swap differences ``D`` (pairs, S, I) in, the
+    same ``ra``/``rb`` out, without the (draws, systems, pairs) sums in memory; the work is
+    vectorised over draws (S <= 128)."""
+    S, _, P = mT.shape
+    K = D.shape[0]
+    for j in prange(K):
+        w, safe, mh = np.empty(S), np.empty(S), np.empty(S)
+        for s in range(S):
+            w[s] = 1.0 if cnt[j, s] > 0 else 0.0
+            safe[s] = cnt[j, s] if cnt[j, s] >= 1.0 else 1.0
+            mh[s] = sh[j, s] / safe[s]
+        n = _row_sum(w)
+        t = np.empty(S)
+        for s in range(S):
+            t[s] = w[s] * mh[s]
+        sy = _row_sum(t)
+        for s in range(S):
+            t[s] = w[s] * mh[s] * mh[s]
+        syy = _row_sum(t)
+        C = _DRAW_CHUNK
+        acc0, acc1 = np.empty(C), np.empty(C)
+        mD = np.empty((S, C))
+        t1, t2, t3 = np.empty((S, C)), np.empty((S, C)), np.empty((S, C))
+        u1, u2, u3 = np.empty(C), np.empty(C), np.empty(C)
+        for lo in range(0, P, C):
+            c = min(C, P - lo)
+            for s in range(S):
+                _einsum_dots(mT, s, D, j, lo, c, acc0, acc1, mD[s])
+            for half in range(2):
+                for s in range(S):
+                    for q in range(c):
+                        x = (sa[j, s] + mD[s, q]) / safe[s] if half == 0 \
+                            else (sb[j, s] - mD[s, q]) / safe[s]
+                        t1[s, q] = w[s] * x
+                        t2[s, q] = w[s] * x * x
+                        t3[s, q] = w[s] * x * mh[s]
+                _column_sums(t1, S, c, u1)
+                _column_sums(t2, S, c, u2)
+                _column_sums(t3, S, c, u3)
+                for q in range(c):
+                    r = _pearson_one(n, u1[q], u2[q], u3[q], sy, syy)
+                    if half == 0:
+                        ra[j, lo + q] = r
+                    else:
+                        rb[j, lo + q] = r
+
+
+@njit(cache=True, error_model="numpy")
+def segment_swap_r(prod: np.ndarray, n: np.ndarray, sa: np.ndarray, saa: np.ndarray,
+                   sah: np.ndarray, sb: np.ndarray, sbb: np.ndarray, sbh: np.ndarray,
+                   sy: np.ndarray, syy: np.ndarray, ra: np.ndarray, rb: np.ndarray,
+                   d0: int) -> None:
+    """Segment-level r of A* and B* of pair ``j`` and draw ``d0 + q`` from the mask
+    products ``prod`` (3 pairs, draws: D, E, F of each pair) and the pair's unswapped sums:
+    ``_pearson_swaps._r_of`` element by element (the same operations as its arrays)."""
+    K = n.size
+    c = prod.shape[1]
+    for j in range(K):
+        for q in range(c):
+            mD, mE, mF = prod[3 * j, q], prod[3 * j + 1, q], prod[3 * j + 2, q]
+            ra[j, d0 + q] = _pearson_one(n[j], sa[j] + mD, saa[j] + mE, sah[j] + mF,
+                                         sy[j], syy[j])
+            rb[j, d0 + q] = _pearson_one(n[j], sb[j] - mD, sbb[j] - mE, sbh[j] - mF,
+                                         sy[j], syy[j])

@@ -27,6 +27,7 @@ from nlgeval.correlation.permutation.draws import standardise
 PERM_BLOCK = 8
 _SYSTEM_CELLS = 4_000_000  # bound on one system-level (draws, systems, pairs) block
 _SEGMENT_DRAWS = 1024  # draws per segment-level product (a multiple of PERM_BLOCK)
+_PAD_COLUMNS = 1024  # see _block_products
 _ITEM_MAX = 8192  # the compiled item-level mean sums rows as numpy does up to this length
 
 Terms = tuple[np.ndarray, ...]
@@ -142,15 +143,15 @@ def _stack_sums(terms: Sequence[Terms], axis: int | None, which: Sequence[int],
 
 def _segment_draws(terms: Sequence[Terms], m: np.ndarray, memo: dict | None
                    ) -> tuple[np.ndarray, np.ndarray]:
+    # the coefficients of every pair and draw compiled: _r_of's operations element-wise
+    from nlgeval.correlation.permutation._pair_kernels import segment_swap_r
+
     cols = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
-    n, sa, saa, sah, sb, sbb, sbh, sy, syy = (s[:, None] for s in
-                                              _stack_sums(terms, None, range(9), memo))
+    sums = _stack_sums(terms, None, range(9), memo)
     ra, rb = np.empty((len(terms), m.shape[0])), np.empty((len(terms), m.shape[0]))
     for d0 in range(0, m.shape[0], _SEGMENT_DRAWS):  # bounded (pairs, draws) arrays
         prod = _block_products(m[d0:d0 + _SEGMENT_DRAWS], cols)
-        mD, mE, mF = prod[0::3], prod[1::3], prod[2::3]
-        ra[:, d0:d0 + _SEGMENT_DRAWS] = _r_of(n, sa + mD, saa + mE, sah + mF, sy, syy)
-        rb[:, d0:d0 + _SEGMENT_DRAWS] = _r_of(n, sb - mD, sbb - mE, sbh - mF, sy, syy)
+        segment_swap_r(prod, *sums, ra, rb, d0)  # type: ignore[call-arg, arg-type]  # numba
     return ra, rb
 
 
@@ -177,14 +178,21 @@ def _block_products(m: np.ndarray, cols: np.ndarray) -> np.ndarray:
     the first and the last block are computed as the block code does and compared with the
     whole product: if either differs in any bit, every block is computed on its own.
     """
-    P = m.shape[0]
+    P, N = m.shape[0], cols.shape[0]
     if P > PERM_BLOCK:
-        whole = (m @ cols.T).T
         last = (P - 1) // PERM_BLOCK * PERM_BLOCK
-        if all(_same(whole[:, b0:b0 + PERM_BLOCK], _block_product(m, cols, b0))
-               for b0 in (0, last)):
-            return whole
-    prod = np.empty((cols.shape[0], P))
+        firsts = [_block_product(m, cols, b0) for b0 in (0, last)]
+        # a narrow product of all draws can take another order than its blocks (a small
+        # group of pairs): then the same columns padded with zeros to _PAD_COLUMNS, whose
+        # products (one per column, whatever the other columns) are often the blocks' own
+        for width in dict.fromkeys((N, max(N, _PAD_COLUMNS))):
+            padded = cols if width == N else np.concatenate(
+                [cols, np.zeros((width - N, cols.shape[1]))])
+            whole = (m @ padded.T).T[:N]
+            if all(_same(whole[:, b0:b0 + PERM_BLOCK], f)
+                   for b0, f in zip((0, last), firsts, strict=True)):
+                return whole
+    prod = np.empty((N, P))
     for b0 in range(0, P, PERM_BLOCK):
         prod[:, b0:b0 + PERM_BLOCK] = _block_product(m, cols, b0)
     return prod
@@ -192,9 +200,16 @@ def _block_products(m: np.ndarray, cols: np.ndarray) -> np.ndarray:
 
 def _system_draws(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    P, S = m3.shape[:2]
-    step = max(1, _SYSTEM_CELLS // max(1, P * S))
-    parts = [_system_part(terms[k:k + step], m3, memo) for k in range(0, len(terms), step)]
+    P, S, n_items = m3.shape
+    if 2 <= P and S <= 128 and n_items <= _ITEM_MAX and bool(((m3 == 0) | (m3 == 1)).all()):
+        # 0/1 masks: the einsum's sums fused into the compiled pass (checked against einsum)
+        mT = np.ascontiguousarray(m3.transpose(1, 2, 0).astype(np.uint8))
+        step = max(1, _SYSTEM_CELLS // max(1, S * n_items))
+        parts = [_system_part_fused(terms[k:k + step], m3, mT, memo)
+                 for k in range(0, len(terms), step)]
+    else:
+        step = max(1, _SYSTEM_CELLS // max(1, P * S))
+        parts = [_system_part(terms[k:k + step], m3, memo) for k in range(0, len(terms), step)]
     return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
 
 
@@ -209,6 +224,30 @@ def _system_part(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
     ra = np.empty((len(terms), m3.shape[0]))
     rb = np.empty_like(ra)
     system_swap_r(mD, cnt, sa, sb, sh, ra, rb)
+    return ra, rb
+
+
+def _system_part_fused(terms: Sequence[Terms], m3: np.ndarray, mT: np.ndarray,
+                       memo: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_system_part` with the einsum inside the compiled pass (``mT``: the 0/1 masks
+    as (systems, items, draws) bytes). The kernel adds in numpy's einsum order; the sums of
+    the first draws are compared with einsum's bit for bit, and on any difference (another
+    numpy or CPU) the part is computed by :func:`_system_part`."""
+    from nlgeval.correlation.permutation._pair_kernels import (
+        einsum_system_sums,
+        system_swap_r_masks,
+    )
+
+    D = np.ascontiguousarray(np.stack([t[4] for t in terms]))
+    few = min(m3.shape[0], PERM_BLOCK)
+    mine = np.empty((few, m3.shape[1], len(terms)))
+    einsum_system_sums(np.ascontiguousarray(mT[:, :, :few]), D, mine)
+    if not _same(mine, np.einsum("psi,ksi->psk", m3[:few], D)):
+        return _system_part(terms, m3, memo)
+    cnt, sa, sb, sh = _stack_sums(terms, 1, (0, 1, 4, 7), memo)
+    ra = np.empty((len(terms), m3.shape[0]))
+    rb = np.empty_like(ra)
+    system_swap_r_masks(mT, D, cnt, sa, sb, sh, ra, rb)
     return ra, rb
 
 
