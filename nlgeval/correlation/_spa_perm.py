@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from nlgeval.correlation._pairwise_kernels import (
     _PERM_RTOL,
@@ -35,7 +35,6 @@ _CHUNK_ELEMENTS = 4_000_000
 #: Bytes of metric-side counts kept between calls (least recently used dropped first).
 _CACHE_BYTES = 64 * 2**20
 _cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
-_NO_V = np.zeros((1, 1, 1, 1))
 
 
 @njit(cache=True)
@@ -72,34 +71,90 @@ def _count_pairs(null_a: np.ndarray, obs_a: np.ndarray, null_sum: np.ndarray,
                 out[q, start + d, p] = r[q]
 
 
-@njit(cache=True, parallel=True)
-def _count_groups(U: np.ndarray, V: np.ndarray, has_v: bool, member: np.ndarray, ii: np.ndarray,
-                  jj: np.ndarray, obs_a: np.ndarray, null_sum: np.ndarray, obs_sum: np.ndarray,
-                  tol: np.ndarray, out: np.ndarray, start: int) -> None:
+@njit(cache=True)
+def _count_sums(U: np.ndarray, V: np.ndarray, has_v: bool, member: np.ndarray, ii: np.ndarray,
+                jj: np.ndarray, obs_a: np.ndarray, null_sum: np.ndarray, obs_sum: np.ndarray,
+                tol: np.ndarray, out: np.ndarray, start: int) -> None:
     """Counts from the permuted system sums ``U + V`` (groups, S, c, K) of A* per missingness
-    pattern (``V`` left out when ``has_v`` is False): a pair's delta is the sum over
-    the patterns it takes part in (``member``) of ``sums[g, i] - sums[g, j]``, added in pattern
-    order from 0.0 as the array code does. Pairs run in parallel (integer counts: the result
-    does not depend on the threads)."""
-    G, _, c, K = U.shape
-    for p in prange(ii.size):
-        i, j = ii[p], jj[p]
-        na = np.empty(K)
-        for d in range(c):
-            na[:] = 0.0
-            for g in range(G):
-                if member[g, p]:
-                    if has_v:
-                        for k in range(K):
-                            na[k] += ((U[g, i, d, k] + V[g, i, d, k])
-                                      - (U[g, j, d, k] + V[g, j, d, k]))
-                    else:
-                        for k in range(K):
-                            na[k] += U[g, i, d, k] - U[g, j, d, k]
-            o = obs_a[p, d]
-            r = _count_row(na, null_sum[p], o, obs_sum[p] - o, tol[p])
+    pattern (``V`` left out when ``has_v`` is False): a pair's delta is the sum over the
+    patterns it takes part in (``member``) of ``W[g, i] - W[g, j]``, ``W = U + V``, added in
+    pattern order (as the array code, from 0.0: the sign of a zero, the only difference, does
+    not change a comparison). Per draw ``W`` is formed once (it stays in cache), then one
+    fused pass per pair for pairs in one or two patterns (complete data, one missing cell),
+    else through a buffer. Serial on purpose: threads spinning in worker processes cost more
+    than they save."""
+    G, S, c, K = U.shape
+    W = np.empty((G, S, K))
+    na = np.empty(K)
+    gs = np.zeros((ii.size, G), dtype=np.int64)
+    n_g = np.zeros(ii.size, dtype=np.int64)
+    for p in range(ii.size):
+        for g in range(G):
+            if member[g, p]:
+                gs[p, n_g[p]] = g
+                n_g[p] += 1
+    for d in range(c):
+        for g in range(G):
+            for s in range(S):
+                if has_v:
+                    for k in range(K):
+                        W[g, s, k] = U[g, s, d, k] + V[g, s, d, k]
+                else:
+                    W[g, s, :] = U[g, s, d, :]
+        for p in range(ii.size):
+            i, j, ns, o = ii[p], jj[p], null_sum[p], obs_a[p, d]
+            g0, g1 = gs[p, 0], gs[p, 1 if G > 1 else 0]
+            if n_g[p] == 1:
+                r = _count_diff(W[g0, i], W[g0, j], ns, o, obs_sum[p] - o, tol[p])
+            elif n_g[p] == 2:
+                r = _count_two(W[g0, i], W[g0, j], W[g1, i], W[g1, j], ns, o,
+                               obs_sum[p] - o, tol[p])
+            else:
+                na[:] = 0.0
+                for q in range(n_g[p]):
+                    for k in range(K):
+                        na[k] += W[gs[p, q], i, k] - W[gs[p, q], j, k]
+                r = _count_row(na, ns, o, obs_sum[p] - o, tol[p])
             for q in range(4):
                 out[q, start + d, p] = r[q]
+
+
+@njit(cache=True)
+def _count_diff(wi: np.ndarray, wj: np.ndarray, ns: np.ndarray, o: float, ob: float, t: float
+                ) -> tuple[int, int, int, int]:
+    """:func:`_count_row` of the deltas ``wi - wj`` without storing them."""
+    lo_a, hi_a, lo_b, hi_b = o - t, o + t, ob - t, ob + t
+    fa = 0
+    ra = 0
+    fb = 0
+    rb = 0
+    for k in range(wi.size):
+        x = wi[k] - wj[k]
+        y = ns[k] - x
+        fa += x >= lo_a
+        ra += x <= hi_a
+        fb += y >= lo_b
+        rb += y <= hi_b
+    return fa, ra, fb, rb
+
+
+@njit(cache=True)
+def _count_two(ai: np.ndarray, aj: np.ndarray, bi: np.ndarray, bj: np.ndarray, ns: np.ndarray,
+               o: float, ob: float, t: float) -> tuple[int, int, int, int]:
+    """:func:`_count_row` of the deltas ``(ai - aj) + (bi - bj)`` without storing them."""
+    lo_a, hi_a, lo_b, hi_b = o - t, o + t, ob - t, ob + t
+    fa = 0
+    ra = 0
+    fb = 0
+    rb = 0
+    for k in range(ai.size):
+        x = (ai[k] - aj[k]) + (bi[k] - bj[k])
+        y = ns[k] - x
+        fa += x >= lo_a
+        ra += x <= hi_a
+        fb += y >= lo_b
+        rb += y <= hi_b
+    return fa, ra, fb, rb
 
 
 def _key(A0: np.ndarray, B0: np.ndarray, design: _SignFlipDesign, M: np.ndarray,
@@ -135,8 +190,8 @@ def swap_counts(
             _count_pairs(null_a, np.ascontiguousarray(obs_a), null_sum, obs_sum, tol, out, done)
         else:
             sums, obs_a = _group_sums(pa, design, plan)
-            _count_groups(sums, _NO_V, False, member, design.ii, design.jj, obs_a, null_sum,
-                          obs_sum, tol, out, done)
+            _count_sums(sums, sums, False, member, design.ii, design.jj, obs_a, null_sum,
+                        obs_sum, tol, out, done)
         done += len(m)
     if key is not None:
         _remember(key, out)
@@ -169,13 +224,13 @@ def _pair_setup(A0: np.ndarray, B0: np.ndarray, design: _SignFlipDesign, plan: _
     return tol, null_sum, obs_sum, member, out
 
 
-def _group_sums(Z: np.ndarray, design: _SignFlipDesign, plan: _Plan
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _group_sums(Z: np.ndarray, design: _SignFlipDesign, plan: _Plan,
+                out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Permuted system sums per missingness pattern, (groups, S, c, K), and the observed pair
     deltas (pairs, c): the first half of ``_sign_flip_null`` in "patterns" mode, same products
-    and sums, without forming the (pairs, c, K) deltas."""
+    and sums, without forming the (pairs, c, K) deltas (``out``: a buffer to reuse)."""
     c, S = Z.shape[:2]
-    sums = np.empty((len(plan.groups), S, c, plan.K))
+    sums = _view(out, (len(plan.groups), S, c, plan.K))
     obs = np.zeros((design.ii.size, c))
     for gi, g in enumerate(plan.groups):
         Zg = Z if g.cols is None else Z[:, :, g.cols]
@@ -263,20 +318,45 @@ def prime_pairs(
     setups = {(a, b): _pair_setup(Z[a], Z[b], design, plan, n_resamples)
               for a, b, _ in todo}
     used = sorted({a for a, _, _ in todo} | {b for _, b, _ in todo})
-    full = {x: _group_sums(Z[x][None], design, plan) for x in used}
     chunk = max(1, _CHUNK_ELEMENTS // (2 * len(used) * G * S * K))
-    done = 0
-    for m in iter_swap_masks(ok.shape, n_resamples, scheme, seed, chunk=chunk):
-        mk = m[:, :, keep]
-        V, U = {}, {}
-        for x in used:
-            V[x] = _group_sums(np.where(mk, Z[x], 0.0), design, plan)
-            U[x] = (full[x][0] - V[x][0], full[x][1] - V[x][1])
-        for a, b, _ in todo:
-            tol, null_sum, obs_sum, member, out = setups[(a, b)]
-            _count_groups(U[a][0], V[b][0], True, member, design.ii, design.jj,
-                          U[a][1] + V[b][1], null_sum, obs_sum, tol, out, done)
-        done += len(m)
+    masks = iter_swap_masks(ok.shape, n_resamples, scheme, seed, chunk=chunk)
+    _prime_chunks(masks, Z, used, [(a, b, setups[(a, b)]) for a, b, _ in todo], design, plan,
+                  chunk)
     for a, b, key in todo:
         _remember(key, setups[(a, b)][4])
     return len(todo)
+
+
+def _view(buf: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """The first elements of a flat buffer as an array of ``shape`` (a new array without
+    one): chunks reuse their buffers instead of faulting fresh pages in."""
+    if buf is None:
+        return np.empty(shape)
+    return buf[:int(np.prod(shape))].reshape(shape)
+
+
+def _prime_chunks(masks: Iterator[np.ndarray], Z: list[np.ndarray], used: list[int],
+                  todo: list[tuple[int, int, tuple[np.ndarray, ...]]],
+                  design: _SignFlipDesign, plan: _Plan, chunk: int) -> None:
+    """The chunk loop of :func:`prime_pairs`: per chunk of draws each metric's sums over the
+    swapped cells (``V``) and over the others (``U = full - V``), then per pair the counts of
+    ``U_a + V_b`` -- the same float operations as before, into reused buffers."""
+    keep = design.keep
+    G, S, K = len(plan.groups), design.n_systems, plan.K
+    size = G * S * chunk * K
+    full = {x: _group_sums(Z[x][None], design, plan) for x in used}
+    vbuf = {x: np.empty(size) for x in used}
+    ubuf = {x: np.empty(size) for x in used}
+    done = 0
+    for m in masks:
+        mk = m[:, :, keep]
+        shape = (G, S, len(m), K)
+        V, U = {}, {}
+        for x in used:
+            V[x] = _group_sums(np.where(mk, Z[x], 0.0), design, plan, vbuf[x])
+            U[x] = (np.subtract(full[x][0], V[x][0], out=_view(ubuf[x], shape)),
+                    full[x][1] - V[x][1])
+        for a, b, (tol, null_sum, obs_sum, member, out) in todo:
+            _count_sums(U[a][0], V[b][0], True, member, design.ii, design.jj,
+                        U[a][1] + V[b][1], null_sum, obs_sum, tol, out, done)
+        done += len(m)
