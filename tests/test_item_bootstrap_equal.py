@@ -147,3 +147,52 @@ def test_the_comparison_can_fail() -> None:
     b = item_rank_bootstrap(X2, Y, si, ii, "spearman")
     assert not np.array_equal(a, b, equal_nan=True)
     assert np.array_equal(b, gathered(X2, Y, si, ii, "spearman"), equal_nan=True)
+
+
+@pytest.mark.parametrize("scheme", ["systems", "items", "both"])
+def test_system_level_spearman_equals_ranking_the_batch(scheme: str) -> None:
+    """The compiled system-level Spearman bootstrap against the previous path (the drawn
+    systems' rows of the resampled means, ranked by ``batch_correlation``) and against the
+    gathered stacks' ``level_statistic``."""
+    from nlgeval.correlation._resampled_means import _resampled_system_means
+    from nlgeval.correlation.coefficients import batch_correlation
+
+    rng = np.random.default_rng({"systems": 7, "items": 8, "both": 9}[scheme])
+    for case in range(80):
+        S = int(rng.integers(2, 40)) if case % 10 else 45
+        n_it = int(rng.integers(1, 25))
+        X, Y = random_case(rng, case % 8, S, n_it)
+        if case % 8 == 1:  # equal system means are common with integer scores
+            X[:, :] = rng.integers(0, 2, size=(S, 1))
+        si, ii = resample_indices(S, n_it, int(rng.integers(1, 40)), scheme, case)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            new = bootstrap_distribution(X, Y, "system", "spearman", si, ii)
+            mx, my = _resampled_system_means(X, Y, ii)
+            rows = np.arange(si.shape[0])[:, None]
+            old = batch_correlation(mx[rows, si], my[rows, si], "spearman")
+            stacked = level_statistic(X[si[:, :, None], ii[:, None, :]],
+                                      Y[si[:, :, None], ii[:, None, :]], "system", "spearman")
+        assert np.array_equal(new, old, equal_nan=True), (scheme, case)
+        assert np.array_equal(new, stacked, equal_nan=True), (scheme, case)
+
+
+def test_resampled_system_means_equal_the_gathered_sums() -> None:
+    """The compiled resampled system means against the previous numpy expression (the
+    (b, S, I) gather, ``sum(axis=-1) / cnt``), including rows of more than 128 and more
+    than 8,192 items (numpy's pairwise summation and its blocks)."""
+    from nlgeval.correlation._resampled_means import _system_means_of_resamples, resample_counts
+
+    rng = np.random.default_rng(10)
+    for case, (S, n_it, B) in enumerate([(11, 100, 50), (5, 7, 30), (3, 300, 20),
+                                         (2, 9000, 3), (6, 1, 10), (14, 129, 12)]):
+        X, _ = random_case(rng, case % 8, S, n_it)
+        ok = np.isfinite(X) & (rng.random((S, n_it)) > 0.1)
+        Zz = np.where(ok, X, 0.0)
+        _, ii = resample_indices(S, n_it, B, "both", case)
+        new = _system_means_of_resamples(Zz, ok, ii)
+        cnt = resample_counts(ii, n_it) @ ok.T.astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            old = Zz[np.arange(S)[None, :, None], ii[:, None, :]].sum(axis=-1) / cnt
+        old = np.where(cnt > 0, old, np.nan)
+        assert np.array_equal(new, old, equal_nan=True), (S, n_it)

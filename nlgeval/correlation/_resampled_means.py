@@ -64,23 +64,18 @@ def _system_means_of_resamples(
 
     ``Zz``: the scores with incomplete cells set to 0. Bitwise equal to
     :func:`~nlgeval.correlation.levels.system_means` of every resampled (B, S, I) stack -- the
-    same sums over the same items in the same (B, S, I) layout, which decides numpy's summation
-    order -- but for the S distinct systems instead of the drawn ones; the resampled systems
-    are then rows of the result. (Products with resample
-    counts would be faster but round differently, which reorders systems whose means are equal
-    in exact arithmetic and so changes rank coefficients.)
+    same sums over the same items in the order numpy sums a contiguous row (pairwise), in one
+    compiled pass without the stack (:func:`._item_bootstrap.resampled_row_means`; tested) --
+    but for the S distinct systems instead of the drawn ones; the resampled systems are then
+    rows of the result. (Products with resample counts would be faster but round
+    differently, which reorders systems whose means are equal in exact arithmetic and so
+    changes rank coefficients.)
     """
-    B, S = item_idx.shape[0], Zz.shape[0]
-    out = np.empty((B, S))
-    cnt = resample_counts(item_idx, Zz.shape[1]) @ ok.T.astype(float)  # exact small integers
-    rows = np.arange(S)[None, :, None]
-    chunk = max(1, _CELLS_PER_CHUNK // max(1, Zz.size))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for b0 in range(0, B, chunk):
-            # the (b, S, I) layout: an (S, b, I) gather sums in another order (tested)
-            ii = item_idx[b0:b0 + chunk, None, :]
-            out[b0:b0 + chunk] = Zz[rows, ii].sum(axis=-1) / cnt[b0:b0 + chunk]
-    return np.where(cnt > 0, out, np.nan)
+    # numba is imported only when a system-level rank bootstrap asks for it (start-up time)
+    from nlgeval.correlation._item_bootstrap import resampled_row_means
+
+    return resampled_row_means(np.ascontiguousarray(Zz, dtype=float), np.ascontiguousarray(ok),
+                               np.ascontiguousarray(item_idx, dtype=np.int64))
 
 
 def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:

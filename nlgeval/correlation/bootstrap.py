@@ -225,6 +225,10 @@ def bootstrap_distribution(
         # resampled system means per distinct system, then the resampled systems' rows: a
         # (B, S) problem for batch_correlation instead of a (B, S, I) stack
         mx, my = _resampled_system_means(X, Y, item_idx)
+        if coefficient == "spearman" and sys_idx.shape[1] <= 20_000:  # sums exact: compiled
+            from nlgeval.correlation._item_bootstrap import system_spearman_bootstrap
+
+            return system_spearman_bootstrap(mx, my, sys_idx)
         rows = np.arange(sys_idx.shape[0])[:, None]
         return batch_correlation(mx[rows, sys_idx], my[rows, sys_idx], coefficient)
     return _item_level(X, Y, coefficient, sys_idx, item_idx)
