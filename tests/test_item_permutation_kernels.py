@@ -190,3 +190,30 @@ def test_the_reference_can_fail() -> None:
     Xc, Yc, okc = _packed(X, Y)
     _, ref = _old_draws(X, Y, "pearson", 50, 0)
     assert not np.array_equal(levels._permutation_means(Xc, Yc, "pearson", okc, 50, 1), ref)
+
+
+def test_recent_shuffles_are_kept_and_give_the_reference() -> None:
+    """Metrics with missing cells of their own alternate with complete ones: the shuffles
+    of the last few patterns are reused (the same arrays), the p-values stay the reference's."""
+    rng = np.random.default_rng(12)
+    levels._SHUFFLES.clear()
+    Y = rng.normal(size=(7, 9))
+    metrics = []
+    for k in range(6):
+        X = Y + rng.normal(size=Y.shape)
+        if k % 2:
+            X[rng.random(X.shape) < 0.2] = np.nan  # a pattern of its own
+        metrics.append(X)
+    for _ in range(2):
+        for X in metrics[:4]:  # two patterns of their own and the complete one
+            for coef in COEFFICIENTS:
+                _check(X, Y, coef, 30, 0)
+    assert len(levels._SHUFFLES) == 3
+    okc = _packed(metrics[1], Y)[2]
+    assert levels._permutation_chunks(okc, 30, 0) is levels._permutation_chunks(okc, 30, 0)
+    for X in metrics[4:] + [Y + 1.0, np.where(Y > 1.5, np.nan, Y)]:
+        _check(X, Y, "pearson", 30, 0)
+    assert len(levels._SHUFFLES) == levels._SHUFFLES_KEPT
+    kept = [k[3] for k in levels._SHUFFLES]
+    assert okc.tobytes() in kept  # used again above: kept
+    assert _packed(metrics[3], Y)[2].tobytes() not in kept  # the least recently used left

@@ -338,8 +338,11 @@ def _permutation_means(Xc: np.ndarray, Yc: np.ndarray, coefficient: str, okc: np
 
 #: the within-item shuffles of the last seeded call that fit in one chunk: they depend only
 #: on the seed, the number of permutations and the complete-cell pattern, which every metric
-#: of a criterion usually shares, so the metrics of a study draw and sort them once
+#: of a criterion usually shares, so the metrics of a study draw and sort them once; the
+#: last :data:`_SHUFFLES_KEPT` patterns are kept (metrics with missing cells of their own
+#: alternate with complete ones), 2-byte indices: at most 4 x 8 MB
 _SHUFFLES: dict[tuple[object, ...], list[np.ndarray]] = {}
+_SHUFFLES_KEPT = 4
 _CHUNK_CELLS = 4_000_000
 
 
@@ -349,7 +352,7 @@ def _permutation_chunks(okc: np.ndarray, n_resamples: int, seed: int | None
 
     Each chunk shuffles the first ``m_i`` (complete) cells of every item: random keys, the
     incomplete cells' keys set to +inf, ``argsort``. A seeded call whose permutations fit in
-    one chunk reuses the arrays of the previous call with the same seed, n_resamples and
+    one chunk reuses the arrays of a recent call with the same seed, n_resamples and
     pattern (read-only; the same numbers as drawing them again).
     """
     n_items, n_sys = okc.shape
@@ -357,8 +360,9 @@ def _permutation_chunks(okc: np.ndarray, n_resamples: int, seed: int | None
     key = None
     if isinstance(seed, (int, np.integer)) and chunk == n_resamples:
         key = (int(seed), n_resamples, okc.shape, okc.tobytes())
-        cached = _SHUFFLES.get(key)
+        cached = _SHUFFLES.pop(key, None)
         if cached is not None:
+            _SHUFFLES[key] = cached  # the most recently used last
             return cached
     rng = np.random.default_rng(seed)
     out, done = [], 0
@@ -372,8 +376,9 @@ def _permutation_chunks(okc: np.ndarray, n_resamples: int, seed: int | None
         done += b
     if key is not None:
         out[0].flags.writeable = False
-        _SHUFFLES.clear()
         _SHUFFLES[key] = out
+        while len(_SHUFFLES) > _SHUFFLES_KEPT:
+            del _SHUFFLES[next(iter(_SHUFFLES))]  # the least recently used
     return out
 
 
