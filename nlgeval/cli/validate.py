@@ -156,7 +156,7 @@ def validate(
     # long only through its option declarations; the body is settings -> inputs -> study ->
     # report, each a named step below
     setup(quiet)
-    from nlgeval.report.writer import figure_formats
+    from nlgeval.report.writer import figure_drawer, figure_formats
 
     fig_formats = figure_formats(figures)  # checked before any data is read
     settings = _settings(
@@ -172,14 +172,20 @@ def validate(
         lower_is_better=split_list(lower_is_better) or [], min_coverage=min_coverage,
         backend=backend, workers=workers, scheduler=scheduler,
     )
-    t0 = time.perf_counter()
-    corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
-    settings = _with_human_systems(settings, human_systems, human)
-    t_load = time.perf_counter() - t0
-    study = _run_study(corp, _metric_list(metrics, human, corp, ext), settings, ext, quiet)
-    study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
-    out_dir = out if out is not None else Path("reports") / corp.name
-    _write_and_show(study, corp.name, out_dir, fig_formats, as_json, quiet)
+    # the figure process imports matplotlib while the corpus is loaded and scored
+    drawer = figure_drawer(fig_formats)
+    try:
+        t0 = time.perf_counter()
+        corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
+        settings = _with_human_systems(settings, human_systems, human)
+        t_load = time.perf_counter() - t0
+        study = _run_study(corp, _metric_list(metrics, human, corp, ext), settings, ext, quiet)
+        study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
+        out_dir = out if out is not None else Path("reports") / corp.name
+        _write_and_show(study, corp.name, out_dir, fig_formats, as_json, quiet, drawer)
+    finally:
+        if drawer is not None:
+            drawer.close()
 
 
 def _with_human_systems(settings: Any, human_systems: str | None, human: Path | None) -> Any:
@@ -206,11 +212,13 @@ def _run_study(corp: Any, metrics: list[str] | None, settings: Any, ext: Any,
 
 
 def _write_and_show(study: Any, corpus_name: str, out_dir: Path, fig_formats: Any,
-                    as_json: bool, quiet: bool) -> None:
-    """Write the report directory, then print the JSON object or the summary."""
+                    as_json: bool, quiet: bool, drawer: Any = None) -> None:
+    """Write the report directory (the figures drawn by ``drawer`` when one was started),
+    then print the JSON object or the summary."""
     from nlgeval.report import write_report
 
-    write_report(study, out_dir, extra_record={"argv": sys.argv[1:]}, figures=fig_formats)
+    write_report(study, out_dir, extra_record={"argv": sys.argv[1:]}, figures=fig_formats,
+                 drawer=drawer)
     if as_json:
         full = study.to_dict()
         emit_json({"corpus": corpus_name, "out": str(out_dir),

@@ -18,6 +18,7 @@ driven by one :class:`~nlgeval.report.settings.ValidationSettings`:
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from nlgeval.report.differences import significant_differences
 from nlgeval.report.notes import correlation_notes, direction_notes
 from nlgeval.report.prepare import (
     DEFAULT_METRICS,
+    PreparedScores,
     ScoreInputs,
     prepare_scores,
     reference_systems,
@@ -51,7 +53,7 @@ from nlgeval.report.tables import (
     published_table,
     segments_frame,
 )
-from nlgeval.report.tasks import correlate_criteria as _correlate
+from nlgeval.report.tasks import start_criteria as _start_correlations
 from nlgeval.report.verdict import study_verdict
 from nlgeval.results import Result
 
@@ -301,26 +303,24 @@ def run_study(
     # refuse, in one line, a study that will not fit in memory (before the statistics)
     check_study_memory(estimate_study_memory(len(prep.systems), len(prep.rated_items),
                                              len(prep.metrics), len(prep.criteria)))
-    with timings.step("correlations"):
-        corr, comps, clus, boards, missing = _correlate(prep, settings)
+    # the correlations run on the worker processes (process backend) while this process
+    # computes the stages that do not need them; "correlations" is the stage's wall time
+    timings["correlations"] = 0.0  # first in run.json, as the stage order reads
+    t0 = time.perf_counter()
+    pending = _start_correlations(prep, settings)
+    overlapped = pending.running
+    timings["correlations"] = time.perf_counter() - t0
+    try:
+        metric_sys, human_sys, hum_corr, rater_df, ceilings, sig_df, sig_notes = \
+            _independent_stages(corpus, prep, settings, timings)
+        corr, comps, clus, boards, missing = pending.result()
+    finally:
+        pending.cancel()
+    if overlapped:
+        timings["correlations"] = time.perf_counter() - t0
     corr, comps, clus = apply_corrections(corr, comps, clus, settings.correction, settings.alpha)
     notes = [*prep.notes, *correlation_notes(missing, corr, prep.criteria),
-             *direction_notes(corr, prep.higher_is_better, settings.alpha)]
-    with timings.step("tables"):
-        metric_sys = metric_system_table(prep.segments, prep.corpus_scores, prep.metrics,
-                                         corpus.systems, prep.human)
-        human_sys = human_system_table(prep.human, prep.criteria, prep.excluded,
-                                       prep.human_systems)
-    with timings.step("human references"):
-        hum_corr, rater_df, ceilings = human_references(corpus.ratings, prep, settings)
-    sig_df = None
-    if settings.table9:
-        with timings.step("significant differences"):
-            seg, human = prep.segments, prep.human
-            sig_df = significant_differences(
-                seg[seg["system"].isin(prep.systems) & ~seg["metric"].isin(prep.system_only)],
-                human[human["system"].isin(prep.systems)], prep.criteria,
-                prep.higher_is_better, settings.alpha, notes, prep.bound)
+             *direction_notes(corr, prep.higher_is_better, settings.alpha), *sig_notes]
     per_output = [m for m in prep.metrics if m not in prep.system_only]
     published = None
     if is_webnlg2020(corpus.name):
@@ -341,6 +341,28 @@ def run_study(
             settings.levels), rater_df, settings.alpha, ceilings), exclusions=prep.exclusions,
         reference_check=prep.reference_check, human_systems=prep.human_systems, bound=prep.bound,
     )
+
+
+def _independent_stages(corpus: Corpus, prep: PreparedScores, settings: ValidationSettings,
+                        timings: Timings) -> tuple[Any, ...]:
+    """The stages that do not need the correlations, each timed: the system tables, the human
+    references and Table 9 (its notes returned apart, to follow the correlation notes)."""
+    with timings.step("tables"):
+        metric_sys = metric_system_table(prep.segments, prep.corpus_scores, prep.metrics,
+                                         corpus.systems, prep.human)
+        human_sys = human_system_table(prep.human, prep.criteria, prep.excluded,
+                                       prep.human_systems)
+    with timings.step("human references"):
+        hum_corr, rater_df, ceilings = human_references(corpus.ratings, prep, settings)
+    sig_df, sig_notes = None, list[str]()
+    if settings.table9:
+        with timings.step("significant differences"):
+            seg, human = prep.segments, prep.human
+            sig_df = significant_differences(
+                seg[seg["system"].isin(prep.systems) & ~seg["metric"].isin(prep.system_only)],
+                human[human["system"].isin(prep.systems)], prep.criteria,
+                prep.higher_is_better, settings.alpha, sig_notes, prep.bound)
+    return metric_sys, human_sys, hum_corr, rater_df, ceilings, sig_df, sig_notes
 
 
 def example_study() -> ValidationStudy:

@@ -7,13 +7,15 @@ numbers do not depend on the backend or the number of workers.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from nlgeval.parallel import get_backend, map_tasks, single_blas_thread
+from nlgeval.parallel import ProcessPoolBackend, get_backend, map_tasks, single_blas_thread
 from nlgeval.progress import is_quiet, progress_bar
 from nlgeval.report.criterion_split import split_criteria
 from nlgeval.report.meta import wanted
@@ -30,10 +32,12 @@ from nlgeval.report.stages import (
     metric_comparisons,
 )
 
+#: What stages 2-3 give: correlations, comparisons, clusters, leaderboards, missing counts.
+Correlated = tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame],
+                   dict[str, Any]]
 
-def correlate_criteria(
-    prep: PreparedScores, settings: ValidationSettings
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any]]:
+
+def correlate_criteria(prep: PreparedScores, settings: ValidationSettings) -> Correlated:
     """Stages 2-3 for every criterion: correlations, comparisons, clusters, leaderboards, and
     the missing-output counts per ``metric|criterion``.
 
@@ -43,22 +47,80 @@ def correlate_criteria(
     criterion by criterion (coefficients first, then the meta-evaluation statistics), the
     order of the correlations table and comparisons.csv.
     """
-    per_criterion = len(prep.metrics) * (
-        len(settings.levels) * len(settings.coefficients)
-        + len(wanted(settings.meta_statistics, settings.levels)))
+    return start_criteria(prep, settings).result()
+
+
+class PendingCriteria:
+    """Stages 2-3 started by :func:`start_criteria`: :meth:`result` waits for them (and shuts
+    the worker processes down), :meth:`cancel` drops them."""
+
+    def __init__(self, prep: PreparedScores, settings: ValidationSettings,
+                 futures: list[Any] | None = None, pool: Any = None,
+                 parts: list[_CriterionPart] | None = None) -> None:
+        self._prep, self._settings = prep, settings
+        self._futures, self._pool, self._parts = futures or [], pool, parts
+
+    @property
+    def running(self) -> bool:
+        """Whether worker processes are computing (else the tables are already there)."""
+        return self._pool is not None
+
+    def result(self) -> Correlated:
+        """The tables of :func:`correlate_criteria` (waits for the workers)."""
+        if self._pool is not None:
+            try:
+                with progress_bar(len(self._futures),
+                                  "correlations + bootstrap (criteria)") as bar:
+                    for _ in as_completed(self._futures):
+                        bar.advance(1)
+                self._parts = [f.result() for f in self._futures]
+            finally:
+                self.cancel()
+        return _combine(self._parts or [])
+
+    def cancel(self) -> None:
+        """Shut the worker processes down (idempotent)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def start_criteria(prep: PreparedScores, settings: ValidationSettings) -> PendingCriteria:
+    """Start stages 2-3 of every criterion (:func:`correlate_criteria`). On the process backend
+    the criteria are handed to the worker processes and this returns at once, so the caller
+    can run the stages that do not need the correlations (the human references, Table 9)
+    while the workers compute; on the other backends they are computed here, now. The
+    numbers are the same either way (each task is seeded from the settings alone)."""
     tasks = [_CriterionTask(prep, settings, crit) for crit in prep.criteria]
     if settings.backend == "serial":
+        per_criterion = len(prep.metrics) * (
+            len(settings.levels) * len(settings.coefficients)
+            + len(wanted(settings.meta_statistics, settings.levels)))
         with progress_bar(len(tasks) * per_criterion, "correlations + bootstrap") as bar:
-            parts = [task(bar) for task in tasks]
-    else:
-        backend = get_backend(settings.backend, settings.workers, settings.scheduler,
-                              announce=None if is_quiet() else _announce)
-        if settings.backend == "dask":  # pieces below the criterion (criterion_split.py)
-            parts = [_CriterionPart(*r) for r in split_criteria(prep, settings, backend)]
-        else:
-            _warm_kernels(settings)  # before the workers are forked: they inherit them
-            parts = map_tasks(_run_criterion, tasks, backend,
-                              description="correlations + bootstrap (criteria)")
+            return PendingCriteria(prep, settings, parts=[task(bar) for task in tasks])
+    backend = get_backend(settings.backend, settings.workers, settings.scheduler,
+                          announce=None if is_quiet() else _announce)
+    if settings.backend == "dask":  # pieces below the criterion (criterion_split.py)
+        return PendingCriteria(prep, settings, parts=[
+            _CriterionPart(*r) for r in split_criteria(prep, settings, backend)])
+    if not isinstance(backend, ProcessPoolBackend) or not tasks:
+        return PendingCriteria(prep, settings, parts=map_tasks(
+            _run_criterion, tasks, backend, description="correlations + bootstrap (criteria)"))
+    _warm_kernels(settings)  # before the workers are forked: they inherit them
+    # the workers are forked at the first submit, before the pool starts its threads
+    pool = ProcessPoolExecutor(max_workers=min(backend.workers, len(tasks)),
+                               mp_context=mp.get_context(
+                                   "fork" if sys.platform.startswith("linux") else "spawn"))
+    try:
+        futures = [pool.submit(_run_criterion, task) for task in tasks]
+    except BaseException:
+        pool.shutdown(cancel_futures=True)
+        raise
+    return PendingCriteria(prep, settings, futures, pool)
+
+
+def _combine(parts: list[_CriterionPart]) -> Correlated:
+    """The criteria's parts as the tables of :func:`correlate_criteria`, in criterion order."""
     rows: list[dict[str, Any]] = []
     comps: list[pd.DataFrame] = []
     clus: list[pd.DataFrame] = []

@@ -171,8 +171,12 @@ def _figure_specs(study: ValidationStudy) -> list[tuple[str, str, dict[str, Any]
             *_forest_spec(study, coef0, rows)]
 
 
-def _render_figure(task: tuple[str, str, dict[str, Any], str, tuple[str, ...]]
-                   ) -> tuple[str, list[Path]]:
+_FigureTask = tuple[str, str, dict[str, Any], str, tuple[str, ...]]
+#: Drawing order of the figure kinds: the largest drawings first (the forest plot).
+_FIGURE_RANK = {"forest": 0, "heatmap": 1}
+
+
+def _render_figure(task: _FigureTask) -> tuple[str, list[Path]]:
     """Draw one figure spec once per requested format."""
     import matplotlib
 
@@ -187,15 +191,151 @@ def _render_figure(task: tuple[str, str, dict[str, Any], str, tuple[str, ...]]
     return stem, save_figure(fig, directory, stem, formats, **save_options(kind, data))
 
 
+class FigureDrawer:
+    """A drawing process started before the study runs (``nlgeval validate`` starts it right
+    after its imports): it imports matplotlib while this process loads and scores the corpus,
+    then waits. :meth:`draw` hands it the figures; it forks one copy of itself (matplotlib
+    already loaded, so the copy costs no import) and the two draw half of the figures each,
+    while this process writes the tables. Same files as :func:`study_figures`: the same
+    drawing function on the same data. Only where processes fork (else :func:`figure_drawer`
+    gives None); a drawer draws one report, then ends.
+
+    Examples
+    --------
+    >>> from nlgeval.report.study import example_study
+    >>> import tempfile
+    >>> drawer = figure_drawer(("png",))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     wait = start_figures(example_study(), Path(tmp), drawer=drawer)
+    ...     sorted({stem.split("_")[0] for stem in wait()})
+    ['forest', 'heatmap', 'scatter']
+    >>> drawer.close()
+    """
+
+    def __init__(self) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork")
+        self._conn, child = ctx.Pipe()
+        self._process: Any = ctx.Process(target=_drawer_main, args=(child, self._conn),
+                                    name="nlgeval-figures", daemon=True)
+        self._process.start()
+        child.close()
+
+    def draw(self, tasks: Sequence[_FigureTask]) -> Callable[[], dict[str, list[Path]]]:
+        """Send the figures to the process; the result waits for them and returns
+        ``{stem: [paths]}`` (raises what a drawing raised)."""
+        self._conn.send(list(tasks))
+
+        def wait() -> dict[str, list[Path]]:
+            try:
+                status, value = self._conn.recv()
+            except EOFError:
+                status, value = "error", "the figure process ended without drawing"
+            finally:
+                self.close()
+            if status != "ok":
+                raise RuntimeError(f"drawing the figures failed: {value}")
+            return dict(value)
+
+        return wait
+
+    def close(self) -> None:
+        """End the process (idempotent; a drawer that drew has already ended)."""
+        if self._process is not None:
+            self._conn.close()
+            self._process.join(timeout=5)
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process = None
+
+
+def figure_drawer(formats: Sequence[str]) -> FigureDrawer | None:
+    """A :class:`FigureDrawer` for ``formats`` (:func:`figure_formats`), or None when there is
+    nothing to draw or processes cannot be forked here."""
+    import multiprocessing as mp
+
+    if not formats or "fork" not in mp.get_all_start_methods():
+        return None
+    return FigureDrawer()
+
+
+def _drawer_main(conn: Any, parent_end: Any) -> None:
+    """The drawing process: import matplotlib, draw a tiny figure (loads the lazily imported
+    parts and the font), wait for the figures, draw them in two processes."""
+    parent_end.close()
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import nlgeval.figures  # noqa: F401  (what _render_figure uses, loaded while waiting)
+    import nlgeval.report.drawing  # noqa: F401
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.set_title("warm-up")
+    fig.savefig(io.BytesIO(), format="png", dpi=20)
+    plt.close(fig)
+    try:
+        tasks = conn.recv()
+    except EOFError:
+        return
+    try:
+        conn.send(("ok", _draw_in_two(tasks)))
+    except Exception as exc:  # reported to the parent, which raises it
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    conn.close()
+
+
+def _draw_in_two(tasks: list[_FigureTask]) -> list[tuple[str, list[Path]]]:
+    """Draw ``tasks`` here and in one forked copy of this process (largest drawings first,
+    each to the side with less work), results in task order."""
+    import os
+    import pickle
+
+    weight = [3.0 - _FIGURE_RANK.get(t[1], 2) for t in tasks]
+    sides: tuple[list[int], list[int]] = ([], [])
+    load = [0.0, 0.0]
+    for i in sorted(range(len(tasks)), key=lambda i: -weight[i]):
+        k = int(load[1] < load[0])
+        sides[k].append(i)
+        load[k] += weight[i]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the copy: draw its half, send the results, leave without clean-up
+        os.close(read)
+        try:
+            out: Any = [(i, _render_figure(tasks[i])) for i in sides[1]]
+        except BaseException as exc:
+            out = f"{type(exc).__name__}: {exc}"
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(pickle.dumps(out))
+        os._exit(0)
+    os.close(write)
+    try:
+        mine = [(i, _render_figure(tasks[i])) for i in sides[0]]
+    finally:
+        with os.fdopen(read, "rb") as pipe:
+            theirs = pickle.loads(pipe.read())
+        os.waitpid(pid, 0)
+    if isinstance(theirs, str):
+        raise RuntimeError(theirs)
+    return [r for _, r in sorted(mine + theirs, key=lambda x: x[0])]
+
+
 def start_figures(study: ValidationStudy, directory: Path, workers: int | None = None,
-                  formats: Sequence[str] | str | None = None
+                  formats: Sequence[str] | str | None = None,
+                  drawer: FigureDrawer | None = None,
                   ) -> Callable[[], dict[str, list[Path]]]:
     """Start drawing the figures of :func:`study_figures`; call the result to wait for them.
 
     With ``workers`` > 1 (default: 2 where processes can be forked, else 1) the figures are
     drawn by forked processes while the caller goes on (the report writes its tables and CSVs
-    meanwhile); with 1 they are drawn here when the result is called. Same files either way.
-    ``formats``: see :func:`figure_formats` (default PNG only, the format the page shows).
+    meanwhile); with 1 they are drawn here when the result is called; with a ``drawer``
+    (:class:`FigureDrawer`, started earlier) by that process and its copy. Same files either
+    way. ``formats``: see :func:`figure_formats` (default PNG only, the format the page shows).
 
     Examples
     --------
@@ -215,8 +355,11 @@ def start_figures(study: ValidationStudy, directory: Path, workers: int | None =
     fmts = figure_formats(formats)
     specs = _figure_specs(study) if fmts else []
     # the largest drawings first, so that two workers finish together
-    specs.sort(key=lambda spec: {"forest": 0, "heatmap": 1}.get(spec[1], 2))
+    specs.sort(key=lambda spec: _FIGURE_RANK.get(spec[1], 2))
     tasks = [(stem, kind, data, str(directory), fmts) for stem, kind, data in specs]
+    if drawer is not None and tasks:
+        wait_drawn = drawer.draw(tasks)
+        return lambda: _in_page_order(wait_drawn())
     if workers is None:
         workers = 2 if "fork" in mp.get_all_start_methods() else 1
     workers = max(1, min(workers, len(tasks), os.cpu_count() or 1))
@@ -286,7 +429,8 @@ def study_figures(study: ValidationStudy, directory: Path, workers: int | None =
 
 def write_report(study: ValidationStudy, out_dir: str | Path,
                  extra_record: dict[str, Any] | None = None,
-                 figures: Sequence[str] | str | None = None) -> dict[str, Any]:
+                 figures: Sequence[str] | str | None = None,
+                 drawer: FigureDrawer | None = None) -> dict[str, Any]:
     """Write tables, figures, CSVs, report.html and run.json; return the run record.
 
     ``figures``: the figure formats (:func:`figure_formats`; default PNG, the format the page
@@ -302,6 +446,8 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
         Entries added to the run record; default ``None``.
     figures : sequence of str or str, optional
         The figure formats (see above); default ``None``: PNG.
+    drawer : FigureDrawer, optional
+        A drawing process started earlier (:func:`figure_drawer`); default: forked here.
 
     Returns
     -------
@@ -321,7 +467,7 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t_fig = time.perf_counter()
-    wait_figures = start_figures(study, out / "figures", formats=figures)
+    wait_figures = start_figures(study, out / "figures", formats=figures, drawer=drawer)
     t0 = time.perf_counter()
     tables = study_tables(study)
     written: list[str] = []
@@ -337,10 +483,8 @@ def write_report(study: ValidationStudy, out_dir: str | Path,
     t3 = time.perf_counter()
     for paths in drawn.values():
         written += [str(p.relative_to(out)) for p in paths]
-    # every stage in run.json, report writing included (the page and run.json itself are
-    # written last: their own few milliseconds are the only thing not counted). The figures
-    # are drawn by other processes from the start of report writing: their time is the wall
-    # time until the last one is written, which overlaps the tables and CSVs.
+    # every stage in run.json, report writing included (but the page and run.json). The
+    # figures, drawn by other processes, take the wall time until the last one is written.
     study.timings.update({"report: tables": t1 - t0, "report: csv": t2 - t1,
                           "report: figures": t3 - t_fig})
     record = run_record(
