@@ -22,7 +22,10 @@ then the mean over the drawn items in their drawn order with numpy's pairwise su
 reference). The degenerate-input rule is nlgeval's one rule (fewer than 3 cells or a constant
 variable by :data:`~nlgeval.correlation.coefficients.CONSTANT_RTOL`: NaN). Resamples are
 independent, so fixed chunks of them run on both cores; the result does not depend on the
-number of threads. Imported only when an item-level bootstrap asks for it (numba start-up).
+number of threads. Two steps of the system-level bootstrap of rank coefficients live here
+too, for the same reason: :func:`resampled_row_means` (the (B, S) resampled system means, with
+numpy's summation order) and :func:`system_spearman_bootstrap` (Spearman of their drawn rows).
+Imported only when a bootstrap of a rank coefficient asks for it (numba start-up time).
 """
 
 from __future__ import annotations

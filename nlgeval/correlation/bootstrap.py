@@ -9,18 +9,22 @@ are the whole population.
 
 Implementation: one seeded ``numpy.random.default_rng(seed)`` draws a (B x S) system-index
 matrix (when systems are resampled) and then a (B x I) item-index matrix (the same indices as
-before, so the same intervals for the same seed). No resample is gathered except at the item
-levels: a resample is a multiset of cells, so Pearson comes from weighted sufficient statistics
+before, so the same intervals for the same seed). No resample is gathered: a resample is a
+multiset of cells, so Pearson comes from weighted sufficient statistics
 (:func:`~nlgeval.correlation.coefficients.pearson_from_sums`), segment-level Spearman and
 Kendall from weighted average ranks / weighted pair counts (numba kernels in
-``kendall.weighted``, both cores, independent of the number of threads), and system-level rank
-coefficients from resampled system means (a (B, S) batch; each matrix's means are remembered,
-since a study asks for the same metric's means once per criterion and the same criterion's
-once per metric). The index matrices of a (shape, scheme, seed) are drawn once and handed out
-as copies. Every path is linear in B and in the number of cells, and memory does not grow with
-B: a large bootstrap draws its item indices in chunks of rows (the same indices as one draw),
-Pearson's matrix products take fixed blocks of 32 resamples (so the coefficients do not depend
-on the chunking), and the item levels gather (B, S, I) stacks in chunks of B.
+``kendall.weighted``, both cores, independent of the number of threads), item-level Spearman
+and Kendall from the same weighted ranks and pair counts per (resample, drawn item) with the
+mean over the drawn items in numpy's summation order (one compiled pass,
+``_item_bootstrap``), and system-level rank coefficients from resampled system means (a
+(B, S) batch; each matrix's means are remembered, since a study asks for the same metric's
+means once per criterion and the same criterion's once per metric). The index matrices of
+a (shape, scheme, seed) are drawn once and handed out as copies. Every path is linear in B
+and in the number of cells, and memory does not grow with B: a large bootstrap draws its item
+indices in chunks of rows (the same indices as one draw), Pearson's matrix products take
+fixed blocks of 32 resamples (so the coefficients do not depend on the chunking), and the
+compiled kernels hold one task's resamples at a time (Kendall on vectors of more than 64
+systems gathers (B, S, I) stacks in chunks of B instead).
 ``benchmarks/bench_correlation.py`` and ``benchmarks/bench_validate.py`` check the intervals
 against a scipy loop over the same resamples and print the speed ratios.
 """
@@ -174,7 +178,8 @@ def bootstrap_distribution(
     No resample is materialised except at the item levels: Pearson comes from resample counts
     and sufficient statistics, segment-level Spearman and Kendall from weighted ranks / pair
     counts (``kendall.weighted``), system-level rank coefficients from resampled system means
-    (a (B, S) batch); the item levels gather the (B, S, I) stack in chunks of resamples.
+    (a (B, S) batch); the item levels of the rank coefficients from weighted ranks / pair
+    counts per drawn item (the numbers of ranking the gathered resample, bit for bit).
 
     Parameters
     ----------
