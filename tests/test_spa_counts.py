@@ -122,3 +122,36 @@ def test_all_pairs_counts_equal_previous_loop(missing: int) -> None:
     _spa_perm._cache.clear()
     for g, r in zip(got, ref, strict=True):
         np.testing.assert_array_equal(g, r)
+
+
+def test_remembered_pvalues_equal_fresh_ones() -> None:
+    from nlgeval.correlation._pairwise_kernels import _sign_flip_pvalues
+    from nlgeval.correlation.pairwise import soft_pairwise_accuracy_test
+
+    rng = np.random.default_rng(7)
+    Y = np.round(rng.normal(size=(4, 1)) + rng.normal(size=(4, 30)), 1)
+    Y[2, 5] = np.nan
+    metrics = [np.round(Y + rng.normal(0, s, Y.shape), 1) for s in (0.2, 0.5, 1.0)]
+    kw = {"n_resamples": 30, "seed": 1, "spa_permutations": 50, "spa_seed": 4}
+    fresh = []
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        _spa_perm._cache.clear()
+        _spa_perm._pcache.clear()
+        fresh.append(soft_pairwise_accuracy_test(metrics[a], metrics[b], Y, **kw))
+    for (a, b), ref in zip(((0, 1), (0, 2), (1, 2)), fresh, strict=True):
+        got = soft_pairwise_accuracy_test(metrics[a], metrics[b], Y, **kw)   # warm caches
+        assert (got.statistic_a, got.statistic_b, got.pvalue) == (
+            ref.statistic_a, ref.statistic_b, ref.pvalue)
+        np.testing.assert_array_equal(got.draws_a, ref.draws_a)
+    # another human criterion on the same cells is not served the first one's p-values
+    ok = np.isfinite(Y)
+    design = _SignFlipDesign.build(ok)
+    M = sign_flip_masks(int(design.keep.sum()), 50, 4)
+    plan = _prepare_masks(design, M)
+    for H in (Y, np.where(ok, Y[::-1], np.nan)):
+        H0 = np.where(ok, H, 0.0)[:, design.keep]
+        if not np.isfinite(H0).all():
+            H0 = np.where(np.isfinite(H0), H0, 0.0)
+        for want, got in zip(_sign_flip_pvalues(H0[None], design, plan),
+                             _spa_perm.cached_pvalues(H0, design, plan, M), strict=True):
+            np.testing.assert_array_equal(got, want)

@@ -25,6 +25,7 @@ from nlgeval.correlation._pairwise_kernels import (
     _Plan,
     _prepare_masks,
     _sign_flip_null,
+    _sign_flip_pvalues,
     _SignFlipDesign,
     _spa_from_p,
 )
@@ -35,6 +36,10 @@ _CHUNK_ELEMENTS = 4_000_000
 #: Bytes of metric-side counts kept between calls (least recently used dropped first).
 _CACHE_BYTES = 64 * 2**20
 _cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+#: sign-flip p-values of single score matrices kept (least recently used dropped first)
+_PCACHE_ENTRIES = 256
+_pcache: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+_digests: dict[int, tuple[np.ndarray, bytes]] = {}
 
 
 @njit(cache=True)
@@ -160,11 +165,48 @@ def _count_two(ai: np.ndarray, aj: np.ndarray, bi: np.ndarray, bj: np.ndarray, n
 def _key(A0: np.ndarray, B0: np.ndarray, design: _SignFlipDesign, M: np.ndarray,
          swaps: tuple) -> bytes:
     h = hashlib.blake2b(digest_size=20)
-    for a in (A0, B0, design.ok, M):
+    for a in (A0, B0, design.ok):
         h.update(str(a.shape).encode())
         h.update(np.ascontiguousarray(a).tobytes())
+    h.update(digest(M))
     h.update(repr(swaps).encode())
     return h.digest()
+
+
+def digest(a: np.ndarray) -> bytes:
+    """A digest of an array's shape and bytes. A read-only array that owns its data (the
+    shared sign masks, megabytes) is hashed once and remembered by identity."""
+    memo = _digests.get(id(a))
+    if memo is not None and memo[0] is a:
+        return memo[1]
+    h = hashlib.blake2b(digest_size=20)
+    h.update(str(a.shape).encode())
+    h.update(np.ascontiguousarray(a).tobytes())
+    out = h.digest()
+    if not a.flags.writeable and a.base is None:
+        if len(_digests) >= 8:
+            _digests.clear()
+        _digests[id(a)] = (a, out)
+    return out
+
+
+def cached_pvalues(Z0: np.ndarray, design: _SignFlipDesign, plan: _Plan, M: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``_sign_flip_pvalues(Z0[None], design, plan)``, remembered by content: the human
+    p-values of a criterion and each metric's own p-values are the same in every metric pair
+    of a study (read-only arrays)."""
+    key = _key(Z0, np.empty(0), design, M, (plan.mode, plan.K))
+    found = _pcache.get(key)
+    if found is not None:
+        _pcache.move_to_end(key)
+        return found
+    p_fwd, p_rev = _sign_flip_pvalues(Z0[None], design, plan)
+    p_fwd.flags.writeable = False
+    p_rev.flags.writeable = False
+    _pcache[key] = (p_fwd, p_rev)
+    if len(_pcache) > _PCACHE_ENTRIES:
+        _pcache.popitem(last=False)
+    return p_fwd, p_rev
 
 
 def swap_counts(

@@ -41,12 +41,11 @@ from nlgeval.correlation._pairwise_kernels import (
     _check_orientation,
     _matrices,
     _prepare_masks,
-    _sign_flip_pvalues,
     _SignFlipDesign,
     _spa_from_p,
     _vector,
 )
-from nlgeval.correlation._spa_perm import chunk_draws, spa_draws, swap_counts
+from nlgeval.correlation._spa_perm import cached_pvalues, chunk_draws, spa_draws, swap_counts
 from nlgeval.correlation.levels import system_means
 from nlgeval.correlation.permutation.draws import (
     PermutationComparison,
@@ -56,6 +55,7 @@ from nlgeval.correlation.permutation.draws import (
 )
 from nlgeval.correlation.soft_pairwise import (
     SoftPairwiseAccuracyResult,
+    _shared_masks,
     sign_flip_masks,
     soft_pairwise_accuracy,
 )
@@ -436,12 +436,15 @@ def soft_pairwise_accuracy_test(
     S, n = ok.shape
     design = _SignFlipDesign.build(ok)
     keep = design.keep
-    M = sign_flip_masks(int(keep.sum()), spa_permutations, spa_seed)
-    prep = _prepare_masks(design, M)
+    M, Mt = (_shared_masks(int(keep.sum()), spa_permutations, int(spa_seed))
+             if spa_seed is not None else
+             (sign_flip_masks(int(keep.sum()), spa_permutations, spa_seed), None))
+    prep = _prepare_masks(design, M, Mt=Mt)
     A0, B0, H0 = (np.where(ok, Z, 0.0)[:, keep] for Z in (A, B, H))
-    ph = _sign_flip_pvalues(H0[None], design, prep)
-    ra = float(_spa_from_p(ph, _sign_flip_pvalues(A0[None], design, prep), orientation)[0])
-    rb = float(_spa_from_p(ph, _sign_flip_pvalues(B0[None], design, prep), orientation)[0])
+    # the human p-values and each metric's own are shared by the pairs of a study
+    ph = cached_pvalues(H0, design, prep, M)
+    ra = float(_spa_from_p(ph, cached_pvalues(A0, design, prep, M), orientation)[0])
+    rb = float(_spa_from_p(ph, cached_pvalues(B0, design, prep, M), orientation)[0])
     chunk = chunk_draws(design, prep, S * n)
     it, K = _mask_chunks((S, n), n_resamples, scheme, seed, masks, chunk)
     counts = swap_counts(A0, B0, design, prep, M, it, K,
