@@ -457,3 +457,61 @@ def _pair_deltas(xa: np.ndarray, xb: np.ndarray, y: np.ndarray, off: np.ndarray,
                 out[m] = _agree(xb[i] - xb[j], dy, eps_b) - _agree(xa[i] - xa[j], dy, eps_a)
                 m += 1
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# the permutation test's draws: Binomial(n, 1/2) by numpy's inversion, from its own uniforms
+# --------------------------------------------------------------------------------------------
+
+#: largest n drawn by inversion (numpy uses inversion while n * p <= 30, BTPE above)
+INVERSION_MAX_N = 60
+
+
+def half_binomial_table() -> np.ndarray:
+    """``px[n, x]``: the probabilities numpy's inversion sampler (``random_binomial_inversion``
+    with p = q = 1/2) walks through for ``n <= INVERSION_MAX_N``, computed by the same float
+    operations in the same order (``qn = exp(n log q)``, then ``px * (n - x + 1) p / (x q)``)."""
+    import math
+
+    p = q = 0.5
+    px = np.zeros((INVERSION_MAX_N + 1, INVERSION_MAX_N + 2))
+    for n in range(1, INVERSION_MAX_N + 1):
+        px[n, 0] = math.exp(n * math.log(q))
+        for x in range(1, n + 1):
+            px[n, x] = ((n - x + 1) * p * px[n, x - 1]) / (x * q)
+    return px
+
+
+@njit(cache=True)
+def half_binomial_block(n: np.ndarray, rows: int, u: np.ndarray, pos: int, px: np.ndarray,
+                        out: np.ndarray) -> int:
+    """``rows`` x ``len(n)`` Binomial(n, 1/2) draws in C order into ``out``, exactly as
+    numpy's ``Generator.binomial(n, 0.5, size=(rows, len(n)))`` makes them from the stream of
+    uniforms ``u`` (from ``pos``; n = 0 takes none, a restart past ``bound = n`` takes
+    another). Returns the new position, or -1 when ``u`` runs out (a restart needed more)."""
+    for r in range(rows):
+        for a in range(n.size):
+            m = n[a]
+            if m == 0:
+                out[r, a] = 0
+                continue
+            if pos >= u.size:
+                return -1
+            U = u[pos]
+            pos += 1
+            X = 0
+            p = px[m, 0]
+            while U > p:
+                X += 1
+                if X > m:
+                    if pos >= u.size:
+                        return -1
+                    X = 0
+                    p = px[m, 0]
+                    U = u[pos]
+                    pos += 1
+                else:
+                    U -= p
+                    p = px[m, X]
+            out[r, a] = X
+    return pos
