@@ -253,7 +253,7 @@ def test_segment_small_group_padded(monkeypatch) -> None:
     # computed block by block, and gives the blocks' numbers
     from nlgeval.correlation.permutation import _pair_swaps
 
-    H, mets = _zoo(13, 11, 100, 5, "plain")  # 10 pairs: 30 columns, padded to 1024
+    H, mets = _zoo(13, 11, 100, 17, "plain")  # 136 pairs: 408 columns, padded to 1024
     masks = compare.swap_masks(H.shape, 200, "both", seed=6)
     calls = []
     real = _pair_swaps._block_product
