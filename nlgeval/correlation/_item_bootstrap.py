@@ -3,35 +3,38 @@
 The item level of a bootstrap resample (Deutsch, Dror & Roth 2021) is the mean, over the drawn
 items, of the coefficient across the drawn systems within each item. The array path of
 :func:`nlgeval.correlation.bootstrap.bootstrap_distribution` gathers every resample as a
-(B, S, I) stack and ranks it; here each (resample, distinct drawn item) is computed once from
-how often each system was drawn, on the item's values sorted once per call:
+(B, S, I) stack and ranks it; here each item's coefficient is computed for a few dozen
+resamples at once from how often each system was drawn, on the item's values sorted once per
+call:
 
 * **Spearman** (Spearman 1904): a group of equal values with total weight ``G`` after weight
   ``C`` holds the average rank ``C + (G + 1) / 2`` (``scipy.stats.rankdata`` of the expanded
   resample); the centred ranks, their squares and products are multiples of 1/4 and their sums
   exact, so Pearson's formula on them gives the array path's number bit for bit;
-* **Kendall** tau-b (Kendall 1945) and Stuart's tau-c: the pair counts of the drawn systems
-  with multiplicities (``w_s w_t`` pairs between two drawn systems, ``w_s (w_s - 1) / 2`` tied
-  pairs among copies of one system) -- the integers the unweighted kernel counts on the
-  expanded resample -- turned into tau by the formula of
-  :mod:`nlgeval.correlation.kendall.kernels`, operation for operation;
+* **Kendall** tau-b (Kendall 1945) and Stuart's tau-c: C - D summed over the pairs of drawn
+  systems with weight ``w_s w_t`` (a table of each item's pair signs), the pairs tied in each
+  variable from its groups of equal values (``sum G (G - 1) / 2``: copies of one system are
+  tied) -- the integers the unweighted kernel counts on the expanded resample -- turned into
+  tau by the formula of :mod:`nlgeval.correlation.kendall.kernels`, operation for operation;
 
 then the mean over the drawn items in their drawn order with numpy's pairwise summation
 (``np.nanmean`` of a contiguous row), so the distribution equals the array path's
 (``np.array_equal``; ``tests/test_item_bootstrap_equal.py`` keeps the array path as the
 reference). The degenerate-input rule is nlgeval's one rule (fewer than 3 cells or a constant
-variable by :data:`~nlgeval.correlation.coefficients.CONSTANT_RTOL`: NaN). Resamples are
-independent, so fixed chunks of them run on both cores; the result does not depend on the
-number of threads. Two steps of the system-level bootstrap of rank coefficients live here
-too, for the same reason: :func:`resampled_row_means` (the (B, S) resampled system means, with
-numpy's summation order) and :func:`system_spearman_bootstrap` (Spearman of their drawn rows).
+variable by :data:`~nlgeval.correlation.coefficients.CONSTANT_RTOL`: NaN).
+
+One thread: a study already runs its criteria on both cores (worker processes), where more
+threads would only spin; the inner loops run over a task's resamples, which the compiler
+vectorises. Two steps of the system-level bootstrap of rank coefficients live here too, for
+the same reason: :func:`resampled_row_means` (the (B, S) resampled system means, with numpy's
+summation order) and :func:`system_spearman_bootstrap` (Spearman of their drawn rows).
 Imported only when a bootstrap of a rank coefficient asks for it (numba start-up time).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from nlgeval.correlation.coefficients import CONSTANT_RTOL, MIN_PAIRS
 
@@ -302,7 +305,7 @@ def _item_chunk(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
                 R[j, b] = np.nan
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _item_means(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
                 ex: np.ndarray, oy: np.ndarray, sy: np.ndarray, ey: np.ndarray,
                 signs: np.ndarray, nvalid: np.ndarray, sys_idx: np.ndarray,
@@ -313,7 +316,7 @@ def _item_means(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
     n_items, S = Xt.shape
     I_draw = item_idx.shape[1]
     out = np.empty(B)
-    for c in prange((B + chunk - 1) // chunk):
+    for c in range((B + chunk - 1) // chunk):
         b0 = c * chunk
         nb = min(B, b0 + chunk) - b0
         W = np.zeros((S, nb))
@@ -390,13 +393,13 @@ def _sorted_ranks(z: np.ndarray, w: np.ndarray, idx: np.ndarray, k: int,
         i = j
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _system_spearman(mx: np.ndarray, my: np.ndarray, sys_idx: np.ndarray
                      ) -> np.ndarray:  # pragma: no cover - compiled
     B, S_draw = sys_idx.shape
     S = mx.shape[1]
     out = np.empty(B)
-    for c in prange((B + 63) // 64):
+    for c in range((B + 63) // 64):
         w, rx, ry = np.zeros(S), np.zeros(S), np.zeros(S)
         ix, iy = np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int64)
         for b in range(c * 64, min(B, (c + 1) * 64)):
@@ -435,7 +438,7 @@ def _system_spearman(mx: np.ndarray, my: np.ndarray, sys_idx: np.ndarray
     return out
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def resampled_row_means(Zz: np.ndarray, ok: np.ndarray, item_idx: np.ndarray
                         ) -> np.ndarray:  # pragma: no cover - compiled
     """(B, S): the sum of ``Zz[s, item_idx[b]]`` over the drawn items over the number of them
@@ -445,7 +448,7 @@ def resampled_row_means(Zz: np.ndarray, ok: np.ndarray, item_idx: np.ndarray
     B, I_draw = item_idx.shape
     S = Zz.shape[0]
     out = np.empty((B, S))
-    for c in prange((B + 63) // 64):
+    for c in range((B + 63) // 64):
         buf, stack = np.empty(I_draw), np.empty((64, 3), dtype=np.int64)
         for b in range(c * 64, min(B, (c + 1) * 64)):
             for s in range(S):
