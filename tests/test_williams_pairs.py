@@ -117,3 +117,22 @@ def test_comparison_matrix_williams_rows_unchanged() -> None:
                                       "pearson", "greater")
         assert (row.statistic, row.pvalue, row.r_a, row.r_b) == (
             want.statistic, want.pvalue, want.r12, want.r13)
+
+
+@pytest.mark.parametrize("level", ["segment", "system"])
+def test_pearson_pairs_in_one_batch_equal_pair_by_pair(level, monkeypatch) -> None:
+    # a study-sized case (1,100 segments: numpy's pairwise sums over several blocks): r(A, B)
+    # of all pairs as rows of one batch, the same numbers as one call per pair
+    from nlgeval.correlation import williams
+
+    H, mets = _metrics("plain", S=11, n_items=100, k=9, seed=5)
+    calls = []
+    real = williams.batch_correlation
+    monkeypatch.setattr(williams, "batch_correlation",
+                        lambda x, y, *a: calls.append(np.ndim(x)) or real(x, y, *a))
+    got = williams_pairs(mets, H, level, "pearson")
+    monkeypatch.undo()
+    assert calls.count(2) == 1  # one batch of the 36 pairs
+    for (a, b), res in got.items():
+        want = _reference_from_scores(mets[a], mets[b], H, level, "pearson", "greater")
+        assert _same(res, want), (a, b, res, want)

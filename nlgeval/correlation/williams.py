@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from nlgeval.correlation._constant import extremes, overflow_safe
 from nlgeval.correlation.coefficients import batch_correlation, check_coefficient
 from nlgeval.correlation.levels import check_level, system_means
 from nlgeval.errors import InputError
@@ -227,10 +228,11 @@ def williams_pairs(
                 for a in names for b in names if a != b}
     h, vec = shared
     r_h = {m: float(batch_correlation(h, v, coefficient)) for m, v in vec.items()}
+    r_pairs = _pair_correlations(vec, coefficient)
     keys, r12, r13, r23 = [], [], [], []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            r_ab = float(batch_correlation(vec[a], vec[b], coefficient))
+            r_ab = r_pairs[(a, b)]
             for x, y in ((a, b), (b, a)):
                 keys.append((x, y))
                 r12.append(r_h[x])
@@ -238,6 +240,32 @@ def williams_pairs(
                 r23.append(r_ab)
     return dict(zip(keys, _williams_many(r12, r13, r23, int(h.size), alternative),
                     strict=True))
+
+
+_PAIR_ROWS_CELLS = 4_000_000  # bound on the stacked vectors of one batch of pairs
+
+
+def _pair_correlations(vec: dict[str, np.ndarray], coefficient: str
+                       ) -> dict[tuple[str, str], float]:
+    """r(A, B) of every unordered pair (a before b in ``vec``), each the number of
+    ``batch_correlation(vec[a], vec[b])``. Pearson pairs are taken as rows of one
+    :func:`batch_correlation` call per batch -- the same per-row sums -- when no vector needs
+    the overflow scaling (which a batch applies to every row when one row needs it);
+    otherwise, and for Spearman, pair by pair."""
+    names = list(vec)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    if coefficient == "pearson" and pairs:
+        V = np.stack([vec[m] for m in names])
+        if overflow_safe(V, *extremes(V)) is V:
+            at = {m: i for i, m in enumerate(names)}
+            step = max(1, _PAIR_ROWS_CELLS // max(1, V.shape[1]))
+            out: dict[tuple[str, str], float] = {}
+            for k in range(0, len(pairs), step):
+                part = pairs[k:k + step]
+                r = batch_correlation(V[[at[a] for a, _ in part]], V[[at[b] for _, b in part]])
+                out.update(zip(part, r.tolist(), strict=True))
+            return out
+    return {(a, b): float(batch_correlation(vec[a], vec[b], coefficient)) for a, b in pairs}
 
 
 def _shared_vectors(Xs: dict[str, np.ndarray], Y: np.ndarray, level: str
