@@ -131,16 +131,17 @@ class Corpus:
     @property
     def systems(self) -> list[str]:
         """Systems in order of first appearance in ``outputs``."""
-        return list(dict.fromkeys(self.outputs["system"]))
+        # pd.unique keeps the order of first appearance without a Python object per row
+        return pd.unique(self.outputs["system"]).tolist()
 
     @property
     def items(self) -> list[str]:
-        return list(dict.fromkeys(self.outputs["item"]))
+        return pd.unique(self.outputs["item"]).tolist()
 
     @property
     def criteria(self) -> list[str]:
         """Criteria that have ratings, in declared order."""
-        have = set(self.ratings["criterion"])
+        have = set(pd.unique(self.ratings["criterion"]).tolist())
         return [c.name for c in self.info.criteria if c.name in have]
 
     def reference_lists(self, items: Sequence[str] | None = None) -> list[list[str]]:

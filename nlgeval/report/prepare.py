@@ -149,7 +149,7 @@ def prepare_scores(
                                 criteria=criteria)
     human = human.assign(system=human["system"].astype(str), item=human["item"].astype(str))
     notes += human_ceiling_notes(human, criteria, left.human, systems)
-    rated_items = sorted(set(human.loc[human["system"].isin(systems), "item"]))
+    rated_items = sorted(pd.unique(human.loc[human["system"].isin(systems), "item"]).tolist())
     return PreparedScores(seg, cs, list(metrics), dict(sigs), hib, list(system_only), notes,
                           systems, excluded, human, rated_items, criteria, external, bound,
                           left.human, left.records, left.check)
