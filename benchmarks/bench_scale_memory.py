@@ -4,9 +4,11 @@ For each size (systems x items; 3 metrics, 1 criterion, default statistics) the 
 a ratings file and a wide score file, runs `nlgeval validate --human H --scores S --metrics none
 --json --quiet` in a fresh subprocess, and reads that process's peak resident memory
 (its VmHWM from /proc/self/status, printed by the child as it exits: a child's ru_maxrss can
-carry its parent's peak across exec). It prints wall time, peak RSS, bytes per scored output
-(peak / (systems x items); a scored output has one score per metric) and the estimate of
-`nlgeval.parallel.memory.estimate_study_memory` next to the measurement, plus the machine load.
+carry its parent's peak across exec). It prints wall time, the child's CPU time (user + sys,
+from getrusage of the children: the machine is shared, so CPU seconds are the comparable
+number), peak RSS, bytes per scored output (peak / (systems x items); a scored output has one
+score per metric) and the estimate of `nlgeval.parallel.memory.estimate_study_memory` next to
+the measurement, plus the load average before and after, and the stage times of run.json.
 
     .venv/bin/python benchmarks/bench_scale_memory.py                  # 20 x 50,000 (1 M scores)
     .venv/bin/python benchmarks/bench_scale_memory.py --sizes 20x10000,20x50000 --resamples 1000
@@ -15,7 +17,9 @@ carry its parent's peak across exec). It prints wall time, peak RSS, bytes per s
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -61,9 +65,10 @@ _CHILD = ("import atexit, sys\n"
           "sys.exit(main())\n")
 
 
-def run(h: Path, s: Path, out: Path, extra: list[str]) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS (bytes: the child's own VmHWM, printed as it exits) and exit
-    status of one validate run in a subprocess."""
+def run(h: Path, s: Path, out: Path, extra: list[str]) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds (user + sys), peak RSS (bytes: the child's own VmHWM, printed
+    as it exits) and exit status of one validate run in a subprocess."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _CHILD, "validate", "--human", str(h),
                            "--scores", str(s), "--metrics", "none", "--json", "--quiet",
@@ -71,11 +76,22 @@ def run(h: Path, s: Path, out: Path, extra: list[str]) -> tuple[float, int, int]
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           check=False)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = proc.stderr.strip().splitlines()
     peak = next((int(x.split()[1]) for x in lines if x.startswith("VmHWM ")), 0)
     if proc.returncode:
         print("  stderr:", [x for x in lines if not x.startswith("VmHWM ")][-1:] or "")
-    return wall, peak, proc.returncode
+    return wall, cpu, peak, proc.returncode
+
+
+def stage_times(out: Path) -> str:
+    """The stage times (wall seconds) that run.json records, on one line."""
+    try:
+        timings = json.loads((out / "run.json").read_text())["timings"]
+    except (OSError, KeyError, ValueError):
+        return ""
+    return ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
 
 
 def main() -> None:
@@ -86,17 +102,23 @@ def main() -> None:
     args = ap.parse_args()
     extra = ["--resamples", str(args.resamples)] if args.resamples is not None else []
     print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores")
-    print("systems x items | scored outputs | wall | peak RSS | bytes/output | estimate | exit")
+    print("systems x items | scored outputs | wall | CPU (user+sys) | peak RSS | bytes/output | "
+          "estimate | exit")
     sizes = sorted((tuple(int(v) for v in x.split("x")) for x in args.sizes.split(",")),
                    key=lambda t: t[0] * t[1])
     for systems, items in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             h, s = write_study(Path(tmp), systems, items, args.metrics)
-            wall, peak, rc = run(h, s, Path(tmp) / "report", extra)
+            load = os.getloadavg()[0]
+            wall, cpu, peak, rc = run(h, s, Path(tmp) / "report", extra)
+            stages = stage_times(Path(tmp) / "report")
         n = systems * items
         est = estimate_study_memory(systems, items, args.metrics, 1)
-        print(f"{systems} x {items:,} | {n:,} | {wall:.1f} s | {format_bytes(peak)} | "
+        print(f"{systems} x {items:,} | {n:,} | {wall:.1f} s (load {load:.1f} -> "
+              f"{os.getloadavg()[0]:.1f}) | {cpu:.1f} s | {format_bytes(peak)} | "
               f"{peak / n:,.0f} | {format_bytes(est.bytes)} | {rc}", flush=True)
+        if stages:
+            print(f"  stages: {stages}", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}", file=sys.stderr)
 
 
