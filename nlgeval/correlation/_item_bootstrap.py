@@ -396,6 +396,9 @@ def _sorted_ranks(z: np.ndarray, w: np.ndarray, idx: np.ndarray, k: int,
 @njit(cache=True, error_model="numpy")
 def _system_spearman(mx: np.ndarray, my: np.ndarray, sys_idx: np.ndarray
                      ) -> np.ndarray:  # pragma: no cover - compiled
+    """:func:`system_spearman_bootstrap`: per resample, the drawn systems with both means
+    ranked with their multiplicities, the constancy rule on their extremes, Pearson's formula
+    on the ranks (exact sums, as in :func:`_spearman`)."""
     B, S_draw = sys_idx.shape
     S = mx.shape[1]
     out = np.empty(B)
