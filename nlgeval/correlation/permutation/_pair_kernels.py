@@ -142,8 +142,9 @@ def item_swap_means(m: np.ndarray, D: np.ndarray, E: np.ndarray, F: np.ndarray,
                     sb: np.ndarray, sbb: np.ndarray, sbh: np.ndarray, sy: np.ndarray,
                     syy: np.ndarray, ra: np.ndarray, rb: np.ndarray) -> None:
     """Mean item-level r of A* and B* (``ra``/``rb``, (pairs, draws)) for the (draws,
-    systems, items) 0/1 masks ``m``; ``D``/``E``/``F`` (pairs, systems, items) the swap
-    differences, the sums (pairs, items) the unswapped per-item sums of each pair."""
+    systems, items) 0/1 masks ``m`` (float or bytes); ``D``/``E``/``F`` (pairs, systems,
+    items) the swap differences, the sums (pairs, items) the unswapped per-item sums of each
+    pair."""
     K, S, n_items = D.shape
     P = m.shape[0]
     for j in prange(K):  # pairs in parallel: each output is computed by one thread alone
@@ -157,7 +158,7 @@ def item_swap_means(m: np.ndarray, D: np.ndarray, E: np.ndarray, F: np.ndarray,
             mF[:] = 0.0
             for s in range(S):
                 for i in range(n_items):
-                    w = m[p, s, i]
+                    w = float(m[p, s, i])
                     mD[i] += w * D[j, s, i]
                     mE[i] += w * E[j, s, i]
                     mF[i] += w * F[j, s, i]

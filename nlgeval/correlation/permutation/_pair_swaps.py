@@ -261,7 +261,9 @@ def _item_draws(terms: Sequence[Terms], m3: np.ndarray, memo: dict | None
     sums = _stack_sums(terms, 0, range(9), memo)
     ra = np.empty((len(terms), m3.shape[0]))
     rb = np.empty_like(ra)
-    item_swap_means(np.ascontiguousarray(m3), D, E, F, *sums, ra, rb)  # type: ignore[call-arg]  # numba
+    # 0/1 masks as bytes: an eighth of the memory read per pair, the same products
+    masks = m3.astype(np.uint8) if bool(((m3 == 0) | (m3 == 1)).all()) else m3
+    item_swap_means(np.ascontiguousarray(masks), D, E, F, *sums, ra, rb)  # type: ignore[call-arg]  # numba
     return ra, rb
 
 
