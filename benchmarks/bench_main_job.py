@@ -4,8 +4,10 @@ against its floor and against the previous stage times (issue 29).
 Runs the real command (a subprocess, start-up included) several times with a warm score cache,
 once without it (``--no-cache``) and once as the first run after a fresh install (empty numba,
 score and matplotlib caches: every numba kernel compiles), and prints for every stage of
-run.json the median now, the previous time (``main_job_previous.json``, measured before the
-report-writing work), and the floor:
+run.json the median now, the previous time, and the floor. The previous times are those of
+``--previous PATH`` (a checkout of the previous code, e.g. ``git worktree add /tmp/prev
+46f6fbf``), run alternately with the current code so that both see the same load; without it,
+those recorded in ``main_job_previous.json`` (46f6fbf on the idle machine). The floors:
 
 * start-up: ``python -c "import numpy, pandas, scipy.stats"`` (what any run needs to read the
   data and take scipy's p-values);
@@ -18,7 +20,14 @@ report-writing work), and the floor:
 The machine is shared: the load average is printed before and after, and the CPU time of each
 run (all its processes) next to its wall time; compare CPU times when the load is high.
 
-    python benchmarks/bench_main_job.py [--runs 3] [--no-first-run] [--no-floors]
+With the process backend the system tables, human references and Table 9 run in the main
+process while the workers compute the correlations, and the report's tables and CSVs are
+written while the figures are drawn: "start-up and the rest" is the wall time minus the stages
+that do not overlap (load, scoring, correlations, figures; plus the three stages above when
+they ran after the correlations, as in a serial run or the previous code).
+
+    python benchmarks/bench_main_job.py [--runs 3] [--previous PATH] [--no-first-run]
+                                        [--no-floors]
 """
 
 from __future__ import annotations
@@ -58,14 +67,33 @@ def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _job(out: Path, extra: list[str], env: dict[str, str]) -> dict[str, Any]:
-    exe = str(Path(sys.executable).with_name("nlgeval"))
-    wall, cpu = _run([exe, "validate", "webnlg2020", "--out", str(out), "-q", *extra], env)
+#: Stages inside "correlations" when they overlap it, and inside "report: figures" always.
+MEANWHILE = ("tables", "human references", "significant differences")
+WHILE_DRAWING = ("report: tables", "report: csv")
+
+
+def _rest(wall: float, timings: dict[str, float], overlapped: bool) -> float:
+    """Wall time not in a stage: start-up, glue, the page, exit (module docstring)."""
+    inside = set(WHILE_DRAWING) | (set(MEANWHILE) if overlapped else set())
+    return wall - sum(v for k, v in timings.items() if k not in inside)
+
+
+def _job(out: Path, extra: list[str], env: dict[str, str],
+         previous: str | None = None) -> dict[str, Any]:
+    """One run of the command (``previous``: the checkout on PYTHONPATH instead)."""
+    if previous is not None:
+        env = dict(env, PYTHONPATH=previous)
+    code = "import sys; from nlgeval.cli import main; sys.argv[0] = 'nlgeval'; sys.exit(main())"
+    wall, cpu = _run([sys.executable, "-c", code, "validate", "webnlg2020", "--out", str(out),
+                      "-q", *extra], env)
     record = json.loads((out / "run.json").read_text())
     timings = record["timings"]
-    timings["start-up and the rest"] = wall - sum(timings.values())
-    return {"wall": wall, "cpu": cpu, "timings": timings,
-            "backend": record["settings"].get("backend", "serial")}
+    backend = record["settings"].get("backend", "serial")
+    # the current code overlaps on the process backend; the previous code never did
+    timings["start-up and the rest"] = _rest(wall, timings,
+                                             backend == "process" and previous is None)
+    return {"wall": wall, "cpu": cpu, "timings": timings, "backend": backend,
+            "load": os.getloadavg()[0]}
 
 
 def _startup_floor() -> float:
@@ -129,13 +157,22 @@ def _report_floors(study: Any) -> dict[str, float]:
     return {"report: figures": t1 - t0, "report: tables": t2 - t1}
 
 
-def _report(runs: list[dict[str, Any]], extra: dict[str, dict[str, Any]],
-            floors: dict[str, float]) -> None:
+def _previous(prev_runs: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """The previous runs: measured in this run (``--previous``) or the recorded ones."""
+    if prev_runs:
+        return {"runs": prev_runs,
+                "what": "--previous, alternating with the current code", "load": "same"}
     prev = json.loads(PREVIOUS.read_text())
+    for r in prev["runs"]:
+        r["timings"]["start-up and the rest"] = _rest(r["wall"], r["timings"], False)
+    return {**prev, "load": prev["load_average_1min"]}
+
+
+def _report(runs: list[dict[str, Any]], extra: dict[str, dict[str, Any]],
+            floors: dict[str, float], prev_runs: list[dict[str, Any]] | None = None) -> None:
+    prev = _previous(prev_runs)
     prev_t = {k: statistics.median(r["timings"].get(k, float("nan")) for r in prev["runs"])
               for k in prev["runs"][0]["timings"]}
-    prev_t["start-up and the rest"] = statistics.median(
-        r["wall"] - sum(r["timings"].values()) for r in prev["runs"])
     stages = list(dict.fromkeys([*runs[0]["timings"], *prev_t]))
     print(f"\n{'stage (seconds)':<28}{'now':>8}{'previous':>10}{'floor':>8}")
     for st in stages:
@@ -146,11 +183,17 @@ def _report(runs: list[dict[str, Any]], extra: dict[str, dict[str, Any]],
     wall = statistics.median(r["wall"] for r in runs)
     cpu = statistics.median(r["cpu"] for r in runs)
     p_wall = statistics.median(r["wall"] for r in prev["runs"])
-    p_cpu = statistics.median(r["cpu_user"] for r in prev["runs"])
+    p_cpu = statistics.median(r["cpu"] if "cpu" in r else r["cpu_user"] for r in prev["runs"])
     print(f"  {'warm total (wall)':<26}{wall:8.2f}{p_wall:10.2f}   goal <= 5 s; runs: "
-          + ", ".join(f"{r['wall']:.1f}" for r in runs))
-    print(f"  {'warm CPU (all processes)':<26}{cpu:8.2f}{p_cpu:10.2f}   (previous: user only, "
-          f"load {prev['load_average_1min']}); correlations on the {runs[0]['backend']} backend")
+          + ", ".join(f"{r['wall']:.1f}" for r in runs) + "; previous: "
+          + ", ".join(f"{r['wall']:.1f}" for r in prev["runs"]))
+    print(f"  {'warm CPU (all processes)':<26}{cpu:8.2f}{p_cpu:10.2f}   (previous: "
+          f"{prev.get('commit', prev['what'])}, load {prev['load']}); correlations on the "
+          f"{runs[0]['backend']} backend; 1-min load at each run: "
+          + ", ".join(f"{r['load']:.1f}" for r in runs))
+    for label, rs in (("now", runs), ("previous", prev["runs"])):
+        print(f"  {label}: wall/CPU " + ", ".join(f"{r['wall']:.1f}/{r.get('cpu', 0):.1f}"
+                                                  for r in rs))
     for name, goal in (("cold (--no-cache)", 15), ("first run (compiling)", 60)):
         if name in extra:
             r = extra[name]
@@ -164,6 +207,8 @@ def main() -> int:
     ap.add_argument("--no-first-run", action="store_true",
                     help="skip the run with empty caches (numba compiles: about a minute)")
     ap.add_argument("--no-floors", action="store_true", help="skip the in-process floors")
+    ap.add_argument("--previous", metavar="PATH",
+                    help="checkout of the previous code, run alternately with this one")
     args = ap.parse_args()
     data_dir = corpora_dir()
     env = dict(os.environ, **({"NLGEVAL_DATA": data_dir} if data_dir else {}))
@@ -171,7 +216,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         _job(base / "prime", [], env)  # fills the score cache if empty; not counted
-        runs = [_job(base / f"warm{i}", [], env) for i in range(args.runs)]
+        runs, prev_runs = [], []
+        if args.previous:
+            _job(base / "prime-previous", [], env, args.previous)  # its own kernel cache
+        for i in range(args.runs):
+            if args.previous:
+                prev_runs.append(_job(base / f"previous{i}", [], env, args.previous))
+            runs.append(_job(base / f"warm{i}", [], env))
         extra = {"cold (--no-cache)": _job(base / "cold", ["--no-cache"], env)}
         if not args.no_first_run:
             fresh = {k: str(base / k) for k in ("numba", "scores", "mpl")}
@@ -181,7 +232,7 @@ def main() -> int:
         floors = {"start-up and the rest": _startup_floor()}
         if not args.no_floors:
             floors.update(_kernel_floor(data_dir)[0])
-    _report(runs, extra, floors)
+    _report(runs, extra, floors, prev_runs)
     print(f"{_load()} after")
     return 0
 
