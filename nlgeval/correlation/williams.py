@@ -242,7 +242,7 @@ def williams_pairs(
                     strict=True))
 
 
-_PAIR_ROWS_CELLS = 4_000_000  # bound on the stacked vectors of one batch of pairs
+_PAIR_ROWS_CELLS = 65_536  # cells of one batch of pairs (its temporaries stay in cache)
 
 
 def _pair_correlations(vec: dict[str, np.ndarray], coefficient: str
