@@ -131,6 +131,7 @@ def pair_tests_ratio(n_metrics: int, n_systems: int, n_items: int, permutations:
     ``williams_from_scores`` per ordered pair), and print the ratio and whether the p-values
     are the same numbers."""
     from nlgeval.correlation.permutation import compare
+    from nlgeval.correlation.williams import williams_from_scores
 
     ratings, scores = zoo_study(n_systems, n_items, n_metrics, 1, seed=seed)
     H = ratings.groupby(["system", "item"]).score.mean().unstack().to_numpy()
@@ -158,7 +159,7 @@ def pair_tests_ratio(n_metrics: int, n_systems: int, n_items: int, permutations:
                 total += 1
                 if level != "item":
                     for x, y in ((a, b), (b, a)):
-                        w = compare.williams_from_scores(mets[x], mets[y], H, level)
+                        w = williams_from_scores(mets[x], mets[y], H, level)
                         f = frames[(level, "w")]
                         same += w.pvalue == f.pvalue[(f.metric_a == x)
                                                      & (f.metric_b == y)].iloc[0]
