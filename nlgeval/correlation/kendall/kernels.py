@@ -375,7 +375,7 @@ def _item_tables(x: np.ndarray, y: np.ndarray, m: np.ndarray, code: int, direct_
     return sy, fixed
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def item_permutation_tau(x: np.ndarray, y: np.ndarray, m: np.ndarray, dead: np.ndarray,
                          perm: np.ndarray, code: int, direct_max: int, min_n: int
                          ) -> np.ndarray:  # pragma: no cover - compiled
@@ -392,24 +392,22 @@ def item_permutation_tau(x: np.ndarray, y: np.ndarray, m: np.ndarray, dead: np.n
     B, n_items, S = perm.shape
     sy, fixed = _item_tables(x, y, m, code, direct_max)
     out = np.empty((B, n_items))
-    chunk = _ROWS_PER_TASK
-    for t in prange((B + chunk - 1) // chunk):
-        xp = np.empty(S)
-        for b in range(t * chunk, min(B, (t + 1) * chunk)):
-            for i in range(n_items):
-                if dead[i]:
-                    out[b, i] = np.nan
-                    continue
-                k = m[i]
-                for a in range(k):
-                    xp[a] = x[i, perm[b, i, a]]
-                s = 0
-                for a in range(k - 1):
-                    xa = xp[a]
-                    for c in range(a + 1, k):
-                        d = xa - xp[c]
-                        s += ((d > 0.0) - (d < 0.0)) * sy[i, a, c]
-                f = fixed[i]
-                out[b, i] = _tau_from_counts(float(s), f[0], f[1], f[2], f[3], f[4], f[5],
-                                             code, float(min_n))
+    xp = np.empty(S)
+    for b in range(B):  # one thread: the criteria of a study already run on both cores
+        for i in range(n_items):
+            if dead[i]:
+                out[b, i] = np.nan
+                continue
+            k = m[i]
+            for a in range(k):
+                xp[a] = x[i, perm[b, i, a]]
+            s = 0
+            for a in range(k - 1):
+                xa = xp[a]
+                for c in range(a + 1, k):
+                    d = xa - xp[c]
+                    s += ((d > 0.0) - (d < 0.0)) * sy[i, a, c]
+            f = fixed[i]
+            out[b, i] = _tau_from_counts(float(s), f[0], f[1], f[2], f[3], f[4], f[5], code,
+                                         float(min_n))
     return out
