@@ -31,7 +31,6 @@ from nlgeval.errors import InputError
 from nlgeval.parallel.memory import check_study_memory, estimate_study_memory
 from nlgeval.provenance import Timings
 from nlgeval.report.corrections import apply_corrections
-from nlgeval.report.differences import significant_differences
 from nlgeval.report.notes import correlation_notes, direction_notes
 from nlgeval.report.prepare import (
     DEFAULT_METRICS,
@@ -354,6 +353,9 @@ def _independent_stages(corpus: Corpus, prep: PreparedScores, settings: Validati
     sig_df, sig_notes = None, list[str]()
     if settings.table9:
         with timings.step("significant differences"):
+            # imported here, while the workers run: its nlgeval.human is not needed before
+            from nlgeval.report.differences import significant_differences
+
             seg, human = prep.segments, prep.human
             sig_df = significant_differences(
                 seg[seg["system"].isin(prep.systems) & ~seg["metric"].isin(prep.system_only)],
