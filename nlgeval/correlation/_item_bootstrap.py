@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from nlgeval.correlation._resampled_means import resample_counts
 from nlgeval.correlation.coefficients import CONSTANT_RTOL, MIN_PAIRS
 
 _CODES = {"spearman": 0, "kendall": 1, "kendall_c": 2}
@@ -344,7 +345,8 @@ def system_spearman_bootstrap(mx: np.ndarray, my: np.ndarray, sys_idx: np.ndarra
     """System-level Spearman on every resample (B,): the resampled systems' rows of the
     (B, S) resampled system means ``mx``/``my`` (NaN = a system without complete cells),
     ranked with their multiplicities -- ``batch_correlation(mx[b, sys_idx[b]], ...)``'s
-    numbers, without ranking a (B, S) batch in scipy.
+    numbers, without ranking a (B, S) batch in scipy. Each row's drawn systems are sorted by
+    numpy (stable), the ranks and sums taken in one compiled pass.
 
     Examples
     --------
@@ -356,88 +358,68 @@ def system_spearman_bootstrap(mx: np.ndarray, my: np.ndarray, sys_idx: np.ndarra
     >>> round(float(spearmanr([1.0, 2.0, 3.0, 3.0], [0.5, 3.0, 2.0, 2.0]).statistic), 3)
     0.333
     """
-    return _system_spearman(np.ascontiguousarray(mx, dtype=float),
-                            np.ascontiguousarray(my, dtype=float),
-                            np.ascontiguousarray(sys_idx, dtype=np.int64))
+    mx, my = np.asarray(mx, dtype=float), np.asarray(my, dtype=float)
+    W = resample_counts(sys_idx, mx.shape[1])  # how often each system was drawn
+    valid = (W > 0) & np.isfinite(mx) & np.isfinite(my)
+    ox = np.argsort(np.where(valid, mx, np.inf), axis=1, kind="stable")
+    oy = np.argsort(np.where(valid, my, np.inf), axis=1, kind="stable")
+    return _system_spearman(np.ascontiguousarray(mx), np.ascontiguousarray(my), W,
+                            np.ascontiguousarray(ox), np.ascontiguousarray(oy),
+                            valid.sum(axis=1).astype(np.int64))
 
 
 @njit(cache=True, error_model="numpy")
-def _sorted_ranks(z: np.ndarray, w: np.ndarray, idx: np.ndarray, k: int,
-                  ranks: np.ndarray) -> None:  # pragma: no cover - compiled
-    """Average ranks ``C + (G + 1) / 2`` (weights ``w``) of the systems ``idx[:k]``, which
-    are sorted by ``z`` in place (insertion sort, numpy's stable sort for long vectors)."""
-    if k > 32:
-        order = np.argsort(z[idx[:k]], kind="mergesort")
-        idx[:k] = idx[:k][order].copy()
-    else:
-        for i in range(1, k):
-            t = idx[i]
-            v = z[t]
-            j = i - 1
-            while j >= 0 and z[idx[j]] > v:
-                idx[j + 1] = idx[j]
-                j -= 1
-            idx[j + 1] = t
+def _row_ranks(z: np.ndarray, order: np.ndarray, k: int, w: np.ndarray, ranks: np.ndarray
+               ) -> float:  # pragma: no cover - compiled
+    """Average ranks ``C + (G + 1) / 2`` (weights ``w``) of the systems ``order[:k]``, sorted
+    by ``z``, into ``ranks``; returns the total weight."""
     c = 0.0
     i = 0
     while i < k:
         j = i
         g = 0.0
-        while j < k and z[idx[j]] == z[idx[i]]:
-            g += w[idx[j]]
+        while j < k and z[order[j]] == z[order[i]]:
+            g += w[order[j]]
             j += 1
         rank = c + (g + 1.0) / 2.0
         for t in range(i, j):
-            ranks[idx[t]] = rank
+            ranks[order[t]] = rank
         c += g
         i = j
+    return c
 
 
 @njit(cache=True, error_model="numpy")
-def _system_spearman(mx: np.ndarray, my: np.ndarray, sys_idx: np.ndarray
-                     ) -> np.ndarray:  # pragma: no cover - compiled
+def _system_spearman(mx: np.ndarray, my: np.ndarray, W: np.ndarray, ox: np.ndarray,
+                     oy: np.ndarray, nvalid: np.ndarray) -> np.ndarray:  # pragma: no cover
     """:func:`system_spearman_bootstrap`: per resample, the drawn systems with both means
     ranked with their multiplicities, the constancy rule on their extremes, Pearson's formula
     on the ranks (exact sums, as in :func:`_spearman`)."""
-    B, S_draw = sys_idx.shape
-    S = mx.shape[1]
+    B, S = mx.shape
     out = np.empty(B)
-    for c in range((B + 63) // 64):
-        w, rx, ry = np.zeros(S), np.zeros(S), np.zeros(S)
-        ix, iy = np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int64)
-        for b in range(c * 64, min(B, (c + 1) * 64)):
-            w[:] = 0.0
-            for k in range(S_draw):
-                w[sys_idx[b, k]] += 1.0
-            k = 0
-            n = 0.0
-            for s in range(S):  # the drawn systems with both means
-                if w[s] > 0.0 and np.isfinite(mx[b, s]) and np.isfinite(my[b, s]):
-                    ix[k] = s
-                    iy[k] = s
-                    n += w[s]
-                    k += 1
-            if not n >= MIN_PAIRS:
-                out[b] = np.nan
-                continue
-            _sorted_ranks(mx[b], w, ix, k, rx)
-            _sorted_ranks(my[b], w, iy, k, ry)
-            x, y = mx[b], my[b]
-            cx = not (x[ix[k - 1]] - x[ix[0]]
-                      > CONSTANT_RTOL * max(abs(x[ix[k - 1]]), abs(x[ix[0]])))
-            cy = not (y[iy[k - 1]] - y[iy[0]]
-                      > CONSTANT_RTOL * max(abs(y[iy[k - 1]]), abs(y[iy[0]])))
-            m = (n + 1.0) / 2.0
-            sxx = syy = sxy = 0.0
-            for t in range(k):
-                s = ix[t]
-                dx, dy = rx[s] - m, ry[s] - m
-                sxx += w[s] * (dx * dx)
-                syy += w[s] * (dy * dy)
-                sxy += w[s] * (dx * dy)
-            r = sxy / np.sqrt(sxx * syy)
-            bad = cx or cy or sxx <= 1e-10 * 1e-300 * n or syy <= 1e-10 * 1e-300 * n
-            out[b] = np.nan if bad else min(max(r, -1.0), 1.0)
+    rx, ry = np.zeros(S), np.zeros(S)
+    for b in range(B):
+        k = nvalid[b]
+        x, y, w = mx[b], my[b], W[b]
+        n = _row_ranks(x, ox[b], k, w, rx)
+        if not n >= MIN_PAIRS:
+            out[b] = np.nan
+            continue
+        _row_ranks(y, oy[b], k, w, ry)
+        xlo, xhi, ylo, yhi = x[ox[b, 0]], x[ox[b, k - 1]], y[oy[b, 0]], y[oy[b, k - 1]]
+        cx = not (xhi - xlo > CONSTANT_RTOL * max(abs(xhi), abs(xlo)))
+        cy = not (yhi - ylo > CONSTANT_RTOL * max(abs(yhi), abs(ylo)))
+        m = (n + 1.0) / 2.0
+        sxx = syy = sxy = 0.0
+        for t in range(k):
+            s = ox[b, t]
+            dx, dy = rx[s] - m, ry[s] - m
+            sxx += w[s] * (dx * dx)
+            syy += w[s] * (dy * dy)
+            sxy += w[s] * (dx * dy)
+        r = sxy / np.sqrt(sxx * syy)
+        bad = cx or cy or sxx <= 1e-10 * 1e-300 * n or syy <= 1e-10 * 1e-300 * n
+        out[b] = np.nan if bad else min(max(r, -1.0), 1.0)
     return out
 
 
