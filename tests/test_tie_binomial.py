@@ -90,3 +90,30 @@ def test_permutation_test_equals_previous_code(kind: str, monkeypatch: pytest.Mo
             np.testing.assert_array_equal(new.draws_b, old.draws_b)
             assert (new.pvalue, new.statistic) == (old.pvalue, old.statistic) or (
                 np.isnan(new.pvalue) and np.isnan(old.pvalue))
+
+
+@pytest.mark.parametrize("kind", ["ties", "missing", "constant", "near-constant", "huge", "tiny"])
+def test_pair_outcome_bits_equal_the_pair_loop(kind: str) -> None:
+    from nlgeval.correlation.kendall._tie_kernels import _agreement_counts
+    from nlgeval.correlation.kendall.results import build_groups
+
+    rng = np.random.default_rng(10 + len(kind))
+    for i in range(8):
+        A, B, Y = _case(rng, kind)
+        if i == 0:                    # 12 systems: 66 pairs per item, past one 64-bit word
+            A, B, Y = (np.vstack([M, M[:4] + 0.5]) for M in (A, B, Y))
+            A, B, Y = (np.vstack([M, M[:4] - 0.5]) for M in (A, B, Y))
+        ok = np.isfinite(A) & np.isfinite(B) & np.isfinite(Y)
+        H = np.where(ok, Y, np.nan)
+        for grouping in ("item", "segment", "system-grouped"):
+            ga = build_groups(np.where(ok, A, np.nan), H, grouping)
+            gb = build_groups(np.where(ok, B, np.nan), H, grouping)
+            if not ga.sizes.size:
+                continue
+            for eps_a, eps_b in ((0.0, 0.0), (0.05, 0.3), (1e199, 1e-201)):
+                want = _agreement_counts(ga.x, gb.x, ga.y, ga.off, eps_a, eps_b)
+                tc._bits_cache.clear()
+                got = tc._agreement_from_bits(ga, gb, eps_a, eps_b)
+                np.testing.assert_array_equal(got, want)
+                again = tc._agreement_from_bits(ga, gb, eps_a, eps_b)   # from kept bits
+                np.testing.assert_array_equal(again, want)

@@ -515,3 +515,37 @@ def half_binomial_block(n: np.ndarray, rows: int, u: np.ndarray, pos: int, px: n
                     p = px[m, X]
             out[r, a] = X
     return pos
+
+
+@njit(cache=True)
+def right_bits(x: np.ndarray, y: np.ndarray, off: np.ndarray, eps: float, word_off: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Which pairs a metric gets right (:func:`_agree`), one bit per pair in the pair loop's
+    order, each group from a fresh 64-bit word (``word_off``), and how many per group: the
+    metric's half of :func:`_agreement_counts`, computed once per metric."""
+    G = off.shape[0] - 1
+    words = np.zeros(word_off[G], dtype=np.uint64)
+    right = np.zeros(G, dtype=np.int64)
+    for g in range(G):
+        e = off[g + 1]
+        w = word_off[g]
+        bit = 0
+        acc = np.uint64(0)
+        k = 0
+        for i in range(off[g], e):
+            xi = x[i]
+            yi = y[i]
+            for j in range(i + 1, e):
+                a = _agree(xi - x[j], yi - y[j], eps)
+                k += a
+                acc |= np.uint64(a) << np.uint64(bit)
+                bit += 1
+                if bit == 64:
+                    words[w] = acc
+                    w += 1
+                    bit = 0
+                    acc = np.uint64(0)
+        if bit:
+            words[w] = acc
+        right[g] = k
+    return words, right

@@ -31,8 +31,10 @@ same distribution as MTME's per-pair coin flips at O(groups) cost per draw. The 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -47,6 +49,7 @@ from nlgeval.correlation.kendall._tie_kernels import (
     _pair_deltas,
     half_binomial_block,
     half_binomial_table,
+    right_bits,
 )
 from nlgeval.correlation.kendall.kernels import _csr_counts
 from nlgeval.correlation.kendall.results import (
@@ -385,7 +388,13 @@ SORTED_FROM = 4096
 def _agreement(ga: Groups, gb: Groups, eps_a: float, eps_b: float) -> np.ndarray:
     """Per group: pairs A gets right, B gets right, only B right (n+), only A right (n-). Small
     groups by the pair loop, large ones from two acc_23 numerators and the pairs both get
-    right (:func:`._pair_agreement.both_right`): the same integers."""
+    right (:func:`._pair_agreement.both_right`): the same integers. When every group is small
+    and the pairs fit :data:`BITS_MAX_PAIRS`, each metric's pair outcomes are kept as bits
+    (the metric meets every other metric of the study on the same pairs) and the pair loop's
+    counts are read from them."""
+    shared = _agreement_from_bits(ga, gb, eps_a, eps_b)
+    if shared is not None:
+        return shared
     out = _agreement_counts(ga.x, gb.x, ga.y, ga.off, eps_a, eps_b, SORTED_FROM)
     for g in np.flatnonzero(ga.sizes > SORTED_FROM):
         a, e = int(ga.off[g]), int(ga.off[g + 1])
@@ -397,6 +406,44 @@ def _agreement(ga: Groups, gb: Groups, eps_a: float, eps_b: float) -> np.ndarray
         both = int(both_right(xa.copy(), xb.copy(), y.copy(), eps_a, eps_b))
         out[g] = (right_a, right_b, right_b - both, right_a - both)
     return out
+
+
+#: most pairs (of all groups) whose outcomes a metric keeps as bits; bytes of bits kept
+BITS_MAX_PAIRS = 1 << 27
+_BITS_BYTES = 64 * 2**20
+_bits_cache: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+
+def _agreement_from_bits(ga: Groups, gb: Groups, eps_a: float, eps_b: float
+                         ) -> np.ndarray | None:
+    """:func:`_agreement` from each metric's pair outcomes (:func:`._tie_kernels.right_bits`,
+    remembered by content): ``both`` is the popcount of the two metrics' bits per group. None
+    where the pair loop is not what :func:`_agreement` would run."""
+    n_pairs = ga.n_pairs
+    if (not n_pairs.size or int(ga.sizes.max()) > SORTED_FROM
+            or int(n_pairs.sum()) > BITS_MAX_PAIRS):
+        return None
+    word_off = np.concatenate([[0], np.cumsum((n_pairs + 63) // 64)]).astype(np.int64)
+    wa, ra = _metric_bits(ga, eps_a, word_off)
+    wb, rb = _metric_bits(gb, eps_b, word_off)
+    both = np.add.reduceat(np.bitwise_count(wa & wb).astype(np.int64), word_off[:-1])
+    return np.stack([ra, rb, rb - both, ra - both], axis=1)
+
+
+def _metric_bits(g: Groups, eps: float, word_off: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    h = hashlib.blake2b(digest_size=20)
+    for a in (g.x, g.y, g.off, np.float64(eps)):
+        h.update(np.ascontiguousarray(a).tobytes())
+    key = h.digest()
+    found = _bits_cache.get(key)
+    if found is not None:
+        _bits_cache.move_to_end(key)
+        return found
+    found = right_bits(g.x, g.y, g.off, float(eps), word_off)
+    _bits_cache[key] = found
+    while sum(w.nbytes for w, _ in _bits_cache.values()) > _BITS_BYTES:
+        _bits_cache.popitem(last=False)
+    return found
 
 
 def _binomial_totals(ga: Groups, gb: Groups, eps_a: float, eps_b: float, w: np.ndarray,
