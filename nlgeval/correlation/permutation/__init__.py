@@ -13,7 +13,7 @@ module                 what it holds
 ``compare``            correlations: ``permutation_test`` and ``comparison_matrix``
 ``_pearson_swaps``     Pearson's r of every swap from sufficient statistics
 ``_pair_swaps``        the same for every metric pair of a study in one product per block
-``_pair_kernels``      numba kernels of the item- and system-level pair draws
+``_pair_kernels``      numba kernels of the pair draws (all three levels)
 =====================  ======================================================================
 
 Examples

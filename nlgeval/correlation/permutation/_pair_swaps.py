@@ -5,8 +5,10 @@ Roth 2021). Per call this module prepares every metric once (z-standardised, its
 magnitude) and the ratings once (scaled, centred), derives each pair's swap terms from them
 with a few element-wise operations, contracts the masks with all pairs' terms (segment level:
 the matrix products of :mod:`nlgeval.correlation.permutation._pearson_swaps`, in its fixed blocks of
-``PERM_BLOCK`` masks; system level: the same einsum; item level: a compiled kernel with the
-einsum's sums), and takes the coefficients of every draw and pair in one array operation. The
+``PERM_BLOCK`` masks, or one product checked against them; system level: the same einsum's
+sums, added in its order inside a compiled pass and checked against it; item level: a
+compiled kernel with the einsum's sums), and takes the coefficients of every draw and pair
+in one compiled pass. The
 numbers are those of :func:`nlgeval.correlation.permutation._pearson_swaps._pearson_swap_draws_many`
 called block by block (tests/test_pair_swaps.py compares them bit for bit).
 """
