@@ -371,6 +371,15 @@ def pairwise_accuracy_test(
                                  scheme=scheme, seed=seed if masks is None else None)
 
 
+def _test_masks(n_kept: int, spa_permutations: int, spa_seed: int | None
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The SPA sign masks of a test and their transpose: the shared read-only ones for a
+    fixed seed (hashed once by the caches), fresh ones for ``None``."""
+    if spa_seed is None:
+        return sign_flip_masks(n_kept, spa_permutations, spa_seed), None
+    return _shared_masks(n_kept, spa_permutations, int(spa_seed))
+
+
 def soft_pairwise_accuracy_test(
     XA: Any,
     XB: Any,
@@ -436,9 +445,7 @@ def soft_pairwise_accuracy_test(
     S, n = ok.shape
     design = _SignFlipDesign.build(ok)
     keep = design.keep
-    M, Mt = (_shared_masks(int(keep.sum()), spa_permutations, int(spa_seed))
-             if spa_seed is not None else
-             (sign_flip_masks(int(keep.sum()), spa_permutations, spa_seed), None))
+    M, Mt = _test_masks(int(keep.sum()), spa_permutations, spa_seed)
     prep = _prepare_masks(design, M, Mt=Mt)
     A0, B0, H0 = (np.where(ok, Z, 0.0)[:, keep] for Z in (A, B, H))
     # the human p-values and each metric's own are shared by the pairs of a study
