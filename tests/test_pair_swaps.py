@@ -266,3 +266,16 @@ def test_segment_small_group_padded(monkeypatch) -> None:
         np.testing.assert_array_equal(got[key][2], deltas)
     # the two checked blocks (padded product taken), or those and every block (fallback)
     assert len(calls) in (2, 2 + 200 // 8)
+
+
+@pytest.mark.parametrize("level", ["system", "item"])
+def test_masks_other_than_zero_one_take_the_float_path(level: str) -> None:
+    # the byte masks are only for 0/1 masks; other weights keep the float kernels (and
+    # their numbers)
+    H, mets = _zoo(14, 6, 20, 4, "plain")
+    masks = compare.swap_masks(H.shape, 24, "both", seed=8).astype(float)
+    masks[3, 2, 5] = 0.5
+    want = _reference_all_pairs(mets, H, level, masks)
+    got = compare._all_pair_deltas(mets, H, level, "pearson", masks)
+    for key, (_, _, deltas) in want.items():
+        np.testing.assert_array_equal(got[key][2], deltas)
