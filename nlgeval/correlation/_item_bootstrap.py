@@ -188,16 +188,20 @@ def _pairwise_sum(a: np.ndarray, n: int, stack: np.ndarray) -> float:  # pragma:
 @njit(cache=True, error_model="numpy")
 def _ranks(z: np.ndarray, order: np.ndarray, start: np.ndarray, end: np.ndarray, nv: int,
            W: np.ndarray, cw: np.ndarray, ranks: np.ndarray, const: np.ndarray,
-           ties: np.ndarray, distinct: np.ndarray) -> None:  # pragma: no cover - compiled
+           ties: np.ndarray, distinct: np.ndarray, top: np.ndarray, bottom: np.ndarray,
+           code: int) -> None:  # pragma: no cover - compiled
     """One item's variable ``z`` on every resample of a chunk (``W``: (systems, resamples)
     weights), its valid systems visited in increasing order: the running weights ``cw``, the
     average rank ``C + (G + 1) / 2`` of every system (a group of total weight ``G`` after
     weight ``C``; an undrawn system gets a finite rank it never uses), the constancy rule of
     :func:`~nlgeval.correlation.coefficients.near_constant` on the drawn values, the pairs tied
-    (``sum G (G - 1) / 2``) and the distinct drawn values. Inner loops run over resamples."""
+    (``sum G (G - 1) / 2``) and the distinct drawn values; the ranks for Spearman (``code``
+    0), the ties (and for tau-c the distinct values) for Kendall. Inner loops run over
+    resamples; ``top``/``bottom``: work buffers."""
     nb = W.shape[1]
     cw[0, :] = 0.0
-    top, bottom = np.full(nb, -np.inf), np.full(nb, np.inf)
+    top[:] = -np.inf
+    bottom[:] = np.inf
     for k in range(nv):
         s, v = order[k], z[order[k]]
         for b in range(nb):
@@ -211,9 +215,10 @@ def _ranks(z: np.ndarray, order: np.ndarray, start: np.ndarray, end: np.ndarray,
     distinct[:] = 0.0
     for k in range(nv):
         s, lo, hi = order[k], start[k], end[k]
-        for b in range(nb):
-            ranks[s, b] = cw[lo, b] + (cw[hi, b] - cw[lo, b] + 1.0) / 2.0
-        if lo == k:
+        if code == 0:
+            for b in range(nb):
+                ranks[s, b] = cw[lo, b] + (cw[hi, b] - cw[lo, b] + 1.0) / 2.0
+        elif lo == k:
             for b in range(nb):
                 g = cw[hi, b] - cw[lo, b]
                 ties[b] += g * (g - 1.0) / 2.0
@@ -225,13 +230,15 @@ def _ranks(z: np.ndarray, order: np.ndarray, start: np.ndarray, end: np.ndarray,
 
 @njit(cache=True, error_model="numpy")
 def _spearman(order: np.ndarray, nv: int, W: np.ndarray, rx: np.ndarray, ry: np.ndarray,
-              n: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+              n: np.ndarray, sums: np.ndarray, out: np.ndarray
+              ) -> None:  # pragma: no cover - compiled
     """Pearson's formula of :func:`~nlgeval.correlation.coefficients.pearson_from_sums` on
     the weighted ranks, per resample. Every sum is exact (multiples of 1/4), so the order does
     not matter; the mean rank is the rank sum ``n (n + 1) / 2`` over ``n``, exactly
     ``(n + 1) / 2``, and an undrawn system adds exact zeros (weight 0, a finite rank)."""
     nb = W.shape[1]
-    sxx, syy, sxy = np.zeros(nb), np.zeros(nb), np.zeros(nb)
+    sums[:] = 0.0
+    sxx, syy, sxy = sums[0], sums[1], sums[2]
     for k in range(nv):
         s = order[k]
         for b in range(nb):
@@ -251,13 +258,13 @@ def _spearman(order: np.ndarray, nv: int, W: np.ndarray, rx: np.ndarray, ry: np.
 @njit(cache=True, error_model="numpy")
 def _kendall(signs: np.ndarray, order: np.ndarray, nv: int, W: np.ndarray, n: np.ndarray,
              xtie: np.ndarray, ytie: np.ndarray, nx: np.ndarray, ny: np.ndarray, code: int,
-             out: np.ndarray) -> None:  # pragma: no cover - compiled
+             sd: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """tau-b (``code`` 1) or tau-c (2) per resample by the formula of
     ``kendall.kernels._tau_from_counts``: C - D summed over pairs of systems with weight
     ``w_s w_t`` (copies of one system are tied), the ties from the groups of equal values --
     the integers the unweighted kernel counts on the expanded resample."""
     nb = W.shape[1]
-    sd = np.zeros(nb)
+    sd[:] = 0.0
     for a in range(nv):
         s = order[a]
         for c in range(a + 1, nv):
@@ -291,16 +298,17 @@ def _item_chunk(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
     rx, ry = np.empty((S, nb)), np.empty((S, nb))
     cx, cy = np.empty(nb, dtype=np.bool_), np.empty(nb, dtype=np.bool_)
     tx, ty, dx, dy = np.empty(nb), np.empty(nb), np.empty(nb), np.empty(nb)
+    top, bottom, sums = np.empty(nb), np.empty(nb), np.empty((3, nb))
     for j in range(Xt.shape[0]):
         nv = nvalid[j]
-        _ranks(Xt[j], ox[j], sx[j], ex[j], nv, W, cwx, rx, cx, tx, dx)
-        _ranks(Yt[j], oy[j], sy[j], ey[j], nv, W, cwy, ry, cy, ty, dy)
+        _ranks(Xt[j], ox[j], sx[j], ex[j], nv, W, cwx, rx, cx, tx, dx, top, bottom, code)
+        _ranks(Yt[j], oy[j], sy[j], ey[j], nv, W, cwy, ry, cy, ty, dy, top, bottom, code)
         n = cwx[nv]
         if code == 0:
-            _spearman(ox[j], nv, W, rx, ry, n, R[j])
+            _spearman(ox[j], nv, W, rx, ry, n, sums, R[j])
         else:
             _kendall(signs[min(j, signs.shape[0] - 1)], ox[j], nv, W, n, tx, ty, dx, dy,
-                     code, R[j])
+                     code, sums[0], R[j])
         for b in range(nb):
             if cx[b] or cy[b] or not n[b] >= MIN_PAIRS:
                 R[j, b] = np.nan
