@@ -199,6 +199,54 @@ def _pearson_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarra
     return out
 
 
+#: Spearman's sums of centred average ranks (multiples of 1/2, products multiples of 1/4) are
+#: exact in floating point up to this many systems per item (the sum of squares stays below
+#: 2^51), so their order does not matter there
+_EXACT_RANK_SUMS_MAX = 2 ** 16
+
+
+# shape: the Pearson loop without the sums a shuffle cannot change
+@njit(cache=True, parallel=True, error_model="numpy")
+def _spearman_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarray,
+                    dead: np.ndarray, perm: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """Spearman's r of every item under every permutation ``perm`` of the centred ranks ``x0``.
+
+    Every sum of centred average ranks and their products is exact (see
+    :data:`_EXACT_RANK_SUMS_MAX`), so the metric's sum of squares -- and with it the
+    denominator ``sqrt(cxx * cyy)`` and the constancy verdict -- is the same number on every
+    draw: computed once per item; a draw takes the cross term alone, in the same order as
+    :func:`_pearson_draws`, and divides by the same denominator.
+    """
+    B, n_items, S = perm.shape
+    out = np.empty((B, n_items))
+    zero = np.empty(n_items)
+    den = np.empty(n_items)
+    skip = np.empty(n_items, dtype=np.bool_)
+    prod = np.empty(S)
+    for i in range(n_items):
+        zero[i] = 0.0 * 0.0 / n[i]
+        thr = (1e-10 * 1e-300) * (n[i] if n[i] >= 1.0 else 1.0)
+        sxx, _ = _square_and_cross(x0[i], dy[i], S, prod)
+        cxx = sxx - zero[i]
+        cyy = syy[i] - zero[i]
+        den[i] = np.sqrt(cxx * cyy)
+        skip[i] = dead[i] or (not (n[i] >= MIN_PAIRS)) or (cyy <= thr) or (cxx <= thr)
+    for t in prange((B + _DRAWS_PER_TASK - 1) // _DRAWS_PER_TASK):
+        p = np.empty(S)
+        for b in range(t * _DRAWS_PER_TASK, min(B, (t + 1) * _DRAWS_PER_TASK)):
+            for i in range(n_items):
+                if skip[i]:
+                    out[b, i] = np.nan
+                    continue
+                for s in range(S):
+                    p[s] = x0[i, perm[b, i, s]] * dy[i, s]
+                sxy = (0.0 + _block_sum(p, 0, S)) if S <= 128 else pairwise_sum(p)
+                r = (sxy - zero[i]) / den[i]
+                r = -1.0 if r < -1.0 else r
+                out[b, i] = 1.0 if r > 1.0 else r
+    return out
+
+
 def _constant_items(x: np.ndarray, y: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """The degenerate-input rule of ``batch_correlation`` per item (row)."""
     (hx, lx), (hy, ly) = extremes(x, valid), extremes(y, valid)
@@ -232,6 +280,8 @@ def pearson_permutation_means(x: np.ndarray, y: np.ndarray, coefficient: str,
             x0 = np.where(valid, x - (x0.sum(axis=-1) / n)[..., None], 0.0)
     args = (np.ascontiguousarray(x0), np.ascontiguousarray(dy), n, syy,
             np.ascontiguousarray(dead))
+    if coefficient == "spearman" and x.shape[-1] <= _EXACT_RANK_SUMS_MAX:
+        return np.concatenate([_nanmean_rows(_spearman_draws(*args, p)) for p in perms])
     return np.concatenate([_nanmean_rows(_pearson_draws(*args, p, coefficient == "pearson"))
                            for p in perms])
 
