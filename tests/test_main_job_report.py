@@ -143,3 +143,29 @@ def test_drawer_closed_unused_leaves_no_process() -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert writer.figure_drawer(()) is None
+
+
+def test_waits_for_a_free_core_only_when_the_criteria_do_not_divide(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    from concurrent.futures import Future
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+    def pending(n: int, done: int) -> tuple[tasks_module.PendingCriteria, list[Future]]:
+        futures: list[Future] = [Future() for _ in range(n)]
+        for f in futures[:done]:
+            f.set_result(None)
+        return tasks_module.PendingCriteria(None, None, futures, pool=object(),
+                                            workers=2), futures
+
+    even, _ = pending(4, 0)
+    even.wait_for_a_free_core()  # 4 on 2 workers: at once, nothing done
+    one_left, _ = pending(5, 4)
+    one_left.wait_for_a_free_core()  # one running: a core is free
+    two_left, futures = pending(5, 3)
+    timer = threading.Timer(0.3, futures[3].set_result, args=(None,))
+    timer.start()
+    two_left.wait_for_a_free_core()  # returns only once the fourth is done
+    assert futures[3].done() and not futures[4].done()
+    timer.join()

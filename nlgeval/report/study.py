@@ -303,13 +303,15 @@ def run_study(
     check_study_memory(estimate_study_memory(len(prep.systems), len(prep.rated_items),
                                              len(prep.metrics), len(prep.criteria)))
     # the correlations run on the worker processes (process backend) while this process
-    # computes the stages that do not need them; "correlations" is the stage's wall time
+    # computes the stages that do not need them, on a core the workers leave free;
+    # "correlations" is the stage's wall time
     timings["correlations"] = 0.0  # first in run.json, as the stage order reads
     t0 = time.perf_counter()
     pending = _start_correlations(prep, settings)
     overlapped = pending.running
     timings["correlations"] = time.perf_counter() - t0
     try:
+        pending.wait_for_a_free_core()  # e.g. 5 criteria on 2 cores: while the fifth runs
         metric_sys, human_sys, hum_corr, rater_df, ceilings, sig_df, sig_notes, published = \
             _independent_stages(corpus, prep, settings, timings)
         corr, comps, clus, boards, missing = pending.result()
