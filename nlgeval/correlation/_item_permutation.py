@@ -206,7 +206,7 @@ _EXACT_RANK_SUMS_MAX = 2 ** 16
 
 
 # shape: the Pearson loop without the sums a shuffle cannot change
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _spearman_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarray,
                     dead: np.ndarray, perm: np.ndarray) -> np.ndarray:  # pragma: no cover
     """Spearman's r of every item under every permutation ``perm`` of the centred ranks ``x0``.
@@ -231,19 +231,18 @@ def _spearman_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarr
         cyy = syy[i] - zero[i]
         den[i] = np.sqrt(cxx * cyy)
         skip[i] = dead[i] or (not (n[i] >= MIN_PAIRS)) or (cyy <= thr) or (cxx <= thr)
-    for t in prange((B + _DRAWS_PER_TASK - 1) // _DRAWS_PER_TASK):
-        p = np.empty(S)
-        for b in range(t * _DRAWS_PER_TASK, min(B, (t + 1) * _DRAWS_PER_TASK)):
-            for i in range(n_items):
-                if skip[i]:
-                    out[b, i] = np.nan
-                    continue
-                for s in range(S):
-                    p[s] = x0[i, perm[b, i, s]] * dy[i, s]
-                sxy = (0.0 + _block_sum(p, 0, S)) if S <= 128 else pairwise_sum(p)
-                r = (sxy - zero[i]) / den[i]
-                r = -1.0 if r < -1.0 else r
-                out[b, i] = 1.0 if r > 1.0 else r
+    p = np.empty(S)
+    for b in range(B):  # one thread: as fast here, and compiled in less time
+        for i in range(n_items):
+            if skip[i]:
+                out[b, i] = np.nan
+                continue
+            for s in range(S):
+                p[s] = x0[i, perm[b, i, s]] * dy[i, s]
+            sxy = (0.0 + _block_sum(p, 0, S)) if S <= 128 else pairwise_sum(p)
+            r = (sxy - zero[i]) / den[i]
+            r = -1.0 if r < -1.0 else r
+            out[b, i] = 1.0 if r > 1.0 else r
     return out
 
 
