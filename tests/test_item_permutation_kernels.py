@@ -173,13 +173,15 @@ def test_long_rows_and_many_items(coef: str) -> None:
         _check(X, Y, coef, 15, 1)
 
 
-def test_several_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("cells", [60 * 7, 1])
+def test_several_chunks(monkeypatch: pytest.MonkeyPatch, cells: int) -> None:
+    """Chunks of 7 permutations, and of one (a study too large for one chunk)."""
     rng = np.random.default_rng(11)
-    monkeypatch.setattr(levels, "_CHUNK_CELLS", 60 * 7)  # chunks of 7 permutations
+    monkeypatch.setattr(levels, "_CHUNK_CELLS", cells)
     for coef in COEFFICIENTS:
         for _ in range(5):
             X, Y = _case(rng, (6, 10))
-            _check(X, Y, coef, 40, 3, chunk_cells=60 * 7)
+            _check(X, Y, coef, 40, 3, chunk_cells=cells)
 
 
 def test_the_reference_can_fail() -> None:

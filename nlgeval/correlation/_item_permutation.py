@@ -10,8 +10,8 @@ shuffle everything but the order of the metric values is fixed, so a draw needs 
   sum of squares and the cross term with the fixed centred human values, Pearson's r by the
   operations of :func:`nlgeval.correlation.coefficients.pearson_from_sums`;
 * Kendall tau-b / tau-c (Kendall 1945; Stuart 1953): the compiled kernel
-  :func:`nlgeval.correlation.kendall.kernels.item_permutation_tau` (C - D from fixed sign
-  tables; the tie counts do not change under a shuffle).
+  :func:`nlgeval.correlation.kendall.kernels.item_permutation_tau` (C - D alone: the tie
+  counts do not change under a shuffle).
 
 and the caller takes the mean over items with ``np.nanmean``, as before. The array code
 (``fixed_y_statistic`` on the permuted stack) sums every row over the systems in numpy's
@@ -205,20 +205,13 @@ def _pearson_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarra
 _EXACT_RANK_SUMS_MAX = 2 ** 16
 
 
-# shape: the Pearson loop without the sums a shuffle cannot change
 @njit(cache=True, error_model="numpy")
-def _spearman_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarray,
-                    dead: np.ndarray, perm: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """Spearman's r of every item under every permutation ``perm`` of the centred ranks ``x0``.
-
-    Every sum of centred average ranks and their products is exact (see
-    :data:`_EXACT_RANK_SUMS_MAX`), so the metric's sum of squares -- and with it the
-    denominator ``sqrt(cxx * cyy)`` and the constancy verdict -- is the same number on every
-    draw: computed once per item; a draw takes the cross term alone, in the same order as
-    :func:`_pearson_draws`, and divides by the same denominator.
-    """
-    B, n_items, S = perm.shape
-    out = np.empty((B, n_items))
+def _spearman_fixed(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarray,
+                    dead: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+    """Per item ``0 * 0 / n``, the denominator ``sqrt(cxx * cyy)`` and whether the item is
+    left out, for :func:`_spearman_draws` (once per call, not once per chunk)."""
+    n_items, S = x0.shape
     zero = np.empty(n_items)
     den = np.empty(n_items)
     skip = np.empty(n_items, dtype=np.bool_)
@@ -231,8 +224,25 @@ def _spearman_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarr
         cyy = syy[i] - zero[i]
         den[i] = np.sqrt(cxx * cyy)
         skip[i] = dead[i] or (not (n[i] >= MIN_PAIRS)) or (cyy <= thr) or (cxx <= thr)
+    return zero, den, skip
+
+
+@njit(cache=True, error_model="numpy")
+def _spearman_draws(x0: np.ndarray, dy: np.ndarray, zero: np.ndarray, den: np.ndarray,
+                    skip: np.ndarray, perm: np.ndarray) -> np.ndarray:  # pragma: no cover
+    """Spearman's r of every item under every permutation ``perm`` of the centred ranks ``x0``.
+
+    Every sum of centred average ranks and their products is exact (see
+    :data:`_EXACT_RANK_SUMS_MAX`), so the metric's sum of squares -- and with it the
+    denominator ``sqrt(cxx * cyy)`` and the constancy verdict -- is the same number on every
+    draw (:func:`_spearman_fixed`); a draw takes the cross term alone, in the same order as
+    :func:`_pearson_draws`, and divides by the same denominator. One thread: as fast here,
+    and compiled in less time.
+    """
+    B, n_items, S = perm.shape
+    out = np.empty((B, n_items))
     p = np.empty(S)
-    for b in range(B):  # one thread: as fast here, and compiled in less time
+    for b in range(B):
         for i in range(n_items):
             if skip[i]:
                 out[b, i] = np.nan
@@ -280,7 +290,9 @@ def pearson_permutation_means(x: np.ndarray, y: np.ndarray, coefficient: str,
     args = (np.ascontiguousarray(x0), np.ascontiguousarray(dy), n, syy,
             np.ascontiguousarray(dead))
     if coefficient == "spearman" and x.shape[-1] <= _EXACT_RANK_SUMS_MAX:
-        return np.concatenate([_nanmean_rows(_spearman_draws(*args, p)) for p in perms])
+        fixed = _spearman_fixed(*args)
+        return np.concatenate([_nanmean_rows(_spearman_draws(args[0], args[1], *fixed, p))
+                               for p in perms])
     return np.concatenate([_nanmean_rows(_pearson_draws(*args, p, coefficient == "pearson"))
                            for p in perms])
 
@@ -292,8 +304,8 @@ def _nanmean_rows(r: np.ndarray) -> np.ndarray:
         return np.asarray(np.nanmean(r, axis=-1))
 
 
-#: Kendall's sign tables hold (items, systems, systems) entries: the compiled draws are used
-#: up to this many systems per item, longer rows keep the O(n log n) counts of every draw
+#: The compiled Kendall draws enumerate the n (n - 1) / 2 pairs of a row: used up to this
+#: many systems per item; longer rows keep the O(n log n) counts of every draw
 KENDALL_TABLE_MAX = 64
 
 
@@ -305,7 +317,7 @@ def kendall_permutation_means(x: np.ndarray, y: np.ndarray, coefficient: str,
     as ``np.nanmean(fixed_y_statistic(x, y, coefficient)(perm), -1)`` (the same pair counts,
     the same formula: :func:`nlgeval.correlation.kendall.kernels.item_permutation_tau`).
     """
-    from nlgeval.correlation.kendall.kernels import item_permutation_tau
+    from nlgeval.correlation.kendall.kernels import item_permutation_tau, item_tie_counts
     from nlgeval.correlation.kendall.results import DIRECT_MAX
 
     valid = np.isfinite(x) & np.isfinite(y)
@@ -313,8 +325,9 @@ def kendall_permutation_means(x: np.ndarray, y: np.ndarray, coefficient: str,
     dead = np.ascontiguousarray(_constant_items(x, y, valid))
     xs, ys = np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(y, dtype=float)
     code = 0 if coefficient == "kendall" else 1
+    fixed = item_tie_counts(xs, ys, m, code, DIRECT_MAX)  # once, not once per chunk
     return np.concatenate([
-        _nanmean_rows(item_permutation_tau(xs, ys, m, dead, p, code, DIRECT_MAX, MIN_PAIRS))
+        _nanmean_rows(item_permutation_tau(xs, ys, m, dead, fixed, p, code, MIN_PAIRS))
         for p in perms])
 
 

@@ -345,25 +345,18 @@ def _indexed_statistic(X: np.ndarray, Y: np.ndarray, sys_idx: np.ndarray, item_i
 
 
 @njit(cache=True)
-def _sign_table(v: np.ndarray, k: int, out: np.ndarray) -> None:  # pragma: no cover
-    """out[a, b] = sign(v[a] - v[b]) for the first ``k`` values (0 = tied, as the counts)."""
-    for a in range(k):
-        for b in range(k):
-            d = v[a] - v[b]
-            out[a, b] = 1 if d > 0.0 else (-1 if d < 0.0 else 0)
+def item_tie_counts(x: np.ndarray, y: np.ndarray, m: np.ndarray, code: int, direct_max: int
+                    ) -> np.ndarray:  # pragma: no cover - compiled
+    """Per item (row) the counts a shuffle of x among its first ``m[i]`` cells keeps.
 
-
-@njit(cache=True)
-def _item_tables(x: np.ndarray, y: np.ndarray, m: np.ndarray, code: int, direct_max: int
-                 ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
-    """Per item the sign table of y and the counts that a shuffle of x keeps."""
-    n_items, S = x.shape
-    sy = np.zeros((n_items, S, S), dtype=np.int8)
+    Columns: all pairs, pairs tied in x, pairs tied in y, n, distinct x and y values (the
+    last two for tau-c), from :func:`_vector_counts` of the unshuffled row.
+    """
+    n_items = x.shape[0]
     fixed = np.zeros((n_items, 6))
     cnt = np.zeros(8, dtype=np.int64)
     for i in range(n_items):
         k = m[i]
-        _sign_table(y[i], k, sy[i])
         _vector_counts(x[i, :k], y[i, :k], 0.0, direct_max, code == 1, cnt)
         c_, d_, th, tm, thm = cnt[0], cnt[1], cnt[2], cnt[3], cnt[4]
         fixed[i, 0] = float(c_ + d_ + th + tm + thm)
@@ -372,25 +365,25 @@ def _item_tables(x: np.ndarray, y: np.ndarray, m: np.ndarray, code: int, direct_
         fixed[i, 3] = float(k)
         fixed[i, 4] = float(cnt[6])
         fixed[i, 5] = float(cnt[7])
-    return sy, fixed
+    return fixed
 
 
 @njit(cache=True)
 def item_permutation_tau(x: np.ndarray, y: np.ndarray, m: np.ndarray, dead: np.ndarray,
-                         perm: np.ndarray, code: int, direct_max: int, min_n: int
+                         fixed: np.ndarray, perm: np.ndarray, code: int, min_n: int
                          ) -> np.ndarray:  # pragma: no cover - compiled
     """tau-b (``code`` 0) or tau-c (1) of every item under every within-item shuffle of x.
 
     ``x``, ``y`` (items, systems) with the ``m[i]`` complete cells of item i first; ``perm``
     (draws, items, systems) shuffles the first ``m[i]`` positions among themselves; ``dead``
     marks the items the degenerate-input rule leaves out. A shuffle of x keeps every tie
-    count (pairs tied in x, in y, the distinct values), so a draw only needs C - D: the sum
-    over position pairs of sign(x[perm a] - x[perm b]) sign(y[a] - y[b]), read from sign
-    tables built once. The same integers as :func:`batch_tau` on the permuted rows (the same
-    pairs, the same ties), turned into tau by :func:`_tau_from_counts`: the same floats.
+    count (pairs tied in x, in y, the distinct values: ``fixed``, from
+    :func:`item_tie_counts`), so a draw only needs C - D, the sum over position pairs of
+    sign(x[perm a] - x[perm b]) sign(y[a] - y[b]). The same integers as :func:`batch_tau` on
+    the permuted rows (the same pairs, the same ties), turned into tau by
+    :func:`_tau_from_counts`: the same floats.
     """
     B, n_items, S = perm.shape
-    sy, fixed = _item_tables(x, y, m, code, direct_max)
     out = np.empty((B, n_items))
     xp = np.empty(S)
     for b in range(B):  # one thread: the criteria of a study already run on both cores
@@ -404,9 +397,11 @@ def item_permutation_tau(x: np.ndarray, y: np.ndarray, m: np.ndarray, dead: np.n
             s = 0
             for a in range(k - 1):
                 xa = xp[a]
+                ya = y[i, a]
                 for c in range(a + 1, k):
                     d = xa - xp[c]
-                    s += ((d > 0.0) - (d < 0.0)) * sy[i, a, c]
+                    e = ya - y[i, c]
+                    s += ((d > 0.0) - (d < 0.0)) * ((e > 0.0) - (e < 0.0))
             f = fixed[i]
             out[b, i] = _tau_from_counts(float(s), f[0], f[1], f[2], f[3], f[4], f[5], code,
                                          float(min_n))
