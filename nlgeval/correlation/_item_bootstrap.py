@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nlgeval.correlation._resampled_means import resample_counts
+from nlgeval.correlation._counts import resample_counts
 from nlgeval.correlation.coefficients import CONSTANT_RTOL, MIN_PAIRS
 
 _CODES = {"spearman": 0, "kendall": 1, "kendall_c": 2}

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from nlgeval.correlation._counts import resample_counts as resample_counts
+
 #: cells of one gathered (B, S, I) chunk of resamples (bounds the memory of every gather)
 _CELLS_PER_CHUNK = 3_000_000
 
@@ -76,21 +78,6 @@ def _system_means_of_resamples(
 
     return resampled_row_means(np.ascontiguousarray(Zz, dtype=float), np.ascontiguousarray(ok),
                                np.ascontiguousarray(item_idx, dtype=np.int64))
-
-
-def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """(B x n) matrix: how often each unit was drawn in each resample (vectorised bincount).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> resample_counts(np.array([[0, 0, 2], [1, 2, 2]]), 3)
-    array([[2., 0., 1.],
-           [0., 1., 2.]])
-    """
-    B = idx.shape[0]
-    flat = (np.asarray(idx) + (np.arange(B) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(float)
 
 
 #: resamples per matrix product of the Pearson bootstrap (fixed: OpenBLAS sums a row of a
