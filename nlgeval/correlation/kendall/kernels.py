@@ -386,23 +386,26 @@ def item_permutation_tau(x: np.ndarray, y: np.ndarray, m: np.ndarray, dead: np.n
     B, n_items, S = perm.shape
     out = np.empty((B, n_items))
     xp = np.empty(S)
-    for b in range(B):  # one thread: the criteria of a study already run on both cores
-        for i in range(n_items):
-            if dead[i]:
-                out[b, i] = np.nan
-                continue
-            k = m[i]
+    sy = np.empty((S, S), dtype=np.int8)  # the signs of one item's human differences
+    for i in range(n_items):  # one thread: the criteria of a study already run on both cores
+        if dead[i]:
+            out[:, i] = np.nan
+            continue
+        k = m[i]
+        for a in range(k):
+            for c in range(k):
+                e = y[i, a] - y[i, c]
+                sy[a, c] = (e > 0.0) - (e < 0.0)
+        f = fixed[i]
+        for b in range(B):
             for a in range(k):
                 xp[a] = x[i, perm[b, i, a]]
             s = 0
             for a in range(k - 1):
                 xa = xp[a]
-                ya = y[i, a]
                 for c in range(a + 1, k):
                     d = xa - xp[c]
-                    e = ya - y[i, c]
-                    s += ((d > 0.0) - (d < 0.0)) * ((e > 0.0) - (e < 0.0))
-            f = fixed[i]
+                    s += ((d > 0.0) - (d < 0.0)) * sy[a, c]
             out[b, i] = _tau_from_counts(float(s), f[0], f[1], f[2], f[3], f[4], f[5], code,
                                          float(min_n))
     return out
