@@ -136,10 +136,11 @@ def icc_oneway(groups: Sequence[np.ndarray], alpha: float = 0.05) -> list[ICCRes
     big_n = sizes.sum()
     if g < 2 or big_n - g < 1:
         raise InputError("the ICC needs at least 2 rated outputs and some output rated twice")
-    means = np.array([x.mean() for x in groups])
-    grand = np.concatenate(groups).mean()
+    values = np.concatenate(groups)
+    means, within = group_means_and_squares(values, sizes.astype(np.int64))
+    grand = values.mean()
     msb = float((sizes * (means - grand) ** 2).sum() / (g - 1))
-    msw = float(sum(((x - x.mean()) ** 2).sum() for x in groups) / (big_n - g))
+    msw = float(np.cumsum(within)[-1] / (big_n - g))  # groups summed one after the other
     k0 = float((big_n - (sizes ** 2).sum() / big_n) / (g - 1))
     if msw == 0:
         raise InputError("the ICC is undefined: raters agree exactly on every output "
@@ -155,6 +156,30 @@ def icc_oneway(groups: Sequence[np.ndarray], alpha: float = 0.05) -> list[ICCRes
         ICCResult("ICC(1,k)", f"one-way random, mean of k0 = {k0:.3g} raters",
                   (msb - msw) / msb, f1, df1, df2, p, 1 - 1 / fl, 1 - 1 / fu),
     ]
+
+
+def group_means_and_squares(values: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of consecutive ``values`` (``sizes`` long each, all >= 1): the mean and the sum
+    of squared deviations from it, the same floats as ``x.mean()`` and ``((x - x.mean()) ** 2)
+    .sum()`` on each group (the one-way ANOVA of Shrout & Fleiss 1979). The groups of one size
+    are stacked into a matrix and summed along its rows, which numpy sums as it sums one group.
+
+    Examples
+    --------
+    >>> means, ss = group_means_and_squares(np.array([1.0, 2.0, 3.0, 5.0, 7.0]), np.array([2, 3]))
+    >>> means.tolist(), ss.tolist()
+    ([1.5, 5.0], [0.5, 8.0])
+    """
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    means = np.empty(len(sizes))
+    within = np.empty(len(sizes))
+    for size in np.unique(sizes):
+        rows = np.flatnonzero(sizes == size)
+        block = values[starts[rows][:, None] + np.arange(size)]
+        m = block.sum(axis=1) / size
+        means[rows] = m
+        within[rows] = ((block - m[:, None]) ** 2).sum(axis=1)
+    return means, within
 
 
 def icc(ratings: pd.DataFrame, alpha: float = 0.05) -> tuple[list[ICCResult], str]:
