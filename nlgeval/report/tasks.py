@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from nlgeval.parallel import ProcessPoolBackend, get_backend, map_tasks, single_blas_thread
+from nlgeval.parallel.backends import one_numba_thread
 from nlgeval.progress import is_quiet, progress_bar
 from nlgeval.report.criterion_split import split_criteria
 from nlgeval.report.meta import wanted
@@ -125,7 +126,7 @@ def start_criteria(prep: PreparedScores, settings: ValidationSettings) -> Pendin
     _warm_kernels(settings)  # before the workers are forked: they inherit them
     # the workers are forked at the first submit, before the pool starts its threads
     workers = min(backend.workers, len(tasks))
-    pool = ProcessPoolExecutor(max_workers=workers,
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=one_numba_thread,
                                mp_context=mp.get_context(
                                    "fork" if sys.platform.startswith("linux") else "spawn"))
     try:
