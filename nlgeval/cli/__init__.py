@@ -7,6 +7,7 @@ including :class:`InputError`) become one line on stderr and exit status 2.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -64,7 +65,10 @@ def main(argv: list[str] | None = None) -> None:
 
     Only typer and the command modules load at start-up; every heavy library (matplotlib,
     statsmodels, sacrebleu, torch, numba, scipy) is imported by the command that needs it,
-    so ``nlgeval --help`` stays fast (tests/test_cli_startup.py checks this).
+    so ``nlgeval --help`` stays fast (tests/test_cli_startup.py checks this). Run as the
+    ``nlgeval`` console script, the process ends by :func:`_exit_now` once the command is
+    done (exit handlers run, output flushed), skipping the interpreter's teardown of every
+    loaded module; called from Python code it raises ``SystemExit`` as before.
 
     Examples
     --------
@@ -74,6 +78,15 @@ def main(argv: list[str] | None = None) -> None:
     ...     print(exc.code)
     2
     """
+    try:
+        _run(argv)
+    except SystemExit as exc:
+        if argv is None and _exit_now_is_safe(exc.code):
+            _exit_now(0 if exc.code is None else int(exc.code))
+        raise
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         app(args=argv, standalone_mode=True)
     except NlgevalError as exc:
@@ -87,3 +100,33 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+
+
+def _exit_now_is_safe(code: object) -> bool:
+    """True only in the ``nlgeval`` console script itself (``__main__`` is its wrapper, no
+    profiler or tracer, no other thread running) with an integer exit status: never when
+    nlgeval is imported as a library, under pytest, ``python -m cProfile`` or a debugger."""
+    import threading
+
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None) or ""
+    return (os.path.basename(main_file).removesuffix(".exe") == "nlgeval"
+            and (code is None or isinstance(code, int))
+            and sys.gettrace() is None and sys.getprofile() is None
+            and threading.active_count() == 1
+            and not os.environ.get("NLGEVAL_NORMAL_EXIT"))
+
+
+def _exit_now(code: int) -> None:
+    """End the process as the interpreter would, minus its teardown: run the exit handlers
+    (``atexit``: multiprocessing's children, logging, temporary folders), flush stdout and
+    stderr, then ``os._exit``. The teardown (freeing about 1,700 modules' objects) costs
+    about 0.2 s of CPU after ``nlgeval validate`` and does nothing the user can see."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: let the interpreter report it as usual
+        return
+    os._exit(code)
