@@ -17,8 +17,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import rapidfuzz
-from rapidfuzz.distance import Levenshtein
 from sacrebleu.metrics.bleu import _TOKENIZERS, _get_tokenizer
 
 from nlgeval.metrics.base import Metric, Option
@@ -63,6 +61,8 @@ class EditDistanceMetric(_Tokenising):
 
     @property
     def config_signature(self) -> str:
+        import rapidfuzz  # on first use: a run that never asks for edit_distance never loads it
+
         o = self.opts
         tok = o["tokenize"] if o["level"] == "word" else "none"
         return (
@@ -84,6 +84,8 @@ class EditDistanceMetric(_Tokenising):
         return [self._prep(r) for r in refs]
 
     def _segment_stats(self, hyp: str, ref_info: Any) -> Sequence[float]:
+        from rapidfuzz.distance import Levenshtein
+
         h = self._prep(hyp)
         return [min(Levenshtein.normalized_distance(h, r) for r in ref_info)]
 
