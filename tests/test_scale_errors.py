@@ -59,7 +59,7 @@ def test_a_memory_error_is_one_line_and_exit_2(study_files, capsys, monkeypatch)
     def exhausted(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise MemoryError("Unable to allocate 9.31 GiB for an array with shape (1000, 1250000)")
 
-    monkeypatch.setattr(study, "_correlate", exhausted)
+    monkeypatch.setattr(study, "_start_correlations", exhausted)
     code, err = _validate(study_files, capsys)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
