@@ -13,9 +13,11 @@ import pytest
 from nlgeval.cli import main
 from nlgeval.errors import InputError
 from nlgeval.parallel.memory import (
-    BASE_BYTES,
+    BYTES_PER_VALUE,
+    LARGE_BYTES_PER_VALUE,
     check_study_memory,
     estimate_study_memory,
+    format_bytes,
     parse_bytes,
 )
 
@@ -67,18 +69,56 @@ def test_a_memory_error_is_one_line_and_exit_2(study_files, capsys, monkeypatch)
 
 
 def test_the_estimate_is_linear_in_the_scores_and_not_in_resamples() -> None:
-    a = estimate_study_memory(20, 50_000, 3, 1).bytes - BASE_BYTES
-    b = estimate_study_memory(20, 250_000, 3, 1).bytes - BASE_BYTES
-    assert b == 5 * a
+    # two lines (small and large studies), each linear in the scored outputs: past a million
+    # outputs the estimate grows by the large line's slope, below by the small line's
+    a = estimate_study_memory(20, 250_000, 3, 1).bytes - estimate_study_memory(20, 150_000, 3,
+                                                                               1).bytes
+    b = estimate_study_memory(20, 350_000, 3, 1).bytes - estimate_study_memory(20, 250_000, 3,
+                                                                               1).bytes
+    assert a == b == 20 * 100_000 * 4 * LARGE_BYTES_PER_VALUE
+    small = estimate_study_memory(20, 2_000, 3, 1).bytes - estimate_study_memory(20, 1_000, 3,
+                                                                                 1).bytes
+    assert small == 20 * 1_000 * 4 * BYTES_PER_VALUE
     check_study_memory(estimate_study_memory(10, 100, 3, 1), available=2**30)  # fits
-    with pytest.raises(InputError, match="sample of at most") as err:
-        check_study_memory(estimate_study_memory(20, 50_000, 3, 1), available=2**30)
-    # the sample it suggests is the largest that fits
-    n = int(re.search(r"at most ([0-9,]+) items", str(err.value)).group(1).replace(",", ""))
-    assert estimate_study_memory(20, n, 3, 1).bytes <= 2**30 < \
-        estimate_study_memory(20, n + 1, 3, 1).bytes
+    for free in (2**30, 4 * 2**30):
+        with pytest.raises(InputError, match="sample of at most") as err:
+            check_study_memory(estimate_study_memory(20, 500_000, 3, 1), available=free)
+        # the sample it suggests is the largest that fits
+        n = int(re.search(r"at most ([0-9,]+) items", str(err.value)).group(1).replace(",", ""))
+        assert estimate_study_memory(20, n, 3, 1).bytes <= free < \
+            estimate_study_memory(20, n + 1, 3, 1).bytes
     with pytest.raises(InputError, match="expected an amount"):
         parse_bytes("lots")
+
+
+#: peak resident memory of `nlgeval validate --human H --scores S --metrics none --json` on the
+#: synthetic studies of benchmarks/bench_scale_memory.py (20 systems, 3 metrics, 1 criterion,
+#: default statistics), measured with /usr/bin/time -v on the 2-core machine (docs/scale.md)
+MEASURED_PEAKS = {
+    (20, 10_000): 825_272 * 1024,       # 2026-11-26 (the code before this change), load 1-7
+    (20, 50_000): 2_232_304 * 1024,     # 2026-11-26, 13 min 11 s wall at load 7-8
+    # sampled every 5 s outside Table 9 (its one-piece signed-rank tests then peaked at 8.26
+    # GiB; in blocks of pairs they add 0.32 GiB alone, tests/test_scale_differences.py)
+    (20, 250_000): 3_916_800 * 1024,    # 2026-11-26, 49 min 31 s wall at load 2-11
+}
+
+
+def test_the_estimate_is_above_every_measured_peak_and_not_far() -> None:
+    for (systems, items), peak in MEASURED_PEAKS.items():
+        est = estimate_study_memory(systems, items, 3, 1).bytes
+        assert peak <= est <= 1.35 * peak, (systems, items, est, peak)
+
+
+def test_a_5m_study_is_refused_in_one_line_below_its_estimate(capsys, monkeypatch) -> None:
+    """The exit-2 path of a study of 5 M outputs (the check needs only the counts)."""
+    est = estimate_study_memory(20, 250_000, 3, 1)
+    with pytest.raises(InputError) as err:
+        check_study_memory(est, available=est.bytes - 1)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"this study needs an estimated {format_bytes(est.bytes)} of memory "
+                          "(20 systems x 250,000 items x 3 metrics x 1 criteria)")
+    check_study_memory(est, available=est.bytes)  # exactly enough: no error
 
 
 _MEASURE = """

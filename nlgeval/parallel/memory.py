@@ -5,8 +5,12 @@ The study holds its scores a few times over (the file as read, the tidy long fra
 the bootstrap draws its item indices in chunks of rows and computes Pearson in blocks of 32
 resamples, the permutation tests draw their swap masks a few million cells at a time. So the
 memory grows linearly with the number of scored outputs and not with the number of resamples:
-:func:`estimate_study_memory` is that linear model, fitted to the peak resident memory of
-studies of 0.2 and 1 million scored outputs (``benchmarks/bench_scale_memory.py``).
+:func:`estimate_study_memory` is a linear model of that: the lower of two lines fitted to the
+peak resident memory of studies of 0.2, 1 and 5 million scored outputs
+(``benchmarks/bench_scale_memory.py``; docs/scale.md). The peak grows more slowly beyond a
+million outputs than below (the statistics' fixed-size chunks and the interpreter weigh less
+and less), so one line through the small studies overstates a large one and one line through
+the large studies overstates a small one; each line lies above the measured peaks it covers.
 :func:`check_study_memory` refuses, in one line, a study that will not fit in the memory that
 is free (or in ``NLGEVAL_MEMORY_LIMIT``, e.g. ``4GB``), naming the estimate and what would fit.
 """
@@ -27,6 +31,12 @@ from nlgeval.errors import InputError
 BYTES_PER_VALUE = 490
 BASE_BYTES = 444 * 2**20
 
+#: the second line, for large studies: 1.1 x the line through 20 x 50,000 (4 M values,
+#: 2.13 GiB peak) and 20 x 250,000 (20 M values, 3.74 GiB: the peak outside Table 9, whose
+#: signed-rank tests were then blocked to add 0.3 GiB; docs/scale.md)
+LARGE_BYTES_PER_VALUE = 119
+LARGE_BASE_BYTES = 1946 * 2**20
+
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30,
           "gb": 2**30, "t": 2**40, "tb": 2**40}
 
@@ -39,7 +49,7 @@ class MemoryEstimate:
     --------
     >>> est = estimate_study_memory(20, 250_000, metrics=3, criteria=1)
     >>> est.scored_outputs, format_bytes(est.bytes)
-    (5000000, '9.6 GB')
+    (5000000, '4.1 GB')
     """
 
     bytes: int
@@ -64,8 +74,18 @@ def estimate_study_memory(systems: int, items: int, metrics: int, criteria: int
     '0.5 GB'
     """
     values = int(systems) * int(items) * (int(metrics) + max(1, int(criteria)))
-    need = BASE_BYTES + values * BYTES_PER_VALUE
+    need = min(_line(BASE_BYTES, BYTES_PER_VALUE, values),
+               _line(LARGE_BASE_BYTES, LARGE_BYTES_PER_VALUE, values))
     return MemoryEstimate(int(need), int(systems), int(items), int(metrics), int(criteria))
+
+
+def _line(base: int, per_value: int, values: int) -> int:
+    return base + values * per_value
+
+
+def _values_within(free: int, base: int, per_value: int) -> int:
+    """The most values a line keeps within ``free`` bytes (0 when none)."""
+    return max(0, (free - base) // per_value)
 
 
 def format_bytes(n: float) -> str:
@@ -127,13 +147,15 @@ def check_study_memory(est: MemoryEstimate, available: int | None = None) -> Non
     ...     check_study_memory(est, available=4 * 2**30)
     ... except InputError as err:
     ...     print(str(err)[:62])
-    this study needs an estimated 9.6 GB of memory (20 systems x 2
+    this study needs an estimated 4.1 GB of memory (20 systems x 2
     """
     free = available_memory() if available is None else available
     if free is None or est.bytes <= free:
         return
-    per_output = (est.metrics + max(1, est.criteria)) * BYTES_PER_VALUE
-    fit_items = max(0, (free - BASE_BYTES) // (per_output * max(1, est.systems)))
+    # the estimate is the lower line, so a study fits when either line does
+    values = max(_values_within(free, BASE_BYTES, BYTES_PER_VALUE),
+                 _values_within(free, LARGE_BASE_BYTES, LARGE_BYTES_PER_VALUE))
+    fit_items = values // ((est.metrics + max(1, est.criteria)) * max(1, est.systems))
     sample = (f"validate a sample of at most {fit_items:,} items, " if fit_items > 0
               else "")  # below the fixed overhead no sample fits: do not suggest 0 items
     raise InputError(
