@@ -49,7 +49,7 @@ class MemoryEstimate:
     --------
     >>> est = estimate_study_memory(20, 250_000, metrics=3, criteria=1)
     >>> est.scored_outputs, format_bytes(est.bytes)
-    (5000000, '4.1 GB')
+    (5000000, '4.5 GB')
     """
 
     bytes: int
@@ -147,7 +147,7 @@ def check_study_memory(est: MemoryEstimate, available: int | None = None) -> Non
     ...     check_study_memory(est, available=4 * 2**30)
     ... except InputError as err:
     ...     print(str(err)[:62])
-    this study needs an estimated 4.1 GB of memory (20 systems x 2
+    this study needs an estimated 4.5 GB of memory (20 systems x 2
     """
     free = available_memory() if available is None else available
     if free is None or est.bytes <= free:
