@@ -19,7 +19,6 @@ import pytest
 
 from nlgeval.correlation.levels import level_statistic
 from nlgeval.correlation.permutation import compare
-from nlgeval.correlation.permutation._pair_kernels import _pairwise_sum
 from nlgeval.correlation.permutation._pearson_swaps import _r_of, _swap_terms
 
 
@@ -169,14 +168,6 @@ def test_comparison_matrix_p_values_unchanged() -> None:
             back = frame[(frame.metric_a == b) & (frame.metric_b == a)].iloc[0]
             assert row.pvalue == compare._permutation_p(r_a - r_b, d, "greater")
             assert back.pvalue == compare._permutation_p(r_a - r_b, d, "less")
-
-
-@pytest.mark.parametrize("n", [1, 7, 8, 9, 100, 128, 129, 300, 1000, 4099, 20000])
-def test_pairwise_sum_is_numpys(n: int) -> None:
-    rng = np.random.default_rng(n)
-    for _ in range(20):
-        x = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
-        assert 0.0 + _pairwise_sum(x, 0, n) == np.add.reduce(x[None, :], axis=1)[0]
 
 
 @pytest.mark.parametrize("whole", [True, False])

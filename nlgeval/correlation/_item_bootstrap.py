@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from nlgeval.correlation._counts import resample_counts
+from nlgeval.correlation._numpy_sums import pairwise_sum
 from nlgeval.correlation.coefficients import CONSTANT_RTOL, MIN_PAIRS
 
 _CODES = {"spearman": 0, "kendall": 1, "kendall_c": 2}
@@ -120,69 +121,6 @@ def _pair_signs(Xt: np.ndarray, Yt: np.ndarray) -> np.ndarray:  # pragma: no cov
                     out[j, s, t] = c
                     out[j, t, s] = c
     return out
-
-
-@njit(cache=True, error_model="numpy")
-def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
-    """numpy's pairwise summation of at most 128 values: 8 accumulators (sequential below 8)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[lo + i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True, error_model="numpy")
-def _pairwise_sum(a: np.ndarray, n: int, stack: np.ndarray) -> float:  # pragma: no cover
-    """numpy's pairwise summation of ``a[:n]`` (``np.add.reduce`` of a contiguous row):
-    blocks of at most 128 values, a longer range split in two halves (the first a multiple of
-    8) whose sums are added; the recursion runs on ``stack`` ((64, 4) int64 work buffer)."""
-    if n <= 128:
-        return _block_sum(a, 0, n)
-    vals = np.empty(64)
-    top, nv = 0, 0
-    stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 0
-    while top >= 0:
-        lo_t, n_t = stack[top, 0], stack[top, 1]
-        if n_t <= 128:
-            vals[nv] = _block_sum(a, lo_t, n_t)
-            nv += 1
-            top -= 1
-            continue
-        n2 = n_t // 2
-        n2 -= n2 % 8
-        state = stack[top, 2]
-        if state == 0:
-            stack[top, 2] = 1
-            top += 1
-            stack[top, 0], stack[top, 1], stack[top, 2] = lo_t, n2, 0
-        elif state == 1:
-            stack[top, 2] = 2
-            top += 1
-            stack[top, 0], stack[top, 1], stack[top, 2] = lo_t + n2, n_t - n2, 0
-        else:
-            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
-            nv -= 1
-            top -= 1
-    return vals[0]
 
 
 @njit(cache=True, error_model="numpy")
@@ -334,7 +272,7 @@ def _item_means(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
                 W[sys_idx[b0 + b, k], b] += 1.0
         R = np.empty((n_items, nb))
         _item_chunk(Xt, Yt, ox, sx, ex, oy, sy, ey, signs, nvalid, W, code, R)
-        buf, stack = np.empty(I_draw), np.empty((64, 3), dtype=np.int64)
+        buf = np.empty(I_draw)
         for b in range(nb):
             cnt = 0
             for i in range(I_draw):
@@ -344,7 +282,7 @@ def _item_means(Xt: np.ndarray, Yt: np.ndarray, ox: np.ndarray, sx: np.ndarray,
                 else:
                     buf[i] = v
                     cnt += 1
-            out[b0 + b] = (0.0 + _pairwise_sum(buf, I_draw, stack)) / cnt
+            out[b0 + b] = (0.0 + pairwise_sum(buf, 0, I_draw)) / cnt
     return out
 
 
@@ -442,13 +380,13 @@ def resampled_row_means(Zz: np.ndarray, ok: np.ndarray, item_idx: np.ndarray
     S = Zz.shape[0]
     out = np.empty((B, S))
     for c in range((B + 63) // 64):
-        buf, stack = np.empty(I_draw), np.empty((64, 3), dtype=np.int64)
+        buf = np.empty(I_draw)
         for b in range(c * 64, min(B, (c + 1) * 64)):
             for s in range(S):
                 cnt = 0.0
                 for i in range(I_draw):
                     buf[i] = Zz[s, item_idx[b, i]]
                     cnt += 1.0 if ok[s, item_idx[b, i]] else 0.0
-                tot = 0.0 + _pairwise_sum(buf, I_draw, stack)
+                tot = 0.0 + pairwise_sum(buf, 0, I_draw)
                 out[b, s] = tot / cnt if cnt > 0.0 else np.nan
     return out

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from nlgeval.correlation._constant import constant_from_extremes, extremes, overflow_safe
+from nlgeval.correlation._numpy_sums import pairwise_sum
 from nlgeval.correlation.coefficients import MIN_PAIRS, _masked_ranks
 
 #: permutations per parallel task (work buffers allocated once per task)
@@ -36,84 +37,17 @@ _DRAWS_PER_TASK = 32
 
 
 @njit(cache=True, error_model="numpy")
-def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
-    """numpy's pairwise summation of at most 128 values: 8 accumulators (sequential below 8)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[lo + i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True, error_model="numpy")
-def pairwise_sum(a: np.ndarray) -> float:  # pragma: no cover - compiled
-    """``0.0 + np.add.reduce(a)`` of a contiguous 1-d array: numpy's pairwise summation
-    (blocks of at most 128 values, larger ranges split in two halves, the first a multiple of
-    8), run on an explicit stack (a recursive compiled function does not survive numba's
-    on-disk cache)."""
-    n = a.shape[0]
-    if n <= 128:
-        return 0.0 + _block_sum(a, 0, n)
-    f_lo = np.empty(64, dtype=np.int64)
-    f_n = np.empty(64, dtype=np.int64)
-    f_state = np.empty(64, dtype=np.int64)
-    vals = np.empty(64)
-    top, nv = 0, 0
-    f_lo[0], f_n[0], f_state[0] = 0, n, 0
-    while top >= 0:
-        lo_t, n_t = f_lo[top], f_n[top]
-        if n_t <= 128:
-            vals[nv] = _block_sum(a, lo_t, n_t)
-            nv += 1
-            top -= 1
-            continue
-        n2 = n_t // 2
-        n2 -= n2 % 8
-        if f_state[top] == 0:
-            f_state[top] = 1
-            top += 1
-            f_lo[top], f_n[top], f_state[top] = lo_t, n2, 0
-        elif f_state[top] == 1:
-            f_state[top] = 2
-            top += 1
-            f_lo[top], f_n[top], f_state[top] = lo_t + n2, n_t - n2, 0
-        else:
-            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
-            nv -= 1
-            top -= 1
-    return 0.0 + vals[0]
-
-
-@njit(cache=True, error_model="numpy")
 def _square_and_cross(dx: np.ndarray, dy: np.ndarray, n: int, p: np.ndarray
                       ) -> tuple[float, float]:  # pragma: no cover - compiled
-    """``pairwise_sum(dx * dx)`` and ``pairwise_sum(dx * dy)`` of ``n`` values, both sums in
+    """``np.add.reduce(dx * dx)`` and ``np.add.reduce(dx * dy)`` of ``n`` values, both sums in
     one pass where they fit numpy's first block (at most 128 values), the same additions."""
     if n > 128:
         for s in range(n):
             p[s] = dx[s] * dx[s]
-        sxx = pairwise_sum(p)
+        sxx = 0.0 + pairwise_sum(p, 0, n)
         for s in range(n):
             p[s] = dx[s] * dy[s]
-        return sxx, pairwise_sum(p)
+        return sxx, 0.0 + pairwise_sum(p, 0, n)
     if n < 8:
         a = 0.0
         c = 0.0
@@ -186,7 +120,7 @@ def _pearson_draws(x0: np.ndarray, dy: np.ndarray, n: np.ndarray, syy: np.ndarra
                 for s in range(S):
                     dx[s] = x0[i, perm[b, i, s]]
                 if centre:  # where(valid, dx - dx.sum() / n, 0.0): the valid cells first
-                    tot = (0.0 + _block_sum(dx, 0, S)) if S <= 128 else pairwise_sum(dx)
+                    tot = 0.0 + pairwise_sum(dx, 0, S)
                     m = tot / n[i]  # the common case inline: measurably faster
                     for s in range(int(n[i])):
                         dx[s] = dx[s] - m
@@ -249,7 +183,7 @@ def _spearman_draws(x0: np.ndarray, dy: np.ndarray, zero: np.ndarray, den: np.nd
                 continue
             for s in range(S):
                 p[s] = x0[i, perm[b, i, s]] * dy[i, s]
-            sxy = (0.0 + _block_sum(p, 0, S)) if S <= 128 else pairwise_sum(p)
+            sxy = 0.0 + pairwise_sum(p, 0, S)
             r = (sxy - zero[i]) / den[i]
             r = -1.0 if r < -1.0 else r
             out[b, i] = 1.0 if r > 1.0 else r

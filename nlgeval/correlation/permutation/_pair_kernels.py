@@ -16,73 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from nlgeval.correlation._numpy_sums import pairwise_sum
 from nlgeval.correlation.coefficients import MIN_PAIRS
-
-
-@njit(cache=True, error_model="numpy")
-def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
-    """numpy's pairwise summation of at most 128 values: 8 accumulators (sequential below 8)."""
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[lo + i]
-        return res
-    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-    i = 8
-    while i < n - (n % 8):
-        r0 += a[lo + i]
-        r1 += a[lo + i + 1]
-        r2 += a[lo + i + 2]
-        r3 += a[lo + i + 3]
-        r4 += a[lo + i + 4]
-        r5 += a[lo + i + 5]
-        r6 += a[lo + i + 6]
-        r7 += a[lo + i + 7]
-        i += 8
-    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < n:
-        res += a[lo + i]
-        i += 1
-    return res
-
-
-@njit(cache=True, error_model="numpy")
-def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
-    """numpy's pairwise summation of ``a[lo:lo + n]`` (``np.add.reduce`` on a contiguous
-    row): blocks of at most 128 values, larger ranges split in two halves (the first a
-    multiple of 8) and the halves added. numpy's recursion is run on an explicit stack (a
-    recursive compiled function does not survive numba's on-disk cache)."""
-    if n <= 128:
-        return _block_sum(a, lo, n)
-    f_lo = np.empty(64, dtype=np.int64)
-    f_n = np.empty(64, dtype=np.int64)
-    f_state = np.empty(64, dtype=np.int64)
-    vals = np.empty(64)
-    top, nv = 0, 0
-    f_lo[0], f_n[0], f_state[0] = lo, n, 0
-    while top >= 0:
-        lo_t, n_t = f_lo[top], f_n[top]
-        if n_t <= 128:
-            vals[nv] = _block_sum(a, lo_t, n_t)
-            nv += 1
-            top -= 1
-            continue
-        n2 = n_t // 2
-        n2 -= n2 % 8
-        if f_state[top] == 0:
-            f_state[top] = 1
-            top += 1
-            f_lo[top], f_n[top], f_state[top] = lo_t, n2, 0
-        elif f_state[top] == 1:
-            f_state[top] = 2
-            top += 1
-            f_lo[top], f_n[top], f_state[top] = lo_t + n2, n_t - n2, 0
-        else:
-            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
-            nv -= 1
-            top -= 1
-    return vals[0]
 
 
 @njit(cache=True, error_model="numpy")
@@ -133,7 +68,7 @@ def _nanmean(v: np.ndarray, buf: np.ndarray) -> float:
         else:
             buf[i] = v[i]
             cnt += 1
-    return (0.0 + _pairwise_sum(buf, 0, v.size)) / cnt
+    return (0.0 + pairwise_sum(buf, 0, v.size)) / cnt
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -194,7 +129,7 @@ def _pearson_one(n: float, sx: float, sxx: float, sxy: float, sy: float, syy: fl
 
 @njit(cache=True, error_model="numpy")
 def _row_sum(v: np.ndarray) -> float:
-    return 0.0 + _pairwise_sum(v, 0, v.size)
+    return 0.0 + pairwise_sum(v, 0, v.size)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -284,8 +219,9 @@ def einsum_system_sums(mT: np.ndarray, D: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True, error_model="numpy")
 def _column_sums(X: np.ndarray, n: int, c: int, out: np.ndarray) -> None:
-    """``0.0 +`` :func:`_block_sum` of each column ``q < c`` of ``X[:n]`` (n <= 128): the
-    row sums of the (draws, systems) arrays, for ``c`` draws at once."""
+    """``0.0 +`` numpy's sum of a block (``_numpy_sums._block_sum``) of each column ``q < c``
+    of ``X[:n]`` (n <= 128): the row sums of the (draws, systems) arrays, for ``c`` draws at
+    once."""
     if n < 8:
         for q in range(c):
             res = 0.0
