@@ -162,3 +162,37 @@ def test_the_estimate_against_a_measured_study(tmp_path) -> None:
     measured = int(out.stdout.strip().splitlines()[-1])
     estimate = estimate_study_memory(20, 2_000, 3, 1).bytes
     assert 0.75 < estimate / measured < 1.33, (estimate, measured)
+
+
+def test_the_memory_check_comes_before_the_scores_are_read(study_files, capsys,
+                                                           monkeypatch) -> None:
+    """The estimate needs only the ratings (systems x items x criteria) and the score file's
+    header (its metric columns): a study that will not fit is refused before the scores are
+    read and prepared (~45 s at 5 M scored outputs)."""
+    import nlgeval.scores as scores
+
+    def unread(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the score file was read before the memory check")
+
+    monkeypatch.setattr(scores, "read_scores", unread)
+    monkeypatch.setenv("NLGEVAL_MEMORY_LIMIT", "100MB")
+    code, err = _validate(study_files, capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1, err
+    assert "needs an estimated 0.4 GB of memory (4 systems x 30 items x 2 metrics x 1 " \
+           "criteria)" in lines[0]
+    # the same study with enough memory reads the scores
+    monkeypatch.setenv("NLGEVAL_MEMORY_LIMIT", "100GB")
+    with pytest.raises(AssertionError, match="the score file was read"):
+        _validate(study_files, capsys)
+
+
+def test_metric_count_reads_the_header_only(tmp_path) -> None:
+    from nlgeval.scores import metric_count
+
+    wide = tmp_path / "wide.tsv"
+    wide.write_text("system\titem\tm1\tm2\tm3\tcriterion\nA\t1\t1\t2\t3\tq\n", encoding="utf-8")
+    long = tmp_path / "long.csv"
+    long.write_text("system,item,metric,score\nA,1,m1,0.5\nA,1,m2,0.5\n", encoding="utf-8")
+    assert metric_count(wide) == 3 and metric_count(long) == 1
+    assert metric_count(tmp_path / "missing.csv") == 1  # read_scores names the problem

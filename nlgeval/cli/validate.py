@@ -6,6 +6,7 @@ import dataclasses
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -176,7 +177,8 @@ def validate(
     drawer = figure_drawer(fig_formats)
     try:
         t0 = time.perf_counter()
-        corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir)
+        corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir,
+                                 _memory_check(settings, human_systems))
         settings = _with_human_systems(settings, human_systems, human)
         t_load = time.perf_counter() - t0
         study = _run_study(corp, _metric_list(metrics, human, corp, ext), settings, ext, quiet)
@@ -303,22 +305,48 @@ def _parse_epsilon(text: str | None) -> dict[str, float] | None:
     return out
 
 
+def _memory_check(settings: Any, human_systems: str | None) -> Callable[[Any, list[Path]], None]:
+    """The study's memory check as soon as the ratings are read (before the scores are read
+    and prepared: ~45 s at 5 M scored outputs): systems (less those the options leave out) x
+    items x the metrics the score files' headers name (at least one a file) x criteria: the
+    counts of the check before the statistics (``run_study``), except that a long or
+    compressed score file counts as one metric and systems a 'human' column flags count."""
+    from nlgeval.parallel.memory import check_study_memory, estimate_study_memory
+    from nlgeval.scores import metric_count
+
+    left_out = {*(settings.exclude_systems or ()), *(split_list(human_systems) or ())}
+
+    def check(corp: Any, scores: list[Path]) -> None:
+        systems = [s for s in corp.systems if s not in left_out]
+        criteria = corp.criteria
+        if settings.criteria is not None:  # a name --criteria does not match fails later
+            criteria = [c for c in criteria if c in set(settings.criteria)] or criteria[:1]
+        check_study_memory(estimate_study_memory(len(systems), len(corp.items), sum(
+            metric_count(p) for p in scores), len(criteria)))
+
+    return check
+
+
 def _load_inputs(
     corpus: str | None, human: Path | None, scores: list[Path], lp: str | None,
-    data_dir: Path | None,
+    data_dir: Path | None, memory_check: Callable[[Any, list[Path]], None] | None = None,
 ) -> tuple[Any, Any]:
-    """The corpus (named, a directory, mtme:PATH, or built from --human) and external scores."""
+    """The corpus (named, a directory, mtme:PATH, or built from --human) and external scores;
+    with --human, ``memory_check(corpus, scores)`` runs before the scores are read."""
     from nlgeval.corpora import load_corpus
     from nlgeval.scores import combine_scores, ratings_corpus, read_scores
 
-    frames = [read_scores(p) for p in scores]
     if human is not None:
         if corpus is not None:
             raise InputError("give either a corpus or --human RATINGS, not both")
-        if not frames:
+        if not scores:
             raise InputError("--human needs metric scores to validate: add --scores FILE")
         corp = ratings_corpus(human)
-    elif corpus is None:
+        if memory_check is not None:
+            memory_check(corp, scores)
+        return corp, combine_scores([read_scores(p) for p in scores])
+    frames = [read_scores(p) for p in scores]
+    if corpus is None:
         raise InputError("name a corpus (see `nlgeval corpora list`), or give --human RATINGS "
                          "with --scores FILE")
     elif corpus.lower().startswith("mtme:"):

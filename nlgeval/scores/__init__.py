@@ -66,6 +66,7 @@ __all__ = [
     "check_scores",
     "combine_scores",
     "human_flagged",
+    "metric_count",
     "ratings_corpus",
     "read_scores",
     "tidy_scores",
@@ -225,6 +226,41 @@ def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
         if typed is not None:
             return typed
         return tidy_scores(_read_maybe_gzip(path), file=path, metric=metric)
+
+
+def metric_count(path: str | Path) -> int:
+    """How many metrics a score file holds at least, from its header alone (the body is not
+    read): the metric columns of a wide file; 1 for a long file (``metric, score``) or a file
+    whose header cannot be read without reading it all (compressed, JSON lines).
+
+    A lower bound, so that ``nlgeval validate`` can estimate a study's memory before it reads
+    the scores (:func:`nlgeval.parallel.memory.estimate_study_memory`).
+
+    Parameters
+    ----------
+    path : str or Path
+        A score file (see :func:`read_scores`).
+
+    Returns
+    -------
+    int
+        The number of metric columns of a wide file, else 1.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     f = Path(tmp) / "scores.csv"
+    ...     _ = f.write_text("system,item,m1,m2,human\\nA,1,0.5,0.1,no\\n", encoding="utf-8")
+    ...     print(metric_count(f))
+    2
+    """
+    from nlgeval.io.typed import header_names
+
+    names = header_names(Path(path)) if Path(path).is_file() else None
+    if not names or "metric" in names:
+        return 1
+    return max(1, len([c for c in names if c not in ("system", "item", *META_COLUMNS)]))
 
 
 @dataclass(frozen=True)
