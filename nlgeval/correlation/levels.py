@@ -125,51 +125,249 @@ def score_matrices(
     array([[ 1.,  2.],
            [ 3., nan]])
     """
-    codes = {}
-    for name, df in (("metric", metric), ("human", human)):
-        miss = [c for c in ("system", "item", "score") if c not in df.columns]
-        if miss:
-            raise InputError(f"{name} scores need columns system, item, score; missing {miss}")
-        # integer codes instead of pandas' duplicated/pivot on string columns (the hot path of
-        # the validation study: one call per metric x criterion)
-        sys_s, item_s = df["system"].astype(str), df["item"].astype(str)
-        sc, sys_u = pd.factorize(sys_s)
-        ic, item_u = pd.factorize(item_s)
-        key = sc.astype(np.int64) * max(1, len(item_u)) + ic
-        uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
-        if (counts > 1).any():
-            pos = np.flatnonzero(key == uniq[counts > 1][0])[1]
-            raise InputError(
-                f"{name} scores have more than one row for system '{sys_s.iloc[pos]}', item "
-                f"'{item_s.iloc[pos]}' (aggregate per output first)"
-            )
-        codes[name] = (sys_s, item_s)
+    codes = {"metric": frame_codes(metric, "metric"), "human": frame_codes(human, "human")}
     if systems is None:
-        systems = pd.unique(pd.concat([codes["metric"][0], codes["human"][0]])).tolist()
+        systems = pd.unique(pd.concat([codes["metric"].systems, codes["human"].systems])).tolist()
     if items is None:
-        items = pd.unique(pd.concat([codes["metric"][1], codes["human"][1]])).tolist()
-    systems = [str(s) for s in systems]
-    items = [str(i) for i in items]
-    sys_index, item_index = pd.Index(systems), pd.Index(items)
+        items = pd.unique(pd.concat([codes["metric"].items, codes["human"].items])).tolist()
+    return codes["metric"].matrices(codes["human"], systems, items)
 
-    def pivot(df: pd.DataFrame, name: str) -> np.ndarray:
-        si = sys_index.get_indexer(codes[name][0])
-        ii = item_index.get_indexer(codes[name][1])
+
+@dataclass(frozen=True)
+class FrameCodes:
+    """A tidy ``[system, item, score]`` frame as integer codes: what :func:`score_matrices`
+    needs of it, computed once (:func:`frame_codes`).
+
+    ``system_codes``/``item_codes`` number the rows' names as strings (``astype(str)``; -1 for
+    a missing name) in order of first appearance, as ``pd.factorize`` of the string columns;
+    ``systems``/``items`` are the strings of the distinct raw names (NaN kept) in order of
+    first appearance, ``scores`` the scores as floats and ``nan_scores`` how many are missing.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"system": ["a", "b", "a"], "item": [1, 1, 2], "score": [.5, .7, 1]})
+    >>> fc = frame_codes(df)
+    >>> fc.system_codes.tolist(), fc.items.tolist()
+    ([0, 1, 0], ['1', '2'])
+    """
+
+    system_codes: np.ndarray
+    item_codes: np.ndarray
+    systems: pd.Series
+    items: pd.Series
+    scores: np.ndarray
+    nan_scores: int
+    #: each row's raw code into ``systems`` and ``items``, and whether its score is missing
+    _raw: tuple[np.ndarray, np.ndarray, np.ndarray] = field(repr=False, default=(
+        np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp), np.empty(0, dtype=bool)))
+
+    def take(self, rows: np.ndarray) -> FrameCodes:
+        """The codes of the rows ``rows`` (positions) of the frame.
+
+        Parameters
+        ----------
+        rows : numpy.ndarray
+            Row positions.
+
+        Returns
+        -------
+        FrameCodes
+            The rows' codes; ``systems`` and ``items`` are still the whole frame's names.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"system": ["a", "b"], "item": ["1", "1"], "score": [.5, None]})
+        >>> fc = frame_codes(df).take(np.array([1]))
+        >>> fc.scores.tolist(), fc.nan_scores
+        ([nan], 1)
+        """
+        raw = tuple(r[rows] for r in self._raw)
+        return FrameCodes(self.system_codes[rows], self.item_codes[rows], self.systems,
+                          self.items, self.scores[rows], int(raw[2].sum()), raw)
+
+    def positions(self, systems: Sequence[str], items: Sequence[str]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's row and column in the (systems x items) matrix (-1: not there).
+
+        Parameters
+        ----------
+        systems, items : sequence of str
+            The matrix's rows and columns.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The row index and the column index of every row of the frame.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"system": ["a", "b"], "item": ["1", "1"], "score": [.5, .7]})
+        >>> [p.tolist() for p in frame_codes(df).positions(["b"], ["1"])]
+        [[-1, 0], [0, 0]]
+        """
+        # the strings of the distinct names only, looked up once each
+        si = pd.Index([str(s) for s in systems]).get_indexer(self.systems)[self._raw[0]]
+        ii = pd.Index([str(i) for i in items]).get_indexer(self.items)[self._raw[1]]
+        return si, ii
+
+    def matrices(self, human: FrameCodes, systems: Sequence[str], items: Sequence[str]
+                 ) -> ScoreMatrices:
+        """The :class:`ScoreMatrices` of this frame (the metric) against ``human``.
+
+        Parameters
+        ----------
+        human : FrameCodes
+            The human scores' codes.
+        systems, items : sequence of str
+            The matrices' rows and columns.
+
+        Returns
+        -------
+        ScoreMatrices
+            As :func:`score_matrices` of the two frames.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"system": ["a", "b"], "item": ["1", "1"], "score": [.5, .7]})
+        >>> frame_codes(df).matrices(frame_codes(df), ["a", "b"], ["1"]).metric.tolist()
+        [[0.5], [0.7]]
+        """
+        systems = [str(s) for s in systems]
+        items = [str(i) for i in items]
+        X, Y = self._pivot(systems, items), human._pivot(systems, items)
+        xm, ym = np.isfinite(X), np.isfinite(Y)
+        missing = {
+            "complete": int((xm & ym).sum()),
+            "unrated": int((xm & ~ym).sum()),
+            "unscored": int((~xm & ym).sum()),
+            "nan_metric": self.nan_scores,
+            "nan_human": human.nan_scores,
+        }
+        return ScoreMatrices(X, Y, tuple(systems), tuple(items), missing)
+
+    def _pivot(self, systems: list[str], items: list[str]) -> np.ndarray:
+        si, ii = self.positions(systems, items)
         keep = (si >= 0) & (ii >= 0)
         out = np.full((len(systems), len(items)), np.nan)
-        out[si[keep], ii[keep]] = pd.to_numeric(df["score"]).to_numpy(dtype=float)[keep]
+        out[si[keep], ii[keep]] = self.scores[keep]
         return out
 
-    X, Y = pivot(metric, "metric"), pivot(human, "human")
-    xm, ym = np.isfinite(X), np.isfinite(Y)
-    missing = {
-        "complete": int((xm & ym).sum()),
-        "unrated": int((xm & ~ym).sum()),
-        "unscored": int((~xm & ym).sum()),
-        "nan_metric": int(metric["score"].isna().sum()),
-        "nan_human": int(human["score"].isna().sum()),
-    }
-    return ScoreMatrices(X, Y, tuple(systems), tuple(items), missing)
+
+def _string_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Series]:
+    """``pd.factorize(column.astype(str))`` from one factorize of the raw column: only the
+    distinct values are turned into strings (two values with one string, 1 and "1", get one
+    code). Also returns each row's raw code, into the returned strings."""
+    raw, uniq = pd.factorize(column, use_na_sentinel=False)
+    names = pd.Series(uniq, dtype=column.dtype)
+    if not (isinstance(column.dtype, pd.StringDtype) and column.dtype.na_value is np.nan):
+        names = names.astype(str)
+        canon, _ = pd.factorize(names)
+        return canon[raw], raw, names
+    # already pandas' str dtype (astype(str) would change nothing): the distinct names are
+    # the strings, numbered in order with the missing one as -1
+    missing = names.isna().to_numpy(dtype=bool)
+    return np.where(missing, -1, np.cumsum(~missing) - 1)[raw], raw, names
+
+
+def _codes(df: pd.DataFrame, name: str) -> tuple[FrameCodes, np.ndarray]:
+    """The codes of ``df`` and the key of each row's output (equal keys = the same output)."""
+    miss = [c for c in ("system", "item", "score") if c not in df.columns]
+    if miss:
+        raise InputError(f"{name} scores need columns system, item, score; missing {miss}")
+    sc, sys_raw, sys_names = _string_codes(df["system"])
+    ic, item_raw, item_names = _string_codes(df["item"])
+    n_items = int(ic.max(initial=-1)) + 1  # the distinct item strings (-1 = missing)
+    key = sc.astype(np.int64) * max(1, n_items) + ic
+    score = df["score"]
+    nan_rows = score.isna().to_numpy(dtype=bool)
+    return FrameCodes(sc, ic, sys_names, item_names, pd.to_numeric(score).to_numpy(dtype=float),
+                      int(nan_rows.sum()), (sys_raw, item_raw, nan_rows)), key
+
+
+def frame_codes(df: pd.DataFrame, name: str = "metric") -> FrameCodes:
+    """The :class:`FrameCodes` of a tidy ``[system, item, score]`` frame; InputError when a
+    column is missing or an output (system, item) has more than one row.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Tidy ``[system, item, score]`` rows, one per output.
+    name : str, default "metric"
+        Names the frame in errors.
+
+    Returns
+    -------
+    FrameCodes
+        The codes, names and scores of the rows.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"system": ["a", "a"], "item": ["1", "1"], "score": [.5, .7]})
+    >>> frame_codes(df, "human")
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: human scores have more than one row for system 'a', item '1' \
+(aggregate per output first)
+    """
+    codes, key = _codes(df, name)
+    uniq, counts = np.unique(key, return_counts=True)
+    if (counts > 1).any():
+        pos = np.flatnonzero(key == uniq[counts > 1][0])[1]
+        raw = codes._raw
+        raise InputError(
+            f"{name} scores have more than one row for system "
+            f"'{codes.systems.iloc[raw[0][pos]]}', item '{codes.items.iloc[raw[1][pos]]}' "
+            "(aggregate per output first)"
+        )
+    return codes
+
+
+def frame_codes_by(df: pd.DataFrame, column: str, values: Sequence[str], name: str = "metric"
+                   ) -> dict[str, FrameCodes | None]:
+    """:func:`frame_codes` of ``df[df[column] == v]`` for each ``v`` of ``values``, from one
+    pass over ``df`` (the metrics of a long scores frame, the criteria of a ratings frame).
+
+    Each group's codes give the same matrices and counts as :func:`frame_codes` of the group's
+    rows (its ``systems``/``items`` are the names of the whole frame); ``None`` for a group
+    with a duplicated output, whose :func:`frame_codes` raises the error.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Tidy ``[column, system, item, score]`` rows.
+    column : str
+        The column whose values name the groups.
+    values : sequence of str
+        The groups wanted.
+    name : str, default "metric"
+        Names the frame in errors.
+
+    Returns
+    -------
+    dict
+        Group -> :class:`FrameCodes` (or None, see above).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"metric": ["m", "m", "n"], "system": ["a", "b", "a"],
+    ...                    "item": ["1", "1", "1"], "score": [.5, .7, .2]})
+    >>> by = frame_codes_by(df, "metric", ["n", "m"])
+    >>> by["n"].matrices(by["m"], ["a", "b"], ["1"]).metric.tolist()
+    [[0.2], [nan]]
+    """
+    whole, key = _codes(df, name)
+    group, uniq = pd.factorize(df[column])
+    where = {u: k for k, u in enumerate(uniq)}
+    span = int(key.max(initial=0)) + 1  # keys are >= -1: shift by one below
+    gkey = group.astype(np.int64) * (span + 1) + (key + 1)
+    ukey, counts = np.unique(gkey, return_counts=True)
+    dup_groups = set((ukey[counts > 1] // (span + 1)).tolist())
+    out: dict[str, FrameCodes | None] = {}
+    for v in values:
+        k = where.get(v, -1)
+        rows = np.flatnonzero(group == k) if k >= 0 else np.empty(0, dtype=np.intp)
+        out[v] = None if k in dup_groups else whole.take(rows)
+    return out
 
 
 def system_means(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

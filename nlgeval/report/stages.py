@@ -25,9 +25,16 @@ import pandas as pd
 from nlgeval.correlation.bootstrap import bootstrap_correlation
 from nlgeval.correlation.coefficients import DegenerateInputWarning
 from nlgeval.correlation.human import criterion_correlations, rater_agreement_bound
-from nlgeval.correlation.levels import level_correlation, score_matrices
+from nlgeval.correlation.levels import (
+    FrameCodes,
+    frame_codes,
+    frame_codes_by,
+    level_correlation,
+    score_matrices,
+)
 from nlgeval.correlation.permutation import comparison_matrix
 from nlgeval.correlation.significance import significance_clusters
+from nlgeval.errors import InputError
 from nlgeval.report.binding import metrics_for
 from nlgeval.report.meta import CriterionMeta, as_comparison_table, criterion_stage
 from nlgeval.report.prepare import PreparedScores, z_ratings
@@ -79,10 +86,23 @@ def criterion_matrices(prep: PreparedScores, criterion: str) -> CriterionMatrice
     True
     """
     hcrit = prep.human.loc[prep.human["criterion"] == criterion, ["system", "item", "score"]]
-    oriented, missing, human = {}, {}, None
-    for metric in metrics_for(criterion, prep.metrics, prep.bound):
-        ms = prep.segments.loc[prep.segments["metric"] == metric, ["system", "item", "score"]]
-        mats = score_matrices(ms, hcrit, systems=prep.systems, items=prep.rated_items)
+    metrics = metrics_for(criterion, prep.metrics, prep.bound)
+    # every metric's codes from one pass over the scores, the human codes once (not once per
+    # metric); the errors of score_matrices in its order (a metric's, then the humans')
+    try:
+        hcodes: FrameCodes | None = frame_codes(hcrit, "human")
+    except InputError:
+        hcodes = None
+    by = frame_codes_by(prep.segments, "metric", metrics) if metrics else {}
+    oriented, missing = {}, {}
+    human = None
+    for metric in metrics:
+        mcodes = by[metric]
+        if mcodes is None:  # a duplicated output: the error names it
+            seg = prep.segments
+            mcodes = frame_codes(seg.loc[seg["metric"] == metric, ["system", "item", "score"]])
+        mats = mcodes.matrices(hcodes or frame_codes(hcrit, "human"), prep.systems,
+                               prep.rated_items)
         sign = 1.0 if prep.higher_is_better.get(metric, True) else -1.0
         oriented[metric] = sign * mats.metric
         missing[metric] = mats.missing

@@ -1,0 +1,159 @@
+"""The point statistics' fast paths give the numbers of the code they replace, bit for bit.
+
+Each fast path (string codes computed once in :func:`~nlgeval.correlation.levels.score_matrices`,
+the p-values of :func:`~nlgeval.correlation.coefficients.correlation` from scipy's formulas
+without its wrappers, the per-rater coefficients of the leave-one-rater-out bound) is compared
+with the code it replaced, kept here as the reference, or with scipy itself, with ``==`` (NaN in
+the same places) on randomized inputs: ties, missing cells, constant and near-constant
+vectors, n = 3, |r| = 1, values near 1e200 and 1e-200.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nlgeval.correlation.levels import ScoreMatrices, score_matrices
+from nlgeval.errors import InputError
+
+
+# ------------------------------------------------------------------ score_matrices (reference)
+def _old_score_matrices(metric, human, *, systems=None, items=None):
+    """score_matrices as it was before the string codes were computed once (commit 990d44c)."""
+    codes = {}
+    for name, df in (("metric", metric), ("human", human)):
+        miss = [c for c in ("system", "item", "score") if c not in df.columns]
+        if miss:
+            raise InputError(f"{name} scores need columns system, item, score; missing {miss}")
+        sys_s, item_s = df["system"].astype(str), df["item"].astype(str)
+        sc, sys_u = pd.factorize(sys_s)
+        ic, item_u = pd.factorize(item_s)
+        key = sc.astype(np.int64) * max(1, len(item_u)) + ic
+        uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            pos = np.flatnonzero(key == uniq[counts > 1][0])[1]
+            raise InputError(
+                f"{name} scores have more than one row for system '{sys_s.iloc[pos]}', item "
+                f"'{item_s.iloc[pos]}' (aggregate per output first)"
+            )
+        codes[name] = (sys_s, item_s)
+    if systems is None:
+        systems = pd.unique(pd.concat([codes["metric"][0], codes["human"][0]])).tolist()
+    if items is None:
+        items = pd.unique(pd.concat([codes["metric"][1], codes["human"][1]])).tolist()
+    systems = [str(s) for s in systems]
+    items = [str(i) for i in items]
+    sys_index, item_index = pd.Index(systems), pd.Index(items)
+
+    def pivot(df, name):
+        si = sys_index.get_indexer(codes[name][0])
+        ii = item_index.get_indexer(codes[name][1])
+        keep = (si >= 0) & (ii >= 0)
+        out = np.full((len(systems), len(items)), np.nan)
+        out[si[keep], ii[keep]] = pd.to_numeric(df["score"]).to_numpy(dtype=float)[keep]
+        return out
+
+    X, Y = pivot(metric, "metric"), pivot(human, "human")
+    xm, ym = np.isfinite(X), np.isfinite(Y)
+    missing = {"complete": int((xm & ym).sum()), "unrated": int((xm & ~ym).sum()),
+               "unscored": int((~xm & ym).sum()),
+               "nan_metric": int(metric["score"].isna().sum()),
+               "nan_human": int(human["score"].isna().sum())}
+    return ScoreMatrices(X, Y, tuple(systems), tuple(items), missing)
+
+
+def _same_matrices(a: ScoreMatrices, b: ScoreMatrices) -> None:
+    np.testing.assert_array_equal(a.metric, b.metric)  # NaN in the same places, values ==
+    np.testing.assert_array_equal(a.human, b.human)
+    assert a.systems == b.systems and a.items == b.items and a.missing == b.missing
+
+
+def _random_frame(rng, n_sys, n_items, kind):
+    cells = [(s, i) for s in range(n_sys) for i in range(n_items) if rng.random() < 0.8]
+    rng.shuffle(cells)
+    sys_names = [f"s{s}" for s, _ in cells]
+    if kind == "int_items":
+        items = [i for _, i in cells]
+    elif kind == "mixed":  # ints and strings: 1 and "1" are the same output once as strings
+        items = [i if rng.random() < 0.5 else str(i) for _, i in cells]
+    elif kind == "category":
+        items = pd.Categorical([f"i{i}" for _, i in cells])
+    else:
+        items = [f"i{i}" for _, i in cells]
+    score = rng.normal(size=len(cells))
+    score[rng.random(len(cells)) < 0.1] = np.nan
+    df = pd.DataFrame({"system": sys_names, "item": items, "score": score})
+    if kind == "object":
+        df = df.astype({"system": object, "item": object})
+    return df
+
+
+@pytest.mark.parametrize("kind", ["str", "object", "int_items", "mixed", "category"])
+def test_score_matrices_equals_the_old_code(kind):
+    rng = np.random.default_rng(hash(kind) % 2**32)
+    for _ in range(30):
+        m = _random_frame(rng, int(rng.integers(1, 6)), int(rng.integers(1, 9)), kind)
+        h = _random_frame(rng, int(rng.integers(1, 6)), int(rng.integers(1, 9)), kind)
+        try:
+            old = _old_score_matrices(m, h)
+        except InputError as exc:  # 1 and "1": a duplicate once written as strings
+            with pytest.raises(InputError) as new:
+                score_matrices(m, h)
+            assert str(new.value) == str(exc)
+            continue
+        _same_matrices(score_matrices(m, h), old)
+        systems = ["s0", "s2", "s9"]
+        items = ["i1", "0", "3", "i0", "2"]
+        _same_matrices(score_matrices(m, h, systems=systems, items=items),
+                       _old_score_matrices(m, h, systems=systems, items=items))
+
+
+def test_score_matrices_duplicates_and_missing_names_as_the_old_code():
+    m = pd.DataFrame({"system": ["a", "b", "a", None], "item": ["1", "1", "1", "2"],
+                      "score": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(InputError) as old:
+        _old_score_matrices(m, m)
+    with pytest.raises(InputError) as new:
+        score_matrices(m, m)
+    assert str(new.value) == str(old.value)
+    ok = m.iloc[[0, 1, 3]]
+    _same_matrices(score_matrices(ok, ok), _old_score_matrices(ok, ok))
+    empty = ok.iloc[:0]
+    _same_matrices(score_matrices(empty, ok), _old_score_matrices(empty, ok))
+    with pytest.raises(InputError, match="missing"):
+        score_matrices(ok.drop(columns="item"), ok)
+
+
+def test_score_matrices_string_duplicates_as_the_old_code():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        m = _random_frame(rng, 3, 5, "mixed")
+        h = _random_frame(rng, 3, 5, "str")
+        row = m.iloc[[int(rng.integers(len(m)))]].copy()
+        item = row["item"].iloc[0]
+        row["item"] = str(item) if not isinstance(item, str) else int(item)  # 1 vs "1"
+        both = pd.concat([m, row], ignore_index=True)
+        for a, b in ((both, h), (h, both)):
+            with pytest.raises(InputError) as old:
+                _old_score_matrices(a, b)
+            with pytest.raises(InputError) as new:
+                score_matrices(a, b)
+            assert str(new.value) == str(old.value)
+
+
+def test_frame_codes_by_gives_each_groups_matrices():
+    from nlgeval.correlation.levels import frame_codes, frame_codes_by
+
+    rng = np.random.default_rng(7)
+    frames = [_random_frame(rng, 4, 6, "str").assign(metric=m) for m in ("a", "b", "c")]
+    long = pd.concat(frames, ignore_index=True).sample(frac=1.0, random_state=1)
+    dup = pd.concat([long, long[long["metric"] == "c"].iloc[:1]], ignore_index=True)
+    human = frame_codes(_random_frame(rng, 4, 6, "str"), "human")
+    by = frame_codes_by(dup, "metric", ["b", "a", "c", "zz"])
+    assert by["c"] is None  # a duplicated output: frame_codes of the group raises
+    for m in ("a", "b", "zz"):
+        sub = dup.loc[dup["metric"] == m, ["system", "item", "score"]]
+        for systems, items in ((["s0", "s1", "s3"], ["i0", "i5", "i2"]), (["s2"], ["i1"])):
+            _same_matrices(by[m].matrices(human, systems, items),
+                           frame_codes(sub).matrices(human, systems, items))
