@@ -10,6 +10,8 @@ vectors, n = 3, |r| = 1, values near 1e200 and 1e-200.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -157,3 +159,83 @@ def test_frame_codes_by_gives_each_groups_matrices():
         for systems, items in ((["s0", "s1", "s3"], ["i0", "i5", "i2"]), (["s2"], ["i1"])):
             _same_matrices(by[m].matrices(human, systems, items),
                            frame_codes(sub).matrices(human, systems, items))
+
+
+# ------------------------------------------------------------ correlation(): scipy's p-values
+def _vectors(rng, k):
+    """Hundreds of paired vectors: ties, n = 3, |r| = 1, large n, magnitudes 1e200 / 1e-200."""
+    n = int(rng.choice([3, 3, 4, 5, 8, 16, 33, 34, 100, 2847, 25_000]))
+    x = rng.normal(size=n)
+    kind = k % 8
+    if kind == 0:
+        y = x + rng.normal(size=n) * rng.choice([0.01, 1.0, 10.0])
+    elif kind == 1:  # heavy ties
+        x, y = np.round(x * 2), np.round((x + rng.normal(size=n)) * 2)
+    elif kind == 2:  # |r| = 1
+        y = 3.0 * x + 1.0 if rng.random() < 0.5 else -2.0 * x
+    elif kind == 3:
+        x, y = x * 1e200, (x + rng.normal(size=n)) * 1e-200
+    elif kind == 4:
+        x, y = x * 1e-200, (x + rng.normal(size=n)) * 1e200
+    elif kind == 5:  # near constant in scipy's sense, not in nlgeval's
+        y = 1.0 + 1e-9 * rng.normal(size=n)
+    elif kind == 6:  # integer ratings
+        x, y = rng.integers(1, 6, n).astype(float), rng.integers(1, 6, n).astype(float)
+    else:
+        y = rng.permutation(x)
+    return x, y
+
+
+def _same(a: float, b: float) -> bool:
+    return (np.isnan(a) and np.isnan(b)) or a == b
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_pearson_and_spearman_pvalues_equal_scipy(alternative):
+    from scipy import stats
+
+    from nlgeval.correlation.coefficients import near_constant, pearson_pvalue, spearman_pvalue
+
+    rng = np.random.default_rng(["two-sided", "less", "greater"].index(alternative))
+    checked = 0
+    for k in range(400):
+        x, y = _vectors(rng, k)
+        if near_constant(x) or near_constant(y):
+            continue
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p_ref = stats.pearsonr(x, y, alternative=alternative).pvalue
+            s_ref = stats.spearmanr(x, y, alternative=alternative).pvalue
+        assert _same(pearson_pvalue(x, y, alternative), float(p_ref)), (k, x.size)
+        assert _same(spearman_pvalue(stats.rankdata(x), stats.rankdata(y), alternative),
+                     float(s_ref)), (k, x.size)
+        checked += 1
+    assert checked > 300
+
+
+def test_correlation_equals_the_scipy_path():
+    """correlation() now takes Pearson's and Spearman's p-values from the formulas above and
+    Spearman's statistic from ranks computed once: the old path (batch_correlation for the
+    statistic, scipy for the p-value) is the reference, with ==, NaN in the same places."""
+    from scipy import stats
+
+    from nlgeval.correlation.coefficients import batch_correlation, correlation
+
+    rng = np.random.default_rng(11)
+    for k in range(240):
+        x, y = _vectors(rng, k)
+        x = x.copy()
+        if k % 5 == 0:
+            x[rng.random(x.size) < 0.2] = np.nan  # missing cells are dropped first
+        for coef in ("pearson", "spearman"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = correlation(x, y, coef)
+                ok = np.isfinite(x) & np.isfinite(y)
+                xs, ys = x[ok], y[ok]
+                if np.isnan(res.statistic):
+                    continue
+                r_ref = float(batch_correlation(xs, ys, coef))
+                f = stats.pearsonr if coef == "pearson" else stats.spearmanr
+                p_ref = float(f(xs, ys).pvalue)
+            assert res.statistic == r_ref and _same(res.pvalue, p_ref), (k, coef, x.size)

@@ -42,6 +42,7 @@ up after rounding in the sums.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -49,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from nlgeval.correlation._constant import CONSTANT_RTOL as CONSTANT_RTOL
 from nlgeval.correlation._constant import constant_from_extremes, extremes, overflow_safe
@@ -137,6 +138,12 @@ class CorrelationResult(StatResult):
 _NAN_CI = ConfidenceInterval(math.nan, math.nan)
 
 
+@functools.lru_cache(maxsize=16)
+def _normal_quantile(q: float) -> float:
+    """``scipy.stats.norm.ppf(q)``, once per level (the same few levels, thousands of calls)."""
+    return float(stats.norm.ppf(q))
+
+
 def fisher_z_interval(r: float, n: int, confidence_level: float = 0.95) -> ConfidenceInterval:
     """Fisher (1921) interval for Pearson's r: tanh(atanh(r) -/+ z_{1-a/2} / sqrt(n - 3)).
 
@@ -167,7 +174,7 @@ def fisher_z_interval(r: float, n: int, confidence_level: float = 0.95) -> Confi
     if abs(r) >= 1.0:
         return ConfidenceInterval(float(r), float(r))
     z = math.atanh(r)
-    half = stats.norm.ppf(0.5 + confidence_level / 2) / math.sqrt(n - 3)
+    half = _normal_quantile(0.5 + confidence_level / 2) / math.sqrt(n - 3)
     return ConfidenceInterval(math.tanh(z - half), math.tanh(z + half))
 
 
@@ -236,21 +243,115 @@ def correlation(
             f"numerically constant (spread <= {CONSTANT_RTOL:g} of its magnitude)")
         note = _degenerate(f"the {which} variable is {how}", label)
         return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
-    r = float(batch_correlation(x, y, coefficient))  # the statistic: nlgeval's one kernel
+    if coefficient == "spearman":  # the ranks once, for the statistic and the p-value
+        rx, ry = stats.rankdata(x), stats.rankdata(y)
+        r = float(_masked_pearson(rx, ry, np.ones(n, dtype=bool)))  # = batch_correlation
+    else:
+        r = float(batch_correlation(x, y, coefficient))  # the statistic: nlgeval's one kernel
     if not np.isfinite(r):  # a safety net: the rule above and the scaling leave no such case
         note = _degenerate("the coefficient could not be computed in floating point", label)
         return CorrelationResult(coefficient, math.nan, math.nan, n, *_NAN_CI, n_missing, note)
     ci = _NAN_CI
-    # the p-value: scipy's null distribution of the statistic (computed from the same data)
+    # the p-value: scipy's null distribution of the statistic (computed from the same data),
+    # by scipy's own steps without its per-call wrappers where they are written out here
     if coefficient == "pearson":
-        p = stats.pearsonr(x, y, alternative=alternative).pvalue
+        p = pearson_pvalue(x, y, alternative)
         ci = fisher_z_interval(r, n, confidence_level)
     elif coefficient == "spearman":
-        p = stats.spearmanr(x, y, alternative=alternative).pvalue
+        p = spearman_pvalue(rx, ry, alternative)
     else:
         variant = "b" if coefficient == "kendall" else "c"
         p = stats.kendalltau(x, y, variant=variant, alternative=alternative).pvalue
     return CorrelationResult(coefficient, r, float(p), n, ci.low, ci.high, n_missing)
+
+
+def pearson_pvalue(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> float:
+    """``scipy.stats.pearsonr(x, y, alternative=alternative).pvalue`` by scipy's own steps.
+
+    For finite, non-constant 1-d vectors of n >= 3 pairs (what :func:`correlation` passes):
+    scipy 1.17's r (centred, scaled by the largest deviation, normalised, ``vecdot``, clipped)
+    and its exact null distribution, the symmetric beta distribution on (-1, 1) with
+    a = b = n/2 - 1 (Pearson 1896; Fisher 1915), the same numbers bit for bit without the
+    ~0.2 ms of array-API dispatch per call (tested with ``==`` against scipy).
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        Finite paired values, 1-d, neither constant, at least 3.
+    alternative : {"two-sided", "less", "greater"}
+        The alternative hypothesis.
+
+    Returns
+    -------
+    float
+        The p-value.
+
+    Examples
+    --------
+    >>> x, y = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0])
+    >>> bool(pearson_pvalue(x, y) == stats.pearsonr(x, y).pvalue)
+    True
+    """
+    xm = x - np.mean(x, axis=-1, keepdims=True)
+    ym = y - np.mean(y, axis=-1, keepdims=True)
+    xmax = np.max(np.abs(xm), axis=-1, keepdims=True)
+    ymax = np.max(np.abs(ym), axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        normxm = xmax * np.linalg.norm(xm / xmax, ord=2, axis=-1, keepdims=True)
+        normym = ymax * np.linalg.norm(ym / ymax, ord=2, axis=-1, keepdims=True)
+        r = np.clip(np.vecdot(xm / normxm, ym / normym, axis=-1), -1.0, 1.0)
+    ab = np.float64(x.shape[-1]) / 2 - 1
+    if alternative == "less":
+        return float(special.betainc(ab, ab, (r + 1) / 2))
+    if alternative == "greater":
+        return float(special.betaincc(ab, ab, (r + 1) / 2))
+    if alternative != "two-sided":
+        return float(stats.pearsonr(x, y, alternative=alternative).pvalue)  # scipy's error
+    return float(2 * special.betaincc(ab, ab, (np.abs(r) + 1) / 2))
+
+
+def spearman_pvalue(rx: np.ndarray, ry: np.ndarray, alternative: str = "two-sided") -> float:
+    """``scipy.stats.spearmanr(x, y, alternative=alternative).pvalue`` from the average ranks
+    ``rx``, ``ry`` of x and y, by scipy's own steps.
+
+    For finite, non-constant 1-d vectors of n >= 3 pairs (what :func:`correlation` passes):
+    scipy 1.17's rho (``numpy.corrcoef`` of the ranks, laid out as scipy lays them out) and its
+    t approximation, t = rho sqrt((n - 2) / ((1 + rho)(1 - rho))) on n - 2 degrees of freedom
+    (Spearman 1904), the same numbers bit for bit (tested with ``==`` against scipy); the ranks
+    are those :func:`correlation` already computed for the statistic.
+
+    Parameters
+    ----------
+    rx, ry : numpy.ndarray
+        ``scipy.stats.rankdata`` of x and of y.
+    alternative : {"two-sided", "less", "greater"}
+        The alternative hypothesis.
+
+    Returns
+    -------
+    float
+        The p-value.
+
+    Examples
+    --------
+    >>> x, y = np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([2.0, 1.0, 4.0, 3.0, 5.0])
+    >>> bool(spearman_pvalue(stats.rankdata(x), stats.rankdata(y)) == stats.spearmanr(x, y).pvalue)
+    True
+    """
+    if alternative not in ("two-sided", "less", "greater"):
+        raise ValueError("`alternative` must be 'less', 'greater', or 'two-sided'.")
+    # scipy ranks the columns of an (n, 2) array into a (2, n) buffer: corrcoef of its rows
+    rs = np.corrcoef(np.vstack((rx, ry)))
+    dof = rx.shape[0] - 2
+    with np.errstate(divide="ignore"):
+        t = rs * np.sqrt((dof / ((rs + 1.0) * (1.0 - rs))).clip(0))
+    if alternative == "less":
+        prob = special.stdtr(dof, t)
+    elif alternative == "greater":
+        prob = special.stdtr(dof, -t)
+    else:
+        prob = 2 * special.stdtr(dof, -np.abs(t))
+    return float(prob[1, 0])
 
 
 # ----------------------------------------------------------------------------- batch versions
