@@ -24,30 +24,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 import warnings
 from functools import partial
 
 import numpy as np
+from _common import cpu_timed, zoo_criterion
 
 from nlgeval.correlation.bootstrap import bootstrap_distribution, resample_indices
 from nlgeval.correlation.coefficients import batch_correlation
 from nlgeval.correlation.levels import level_statistic
-
-
-def _criterion(n_metrics: int, seed: int = 26) -> tuple[np.ndarray, list[np.ndarray]]:
-    rng = np.random.default_rng(seed)
-    quality = rng.normal(size=(11, 1)) + rng.normal(size=(11, 100))
-    human = np.clip(np.round((3 + quality) * 3) / 3, 1, 5)  # means of 3 raters, 1-5
-    metrics = []
-    for k in range(n_metrics):
-        m = quality + rng.normal(scale=0.5 + k % 4, size=quality.shape)
-        if k % 3 == 2:  # an LLM judge: integer scores, many ties
-            m = np.clip(np.round(3 + m), 1, 5)
-        if k % 5 == 4:
-            m[rng.random(m.shape) < 0.05] = np.nan
-        metrics.append(m)
-    return human, metrics
 
 
 def _means(Z: np.ndarray, ok: np.ndarray, ii: np.ndarray) -> np.ndarray:
@@ -79,9 +64,8 @@ def _array_code(X: np.ndarray, Y: np.ndarray, level: str, coef: str, si: np.ndar
 
 def _timed(fn, metrics: list[np.ndarray]) -> tuple[float, list[np.ndarray]]:
     fn(metrics[0] + 1.0)  # compile / warm up (another matrix: nothing remembered for the rest)
-    t0 = time.process_time()
-    out = [fn(m) for m in metrics]
-    return (time.process_time() - t0) / len(metrics), out
+    t, out = cpu_timed(lambda: [fn(m) for m in metrics])
+    return t / len(metrics), out
 
 
 def main() -> None:
@@ -90,7 +74,7 @@ def main() -> None:
     ap.add_argument("--resamples", type=int, default=1000)
     args = ap.parse_args()
     warnings.simplefilter("ignore", RuntimeWarning)
-    human, metrics = _criterion(args.metrics)
+    human, metrics = zoo_criterion(args.metrics)
     si, ii = resample_indices(11, 100, args.resamples, "both", 0)
     # the human means of the previous system-level code (every metric complete where rated)
     hm = _means(human, np.isfinite(human), ii)

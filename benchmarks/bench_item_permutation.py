@@ -23,30 +23,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 import warnings
+from functools import partial
 
 import numpy as np
+from _common import cpu_timed, zoo_criterion
 
 from nlgeval.correlation import levels
 from nlgeval.correlation._item_permutation import permutation_means
 from nlgeval.correlation.coefficients import fixed_y_statistic
 from nlgeval.correlation.levels import item_permutation_pvalue
-
-
-def _criterion(n_metrics: int, seed: int = 26) -> tuple[np.ndarray, list[np.ndarray]]:
-    rng = np.random.default_rng(seed)
-    quality = rng.normal(size=(11, 1)) + rng.normal(size=(11, 100))
-    human = np.clip(np.round((3 + quality) * 3) / 3, 1, 5)  # means of 3 raters, 1-5
-    metrics = []
-    for k in range(n_metrics):
-        m = quality + rng.normal(scale=0.5 + k % 4, size=quality.shape)
-        if k % 3 == 2:  # an LLM judge: integer scores, many ties
-            m = np.clip(np.round(3 + m), 1, 5)
-        if k % 5 == 4:
-            m[rng.random(m.shape) < 0.05] = np.nan
-        metrics.append(m)
-    return human, metrics
 
 
 def _packed(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -70,7 +56,7 @@ def main() -> None:
     ap.add_argument("--metrics", type=int, default=24)
     ap.add_argument("--permutations", type=int, default=1000)
     args = ap.parse_args()
-    human, metrics = _criterion(args.metrics)
+    human, metrics = zoo_criterion(args.metrics)
     cases = [_packed(M, human) for M in metrics]
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     print(f"{'coefficient':<11} {'array code':>12} {'compiled':>10} {'ratio':>6}  "
@@ -81,17 +67,14 @@ def main() -> None:
             cases[0][2], args.permutations, 0))  # compile or load the kernels
         for Xc, Yc, okc in cases:
             chunks = levels._permutation_chunks(okc, args.permutations, 0)
-            t = time.process_time()
-            old = _array_code(Xc, Yc, coef, chunks)
-            times["array"] += time.process_time() - t
-            t = time.process_time()
-            new = permutation_means(Xc, Yc, coef, chunks)
-            times["compiled"] += time.process_time() - t
+            t, old = cpu_timed(partial(_array_code, Xc, Yc, coef, chunks))
+            times["array"] += t
+            t, new = cpu_timed(partial(permutation_means, Xc, Yc, coef, chunks))
+            times["compiled"] += t
             same += int(new is not None and np.array_equal(old, new))
-        t = time.process_time()
-        for M in metrics:
-            item_permutation_pvalue(M, human, coef, n_resamples=args.permutations, seed=0)
-        call = (time.process_time() - t) / len(metrics)
+        call, _ = cpu_timed(lambda coef=coef: [item_permutation_pvalue(
+            M, human, coef, n_resamples=args.permutations, seed=0) for M in metrics])
+        call /= len(metrics)
         per = {k: v / len(cases) * 1e3 for k, v in times.items()}
         print(f"{coef:<11} {per['array']:>9.2f} ms {per['compiled']:>7.2f} ms "
               f"{per['array'] / per['compiled']:>5.1f}x  {same:>4} of {len(cases):<3} "
