@@ -25,6 +25,7 @@ import pandas as pd
 
 from nlgeval.correlation.coefficients import check_coefficient
 from nlgeval.correlation.levels import check_level, level_statistic
+from nlgeval.correlation.permutation._pair_stream import streamed_pair_deltas
 from nlgeval.correlation.permutation._pair_swaps import PairTerms, pair_swap_deltas
 from nlgeval.correlation.permutation._pearson_swaps import _pearson_swap_draws
 from nlgeval.correlation.permutation.draws import (
@@ -32,7 +33,6 @@ from nlgeval.correlation.permutation.draws import (
     PermutationComparison,
     _count_at_least,
     _permutation_p,
-    iter_swap_masks,
     standardise,
     swap_draws,
     swap_masks,
@@ -106,6 +106,22 @@ def _all_pair_deltas(
     group = max(1, _PAIR_GROUP_CELLS // max(1, 3 * np.size(Y)))
     prep = PairTerms(metrics, Y, level, _standardised_pair)
     return pair_swap_deltas(prep, pairs, masks, group)
+
+
+def _pearson_pair_deltas(
+    metrics: Mapping[str, np.ndarray], Y: np.ndarray, level: str, n_resamples: int,
+    scheme: str, seed: int,
+) -> dict[tuple[str, str], tuple[float, float, np.ndarray]]:
+    """:func:`_all_pair_deltas` of the Pearson pairs on ``n_resamples`` masks drawn a chunk at
+    a time (one stream: the same masks as one draw): every pair prepared once and the masks
+    streamed (:func:`~nlgeval.correlation.permutation._pair_stream.streamed_pair_deltas`,
+    the numbers of ``_all_pair_deltas`` called chunk by chunk)."""
+    size = max(1, _MASK_CELLS // max(1, np.size(Y)) // _PERM_BLOCK) * _PERM_BLOCK
+    names = list(metrics)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    group = max(1, _PAIR_GROUP_CELLS // max(1, 3 * np.size(Y)))
+    return streamed_pair_deltas(metrics, Y, level, pairs, group, n_resamples, scheme, seed,
+                                size, _standardised_pair)
 
 
 #: permutations per Pearson swap product (fixed; see :func:`_all_pair_deltas`), and the mask
@@ -250,12 +266,7 @@ def comparison_matrix(
     tests = williams_pairs(metrics, Y, level, coefficient, "greater") if use == "williams" \
         else {}
     if use != "williams" and coefficient == "pearson":
-        # the masks a chunk at a time (one stream: the same masks as one draw)
-        size = max(1, _MASK_CELLS // max(1, np.size(Y)) // _PERM_BLOCK) * _PERM_BLOCK
-        parts = [_all_pair_deltas(metrics, Y, level, coefficient, m) for m in
-                 iter_swap_masks(np.shape(Y), n_resamples, scheme, seed, chunk=size)]
-        deltas_of = {key: (r_a, r_b, np.concatenate([p[key][2] for p in parts]))
-                     for key, (r_a, r_b, _) in parts[0].items()} if parts else {}
+        deltas_of = _pearson_pair_deltas(metrics, Y, level, n_resamples, scheme, seed)
     elif use != "williams":
         masks = swap_masks(np.shape(Y), n_resamples, scheme, seed)
         deltas_of = _all_pair_deltas(metrics, Y, level, coefficient, masks)
