@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -165,6 +165,80 @@ def _draw_indices(
     return sys_idx, item_idx
 
 
+#: the resample counts of the last bootstraps (int, the smallest dtype that holds them), by
+#: (shape, resamples, scheme, seed); each at most _COUNTS_CACHE_BYTES, at most 2 entries
+_COUNTS_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_COUNT_SIZES: dict[tuple, list[tuple[int, int]]] = {}  # (first resample, size) of each chunk
+_COUNTS_CACHE_BYTES = 64 * 2**20
+
+
+def count_chunks(
+    shape: tuple[int, ...], resamples: int, resample: str, seed: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The resample counts (:func:`resample_counts`, as integers) of the index chunks of a
+    bootstrap, chunk by chunk, with the chunks' sizes.
+
+    A validation study bootstraps every metric and coefficient of a criterion with the same
+    seed, so the same resamples: when the counts of all resamples fit in
+    ``_COUNTS_CACHE_BYTES`` (1 byte per count when no unit is drawn more than 255 times: 50 MB
+    at 1,000 resamples of 20 x 50,000), they are kept and handed out again (read-only views)
+    instead of drawing the indices and counting them once per call; larger ones are drawn and
+    counted chunk by chunk as before (memory of one chunk). The same integers either way.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        (systems, items) of the matrices.
+    resamples, seed : int
+        Number of resamples B and seed of :func:`resample_indices`.
+    resample : str
+        ``systems``, ``items`` or ``both``.
+
+    Returns
+    -------
+    Iterator of tuple of numpy.ndarray
+        ``(ws, wi)`` per chunk: (b x systems) and (b x items) integer counts.
+
+    Examples
+    --------
+    >>> ws, wi = next(count_chunks((3, 4), 2, "items", 0))
+    >>> ws.tolist(), int(wi.sum(axis=1).max())
+    ([[1, 1, 1], [1, 1, 1]], 4)
+    """
+    small = (resamples * (shape[0] + shape[1]) <= _COUNTS_CACHE_BYTES
+             and isinstance(seed, (int, np.integer)))  # else a SeedSequence: drawn afresh
+    key = (tuple(shape), resamples, check_resample(resample), int(seed) if small else 0)
+    hit = _COUNTS_CACHE.get(key) if small else None
+    if hit is not None:
+        chunks = [(hit[0][b0:b0 + n], hit[1][b0:b0 + n]) for b0, n in _COUNT_SIZES[key]]
+        yield from chunks
+        return
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    sizes: list[tuple[int, int]] = []
+    for si, ii in _index_chunks(shape, resamples, resample, seed):
+        ws, wi = _int_counts(si, shape[0]), _int_counts(ii, shape[1])
+        if small:
+            parts.append((ws, wi))
+            sizes.append((sum(n for _, n in sizes), ws.shape[0]))
+        yield ws, wi
+    if small:
+        ws_all, wi_all = (np.concatenate([p[k] for p in parts]) for k in (0, 1))
+        if ws_all.nbytes + wi_all.nbytes <= _COUNTS_CACHE_BYTES:
+            ws_all.flags.writeable = wi_all.flags.writeable = False
+            while len(_COUNTS_CACHE) >= 2:
+                old = next(iter(_COUNTS_CACHE))
+                del _COUNTS_CACHE[old], _COUNT_SIZES[old]
+            _COUNTS_CACHE[key], _COUNT_SIZES[key] = (ws_all, wi_all), sizes
+
+
+def _int_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """:func:`resample_counts` as integers of the smallest unsigned dtype that holds them."""
+    B = idx.shape[0]
+    flat = (np.asarray(idx) + (np.arange(B) * n)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=B * n).reshape(B, n)
+    return counts.astype(np.min_scalar_type(int(counts.max(initial=0))))
+
+
 def bootstrap_distribution(
     X: np.ndarray,
     Y: np.ndarray,
@@ -210,22 +284,9 @@ def bootstrap_distribution(
     if level == "system-grouped":  # the item level of the transposed matrices
         return bootstrap_distribution(X.T, Y.T, "item", coefficient, item_idx, sys_idx)
     coefficient = check_coefficient(coefficient)
-    if coefficient == "pearson":
-        return _pearson_in_blocks(X, Y, level, sys_idx, item_idx)
-    if level == "segment":
-        # weighted ranks / pair counts per resample in one numba call (no sort and no scipy
-        # call per resample; both cores); numba is imported only when needed (start-up time)
-        from nlgeval.correlation.kendall.weighted import (
-            weighted_kendall_segment,
-            weighted_spearman_segment,
-        )
-
-        ws = resample_counts(sys_idx, X.shape[0])
-        wi = resample_counts(item_idx, X.shape[1])
-        if coefficient == "spearman":
-            return weighted_spearman_segment(X, Y, ws, wi)
-        variant = "tau_b" if coefficient == "kendall" else "tau_c"
-        return weighted_kendall_segment(X, Y, ws, wi, variant)
+    if coefficient == "pearson" or level == "segment":
+        ws, wi = resample_counts(sys_idx, X.shape[0]), resample_counts(item_idx, X.shape[1])
+        return _of_counts(X, Y, level, coefficient, ws, wi)
     if level == "system":
         # resampled system means per distinct system, then the resampled systems' rows: a
         # (B, S) problem for batch_correlation instead of a (B, S, I) stack
@@ -259,21 +320,45 @@ def _item_level(X: np.ndarray, Y: np.ndarray, coefficient: str, sys_idx: np.ndar
     return out
 
 
+def _of_counts(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str, ws: np.ndarray,
+               wi: np.ndarray, plan: Callable[..., np.ndarray] | None = None) -> np.ndarray:
+    """The coefficients of :func:`bootstrap_distribution` that need only the resample counts
+    ``ws`` (B x systems) and ``wi`` (B x items), of any integer or float dtype: Pearson at every
+    level, Spearman and Kendall at segment level. ``plan``: Pearson's
+    :func:`~nlgeval.correlation._pearson_counts.pearson_counts_plan` of ``X, Y`` when made
+    already."""
+    if coefficient == "pearson":
+        return _pearson_in_blocks(X, Y, level, ws, wi, plan)
+    # weighted ranks / pair counts per resample in one numba call (no sort and no scipy call
+    # per resample; both cores); numba is imported only when needed (start-up time)
+    from nlgeval.correlation.kendall.weighted import (
+        weighted_kendall_segment,
+        weighted_spearman_segment,
+    )
+
+    if coefficient == "spearman":
+        return weighted_spearman_segment(X, Y, ws, wi)
+    variant = "tau_b" if coefficient == "kendall" else "tau_c"
+    return weighted_kendall_segment(X, Y, ws, wi, variant)
+
+
 def _pearson_in_blocks(
-    X: np.ndarray, Y: np.ndarray, level: str, sys_idx: np.ndarray, item_idx: np.ndarray
+    X: np.ndarray, Y: np.ndarray, level: str, ws_all: np.ndarray, wi_all: np.ndarray,
+    plan: Callable[..., np.ndarray] | None = None,
 ) -> np.ndarray:
     """:func:`~nlgeval.correlation._pearson_counts.pearson_from_counts` in blocks of
     :data:`PEARSON_BLOCK` resamples, the last one
     padded with copies of its first resample: every matrix product then has the same shape, so
     a resample's coefficient does not depend on how many are computed at once (OpenBLAS sums a
-    row in an order that depends on the product's shape), and memory is one block's."""
-    B = sys_idx.shape[0]
+    row in an order that depends on the product's shape), and memory is one block's. The
+    counts (integers) are turned into float64 block by block: the same values."""
+    B = ws_all.shape[0]
     out = np.empty(B)
-    of_counts = pearson_counts_plan(X, Y, level)  # what does not depend on the resamples
-    # the counts of all resamples at once (integers: the same as block by block)
-    ws_all, wi_all = resample_counts(sys_idx, X.shape[0]), resample_counts(item_idx, X.shape[1])
+    # what does not depend on the resamples
+    of_counts = pearson_counts_plan(X, Y, level) if plan is None else plan
     for b0 in range(0, B, PEARSON_BLOCK):
-        ws, wi = ws_all[b0:b0 + PEARSON_BLOCK].copy(), wi_all[b0:b0 + PEARSON_BLOCK].copy()
+        ws = ws_all[b0:b0 + PEARSON_BLOCK].astype(float)
+        wi = wi_all[b0:b0 + PEARSON_BLOCK].astype(float)
         k = ws.shape[0]
         if k < PEARSON_BLOCK:
             ws, wi = (np.concatenate([a, np.repeat(a[:1], PEARSON_BLOCK - k, axis=0)])
@@ -401,8 +486,15 @@ def bootstrap_correlation(
     if X.shape != Y.shape or X.ndim != 2:
         raise InputError(f"X and Y must be matrices of the same shape, got {X.shape}, {Y.shape}")
     observed = float(level_statistic(X, Y, level, coefficient))
-    dist = np.concatenate([bootstrap_distribution(X, Y, level, coefficient, si, ii)
-                           for si, ii in _index_chunks(X.shape, resamples, resample, seed)])
+    if coefficient == "pearson" and level in ("segment", "system") or level == "segment":
+        # only the resample counts are needed: the same for every metric and coefficient
+        # of a study (same shape and seed), so they are drawn once (count_chunks)
+        plan = pearson_counts_plan(X, Y, level) if coefficient == "pearson" else None
+        dist = np.concatenate([_of_counts(X, Y, level, coefficient, ws, wi, plan)
+                               for ws, wi in count_chunks(X.shape, resamples, resample, seed)])
+    else:
+        dist = np.concatenate([bootstrap_distribution(X, Y, level, coefficient, si, ii)
+                               for si, ii in _index_chunks(X.shape, resamples, resample, seed)])
     n_undef = int((~np.isfinite(dist)).sum())
     if n_undef > 0.01 * resamples:
         warnings.warn(
