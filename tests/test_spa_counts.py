@@ -155,3 +155,30 @@ def test_remembered_pvalues_equal_fresh_ones() -> None:
         for want, got in zip(_sign_flip_pvalues(H0[None], design, plan),
                              _spa_perm.cached_pvalues(H0, design, plan, M), strict=True):
             np.testing.assert_array_equal(got, want)
+
+
+def _reference_spa_draws(ph, counts, slot, K, has_pair, orientation, chunk):
+    """The previous ``spa_draws``: one slot per call, its own loop over the chunks."""
+    from nlgeval.correlation._pairwise_kernels import _spa_from_p
+
+    out = np.empty(counts.shape[1])
+    for s in range(0, out.size, chunk):
+        pm = _spa_perm.pvalues_from_counts(counts[:, s:s + chunk], slot, K, has_pair)
+        out[s:s + chunk] = _spa_from_p(ph, pm, orientation)
+    return out
+
+
+@pytest.mark.parametrize("orientation", ["both", "given"])
+def test_spa_draws_of_both_slots_in_one_loop_equal_the_previous_two(orientation: str) -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        pairs, draws, K = int(rng.integers(1, 40)), int(rng.integers(1, 90)), 50
+        counts = rng.integers(0, K + 1, size=(4, draws, pairs)).astype(np.int16)
+        has_pair = rng.random(pairs) < 0.9
+        ph = tuple(np.where(has_pair, rng.integers(0, K + 1, pairs) / K, np.nan)
+                   for _ in range(2))
+        chunk = int(rng.integers(1, draws + 3))
+        got = _spa_perm.spa_draws(ph, counts, K, has_pair, orientation, chunk)
+        for slot in (0, 1):
+            want = _reference_spa_draws(ph, counts, slot, K, has_pair, orientation, chunk)
+            np.testing.assert_array_equal(got[slot], want)

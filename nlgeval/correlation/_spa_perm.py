@@ -294,15 +294,17 @@ def chunk_draws(design: _SignFlipDesign, plan: _Plan, n_cells: int) -> int:
     return max(1, _CHUNK_ELEMENTS // max(1, per_draw))
 
 
-def spa_draws(ph: tuple[np.ndarray, np.ndarray], counts: np.ndarray, slot: int, K: int,
-              has_pair: np.ndarray, orientation: str, chunk: int) -> np.ndarray:
-    """SPA of slot 0 (A*) or 1 (B*) in every draw, from the human p-values ``ph`` and the
-    counts; averaged ``chunk`` draws at a time (the row blocks of the chunked array code, so
-    that the float sums are the same)."""
-    out = np.empty(counts.shape[1])
-    for s in range(0, out.size, chunk):
-        pm = pvalues_from_counts(counts[:, s:s + chunk], slot, K, has_pair)
-        out[s:s + chunk] = _spa_from_p(ph, pm, orientation)
+def spa_draws(ph: tuple[np.ndarray, np.ndarray], counts: np.ndarray, K: int,
+              has_pair: np.ndarray, orientation: str, chunk: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """SPA of A* (slot 0) and of B* (slot 1) in every draw, from the human p-values ``ph`` and
+    the counts; averaged ``chunk`` draws at a time (the row blocks of the chunked array code,
+    so that the float sums are the same), both slots in one pass over the chunks."""
+    out = (np.empty(counts.shape[1]), np.empty(counts.shape[1]))
+    for s in range(0, counts.shape[1], chunk):
+        for slot in (0, 1):
+            pm = pvalues_from_counts(counts[:, s:s + chunk], slot, K, has_pair)
+            out[slot][s:s + chunk] = _spa_from_p(ph, pm, orientation)
     return out
 
 

@@ -456,7 +456,6 @@ def soft_pairwise_accuracy_test(
     it, K = _mask_chunks((S, n), n_resamples, scheme, seed, masks, chunk)
     counts = swap_counts(A0, B0, design, prep, M, it, K,
                          (scheme, seed, K) if masks is None else None)
-    draws_a, draws_b = (spa_draws(ph, counts, slot, M.shape[0], design.has_pair, orientation,
-                                  chunk) for slot in (0, 1))
+    draws_a, draws_b = spa_draws(ph, counts, M.shape[0], design.has_pair, orientation, chunk)
     return comparison_from_draws(ra, rb, draws_a, draws_b, name="soft_pairwise_accuracy",
                                  scheme=scheme, seed=seed if masks is None else None)
