@@ -85,9 +85,10 @@ def _tau_block(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np
     """tau-b (variant 0) or tau-c (1) of the ``nk <= _LANES`` resamples ``b0, b0 + 1, ...``.
 
     Cells pre-sorted by (x, y); ``gid``: the rank of each cell's x (its group of equal x),
-    ``yr`` that of its y; ``wsT`` / ``wiT``: (systems / items x _LANES) int32 counts of the
-    block's resamples (zero columns beyond ``nk``). Group of equal x by group, each cell adds
-    ``w * (weight below its y - weight above)`` over the earlier groups, read from a Fenwick
+    ``yr`` that of its y; ``wsT`` / ``wiT``: (systems / items x _LANES) counts of the block's
+    resamples (int32; the items' uint8 when they fit; zero columns beyond ``nk``). Group of
+    equal x by group, each cell adds ``w * (weight below its y - weight above)`` over the
+    earlier groups, read from a Fenwick
     tree over the y ranks whose nodes hold one count per resample of the block (``tree``;
     ``at``: the point values), then the group is inserted. A cell not drawn in a resample has
     weight 0 there and changes none of its counts. Every count is an integer, exact and
@@ -112,7 +113,7 @@ def _tau_block(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np
         while j < m and gid[j] == g:  # query the group against the earlier groups
             r, a, b = yr[j], si[j], ii[j]
             for k in range(_LANES):
-                w[k] = wsT[a, k] * wiT[b, k]
+                w[k] = wsT[a, k] * np.int32(wiT[b, k])
                 below[k] = 0
             q = r  # prefix sum over ranks < r (1-based tree: indices 1..r)
             while q > 0:
@@ -130,7 +131,7 @@ def _tau_block(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np
         for c in range(i, j):  # then insert the group
             r, a, b = yr[c], si[c], ii[c]
             for k in range(_LANES):
-                w[k] = wsT[a, k] * wiT[b, k]
+                w[k] = wsT[a, k] * np.int32(wiT[b, k])
                 at[r, k] += w[k]
             q = r + 1
             while q <= n_y:
@@ -163,7 +164,7 @@ def _taus(gid: np.ndarray, yr: np.ndarray, n_y: int, si: np.ndarray, ii: np.ndar
     for t in prange(lanes):
         tree, at = np.empty((n_y + 1, _LANES), np.int32), np.empty((n_y, _LANES), np.int32)
         wsT = np.empty((ws.shape[1], _LANES), np.int32)
-        wiT = np.empty((wi.shape[1], _LANES), np.int32)
+        wiT = np.empty((wi.shape[1], _LANES), wi.dtype)  # uint8 when the counts fit
         for blk in range(t, n_blocks, lanes):
             b0 = blk * _LANES
             nk = min(_LANES, B - b0)
@@ -247,6 +248,8 @@ def weighted_kendall_segment(
         raise InputError(f"weighted_kendall_segment: at most 2**31 - 1 cells, got {np.size(X)}")
     gid, yr, n_y, si, ii = _plan("kendall", X, Y, _kendall_plan)
     ws, wi = _counts(ws, wi)
+    if wi.size and wi.max() <= 255:  # the items' table in a quarter of the cache (1.1x faster)
+        wi = wi.astype(np.uint8)
     return _taus(gid, yr, n_y, si, ii, ws, wi, 0 if variant == "tau_b" else 1,
                  _lanes(-(-ws.shape[0] // _LANES)))
 
