@@ -176,15 +176,29 @@ def check_prediction(prediction: str) -> str:
     return name
 
 
+def _riley_crit(k: int, level: float, hartung_knapp: bool) -> float:
+    """t on k - 2 degrees of freedom (Higgins, Thompson & Spiegelhalter 2009; Riley et al.
+    2011); NaN below 3 studies."""
+    return float(stats.t.isf((1 - level) / 2, k - 2)) if k >= 3 else float("nan")
+
+
+def _metafor_crit(k: int, level: float, hartung_knapp: bool) -> float:
+    """metafor's ``predict.rma``: the interval's own critical value, z, or t on k - 1
+    degrees of freedom with Hartung-Knapp."""
+    if hartung_knapp:
+        return float(stats.t.isf((1 - level) / 2, k - 1))
+    return float(stats.norm.isf((1 - level) / 2))
+
+
+#: critical value of each prediction-interval type (the keys are PREDICTION_TYPES)
+_PREDICTION_CRIT = {"riley": _riley_crit, "metafor": _metafor_crit}
+
+
 def _prediction_interval(mu: float, se: float, tau2: float, k: int, level: float, kind: str,
                          hartung_knapp: bool) -> tuple[float, float]:
+    """``mu -+ crit * sqrt(se^2 + tau^2)`` with the critical value of ``kind``."""
+    crit = _PREDICTION_CRIT[kind](k, level, hartung_knapp)
+    if np.isnan(crit):
+        return float("nan"), float("nan")
     half = np.sqrt(se * se + tau2)
-    if kind == "riley":
-        if k < 3:
-            return float("nan"), float("nan")
-        crit = float(stats.t.isf((1 - level) / 2, k - 2))
-    elif hartung_knapp:
-        crit = float(stats.t.isf((1 - level) / 2, k - 1))
-    else:
-        crit = float(stats.norm.isf((1 - level) / 2))
     return float(mu - crit * half), float(mu + crit * half)
