@@ -132,7 +132,7 @@ def prepare_scores(
                          "metric scores (--scores)")
     for name in settings.lower_is_better:
         hib[match_name(name, metrics, "metric", "--lower-is-better")] = False
-    seg = seg.assign(system=seg["system"].astype(str), item=seg["item"].astype(str))
+    seg = seg.assign(system=_as_text(seg["system"]), item=_as_text(seg["item"]))
     bad = ~np.isfinite(seg["score"].astype(float))
     if bad.any():
         notes.append(f"{int(bad.sum())} metric score(s) were missing/NaN and were left out")
@@ -147,12 +147,24 @@ def prepare_scores(
     systems = sorted(s for s in corpus.systems if s not in excluded)
     human = corpus.human_scores(normalise=settings.normalise,  # type: ignore[arg-type]  # checked by the settings
                                 criteria=criteria)
-    human = human.assign(system=human["system"].astype(str), item=human["item"].astype(str))
+    human = human.assign(system=_as_text(human["system"]), item=_as_text(human["item"]))
     notes += human_ceiling_notes(human, criteria, left.human, systems)
     rated_items = sorted(pd.unique(human.loc[human["system"].isin(systems), "item"]).tolist())
     return PreparedScores(seg, cs, list(metrics), dict(sigs), hib, list(system_only), notes,
                           systems, excluded, human, rated_items, criteria, external, bound,
                           left.human, left.records, left.check)
+
+
+def _as_text(column: pd.Series) -> pd.Series:
+    """``column.astype(str)``; a categorical without missing values by taking each row's
+    category string (one string per category, then one array take: the typed score files of
+    millions of rows), the same values and dtype."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        codes = column.cat.codes.to_numpy()
+        if len(codes) and codes.min() >= 0:
+            names = column.cat.categories.astype(str)
+            return pd.Series(names.take(codes), index=column.index, name=column.name)
+    return column.astype(str)
 
 
 @dataclass(frozen=True)

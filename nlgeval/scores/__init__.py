@@ -37,6 +37,7 @@ from nlgeval.io import ROW
 from nlgeval.io.typed import arrow_memory_errors
 from nlgeval.results import Result
 from nlgeval.scores._checks import (
+    RatedKeys,
     _check_known_outputs,
     _check_known_systems,
     _check_no_builtin_names,
@@ -354,7 +355,7 @@ def check_scores(
     sources = {m: str(scores.loc[scores["metric"] == m, "_source"].iloc[0]) for m in metrics}
     n_missing = {m: int(scores.loc[scores["metric"] == m, "score"].isna().sum())
                  for m in metrics}
-    rated_keys = rated[["system", "item"]].astype(str).drop_duplicates()
+    rated_keys = RatedKeys(rated[["system", "item"]].astype(str).drop_duplicates())
     coverage: dict[str, float] = {}
     notes: list[str] = []
     for m in metrics:
@@ -394,7 +395,7 @@ def combine_scores(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame(columns=[*SCORE_COLUMNS, "_source", "_row"])
     seen: dict[str, str] = {}
     for f in frames:
-        for m in dict.fromkeys(f["metric"]):
+        for m in pd.unique(f["metric"]).tolist():  # first appearance, no object per row
             src = str(f.loc[f["metric"] == m, "_source"].iloc[0]) if "_source" in f else ""
             if m in seen:
                 raise InputError(f"metric '{m}' appears in two score inputs "

@@ -42,7 +42,7 @@ def _check_no_builtin_names(scores: pd.DataFrame, metrics: Sequence[str],
 
 def _check_known_systems(scores: pd.DataFrame, outputs: pd.DataFrame) -> None:
     """Every scored system must be a system of the corpus."""
-    known_sys = set(outputs["system"].astype(str))
+    known_sys = set(pd.unique(outputs["system"].astype(str)).tolist())
     unknown = ~scores["system"].isin(known_sys).to_numpy()
     if unknown.any():
         names = list(dict.fromkeys(scores.loc[unknown, "system"]))
@@ -110,21 +110,34 @@ def _check_known_outputs(scores: pd.DataFrame, outputs: pd.DataFrame,
             file=loc["file"], row=loc["row"], column="item")
 
 
+class RatedKeys:
+    """The rated outputs (``system, item``, each once) and their integer keys, computed once
+    for the coverage of every metric (:func:`output_keys`)."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self.systems, self.items = key_index(frame)
+        self.keys = output_keys(frame, self.systems, self.items)
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
 def _coverage(metric: str, system_only: bool, seg: pd.DataFrame, sysrows: pd.DataFrame,
-              rated_keys: pd.DataFrame, min_coverage: float, source: str) -> float:
+              rated: RatedKeys, min_coverage: float, source: str) -> float:
     """Share of the rated outputs (rated systems, for system-level-only metrics) with a
     score; below ``min_coverage`` is an error."""
+    rated_keys = rated.frame
     if system_only:
-        rated_systems = set(rated_keys["system"])
+        rated_systems = set(pd.unique(rated_keys["system"]).tolist())
         have = set(sysrows.loc[(sysrows["metric"] == metric) & sysrows["score"].notna(),
                                "system"])
         cov = len(have & rated_systems) / max(1, len(rated_systems))
         unit, n_units = "rated systems", len(rated_systems)
     else:  # rated outputs with a score (one score per output: duplicates are refused)
         ok = seg[(seg["metric"] == metric) & seg["score"].notna()]
-        systems, items = key_index(rated_keys)
-        keys = output_keys(ok, systems, items)
-        hit = np.isin(output_keys(rated_keys, systems, items), keys[keys >= 0]).sum()
+        keys = output_keys(ok, rated.systems, rated.items)
+        hit = np.isin(rated.keys, keys[keys >= 0]).sum()
         cov = int(hit) / max(1, len(rated_keys))
         unit, n_units = "rated outputs", len(rated_keys)
     if cov < min_coverage:
