@@ -300,6 +300,19 @@ def bootstrap_distribution(
     return _item_level(X, Y, coefficient, sys_idx, item_idx)
 
 
+def _distribution(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str, resamples: int,
+                  resample: str, seed: int) -> np.ndarray:
+    """The resampled coefficients of :func:`bootstrap_correlation`, chunk by chunk."""
+    if coefficient == "pearson" and level in ("segment", "system") or level == "segment":
+        # only the resample counts are needed: the same for every metric and coefficient
+        # of a study (same shape and seed), so they are drawn once (count_chunks)
+        plan = pearson_counts_plan(X, Y, level) if coefficient == "pearson" else None
+        return np.concatenate([_of_counts(X, Y, level, coefficient, ws, wi, plan)
+                               for ws, wi in count_chunks(X.shape, resamples, resample, seed)])
+    return np.concatenate([bootstrap_distribution(X, Y, level, coefficient, si, ii)
+                           for si, ii in _index_chunks(X.shape, resamples, resample, seed)])
+
+
 def _item_level(X: np.ndarray, Y: np.ndarray, coefficient: str, sys_idx: np.ndarray,
                 item_idx: np.ndarray) -> np.ndarray:
     """Item level of :func:`bootstrap_distribution` for the rank coefficients: one compiled
@@ -486,15 +499,7 @@ def bootstrap_correlation(
     if X.shape != Y.shape or X.ndim != 2:
         raise InputError(f"X and Y must be matrices of the same shape, got {X.shape}, {Y.shape}")
     observed = float(level_statistic(X, Y, level, coefficient))
-    if coefficient == "pearson" and level in ("segment", "system") or level == "segment":
-        # only the resample counts are needed: the same for every metric and coefficient
-        # of a study (same shape and seed), so they are drawn once (count_chunks)
-        plan = pearson_counts_plan(X, Y, level) if coefficient == "pearson" else None
-        dist = np.concatenate([_of_counts(X, Y, level, coefficient, ws, wi, plan)
-                               for ws, wi in count_chunks(X.shape, resamples, resample, seed)])
-    else:
-        dist = np.concatenate([bootstrap_distribution(X, Y, level, coefficient, si, ii)
-                               for si, ii in _index_chunks(X.shape, resamples, resample, seed)])
+    dist = _distribution(X, Y, level, coefficient, resamples, resample, seed)
     n_undef = int((~np.isfinite(dist)).sum())
     if n_undef > 0.01 * resamples:
         warnings.warn(
