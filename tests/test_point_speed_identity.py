@@ -239,3 +239,114 @@ def test_correlation_equals_the_scipy_path():
                 f = stats.pearsonr if coef == "pearson" else stats.spearmanr
                 p_ref = float(f(xs, ys).pvalue)
             assert res.statistic == r_ref and _same(res.pvalue, p_ref), (k, coef, x.size)
+
+
+def _old_batch_pearson(x, y):
+    """batch_correlation(x, y, "pearson") as it was before the complete-vector path (990d44c)."""
+    from nlgeval.correlation._constant import constant_from_extremes, extremes, overflow_safe
+    from nlgeval.correlation.coefficients import _masked_pearson
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    valid = np.isfinite(x) & np.isfinite(y)
+    (hx, lx), (hy, ly) = extremes(x, valid), extremes(y, valid)
+    const = constant_from_extremes(hx, lx) | constant_from_extremes(hy, ly)
+    r = _masked_pearson(overflow_safe(x, hx, lx), overflow_safe(y, hy, ly), valid)
+    return np.where(const, np.nan, r)
+
+
+def test_complete_vector_pearson_equals_the_masked_path():
+    from nlgeval.correlation.coefficients import batch_correlation
+
+    rng = np.random.default_rng(3)
+    for k in range(600):
+        x, y = _vectors(rng, k)
+        if k % 7 == 0:
+            y = np.full_like(x, 0.1 + 0.2) + (rng.random(x.size) < 0.5) * 5.6e-17  # near const
+        if k % 11 == 0:
+            x, y = x[::2], y[::2]  # strided views
+        if k % 13 == 0:
+            x, y = x[:2], y[:2]  # too short
+        new, old = batch_correlation(x, y, "pearson"), _old_batch_pearson(x, y)
+        assert new.shape == old.shape == ()
+        assert _same(float(new), float(old)), (k, x.size)
+    assert np.isnan(batch_correlation(np.array([]), np.array([]), "pearson"))
+
+
+# ------------------------------------------------------- human references (the old code kept)
+def _old_rater_agreement(ratings, criterion):
+    """rater_agreement_bound's per-rater coefficients as before (990d44c): a mask per rater."""
+    from nlgeval.correlation.coefficients import near_constant
+
+    r = ratings.loc[ratings["criterion"] == criterion, ["rater", "item", "system", "score"]]
+    r = r[np.isfinite(r["score"].astype(float))]
+    g = r.groupby(["system", "item"])["score"]
+    total, count = g.transform("sum"), g.transform("count")
+    keep = count >= 2
+    one = r.loc[keep, "score"].to_numpy(float)
+    rest = ((total - r["score"]) / (count - 1))[keep].to_numpy(float)
+    per = []
+    raters = r.loc[keep, "rater"].to_numpy()
+    for rater in pd.unique(raters):
+        sel = raters == rater
+        if sel.sum() >= 3:
+            x, y = one[sel], rest[sel]
+            if near_constant(x) or near_constant(y):
+                continue
+            v = float(_old_batch_pearson(x, y))
+            if np.isfinite(v):
+                per.append(v)
+    return float(np.mean(per)) if per else float("nan"), len(per)
+
+
+def _old_rater_icc(ratings, criterion, alpha=0.05):
+    """rater_icc as before (990d44c): the ratings split into one array per output."""
+    from nlgeval.human.intraclass import icc_oneway
+
+    sub = ratings[ratings["criterion"] == criterion]
+    score = sub["score"].to_numpy(float)
+    ok = np.isfinite(score)
+    codes = pd.MultiIndex.from_arrays([sub["system"].astype(str)[ok],
+                                       sub["item"].astype(str)[ok]]).factorize()[0]
+    order = np.argsort(codes, kind="stable")
+    cuts = np.flatnonzero(np.diff(codes[order])) + 1
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            forms = icc_oneway(np.split(score[ok][order], cuts), alpha)
+    except (InputError, ValueError, ZeroDivisionError):
+        return float("nan"), float("nan")
+    one = next(f for f in forms if f.type == "ICC(1,1)")
+    return float(one.icc), float(one.pvalue)
+
+
+def _ratings(rng, n_raters, n_items, kind):
+    rows = []
+    for i in range(n_items):
+        for s in range(3):
+            for k in rng.choice(n_raters, size=min(n_raters, int(rng.integers(1, 4))),
+                                replace=False):
+                score = float(rng.integers(1, 6)) if kind == "ties" else float(rng.normal())
+                if kind == "constant":
+                    score = 3.0
+                rows.append({"rater": f"r{k}" if rng.random() > 0.02 else None, "system": f"s{s}",
+                             "item": f"i{i}", "criterion": "q", "score": score})
+    df = pd.DataFrame(rows)
+    df.loc[rng.random(len(df)) < 0.05, "score"] = np.nan
+    return df
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "constant"])
+def test_rater_agreement_and_icc_equal_the_old_code(kind):
+    from nlgeval.correlation.human import rater_agreement_bound
+    from nlgeval.report.verdict import rater_icc
+
+    rng = np.random.default_rng(len(kind))
+    for _ in range(12):
+        df = _ratings(rng, int(rng.integers(2, 12)), int(rng.integers(2, 40)), kind)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = rater_agreement_bound(df, "q")
+            mean_r, n_r = _old_rater_agreement(df, "q")
+        assert _same(res.mean_rater_r, mean_r) and res.n_raters == n_r
+        new_icc, old_icc = rater_icc(df, "q"), _old_rater_icc(df, "q")
+        assert all(_same(a, b) for a, b in zip(new_icc, old_icc, strict=True))

@@ -172,11 +172,15 @@ def rater_agreement_bound(
     rest = ((total - r["score"]) / (count - 1))[keep].to_numpy(float)
     pooled = correlation(one, rest, coefficient, label=f"rater agreement ({criterion})")
     per = []
-    raters = r.loc[keep, "rater"].to_numpy()
-    for rater in pd.unique(raters):
-        sel = raters == rater
-        if sel.sum() >= 3:
-            v = _statistic(one[sel], rest[sel], coefficient)
+    # each rater's pairs in their order, from one stable sort (raters in order of appearance)
+    codes = pd.factorize(r.loc[keep, "rater"])[0]
+    named = np.flatnonzero(codes >= 0)  # a missing rater name matches no rater (NaN != NaN)
+    order = named[np.argsort(codes[named], kind="stable")]
+    one_s, rest_s = one[order], rest[order]
+    sizes = np.bincount(codes[named])
+    for end, size in zip(np.cumsum(sizes).tolist(), sizes.tolist(), strict=True):
+        if size >= 3:
+            v = _statistic(one_s[end - size:end], rest_s[end - size:end], coefficient)
             if np.isfinite(v):
                 per.append(v)
     return RaterAgreement(criterion, coefficient, pooled.statistic, pooled.pvalue, pooled.n,

@@ -131,14 +131,47 @@ def icc_oneway(groups: Sequence[np.ndarray], alpha: float = 0.05) -> list[ICCRes
     ['ICC(1,1)', 'ICC(1,k)']
     """
     groups = [np.asarray(g, dtype=float) for g in groups if len(g) > 0]
-    g = len(groups)
-    sizes = np.array([len(x) for x in groups], dtype=float)
-    big_n = sizes.sum()
+    sizes = np.array([len(x) for x in groups], dtype=np.int64)
+    if len(groups) < 2 or sizes.sum() - len(groups) < 1:
+        raise InputError("the ICC needs at least 2 rated outputs and some output rated twice")
+    return icc_oneway_grouped(np.concatenate(groups), sizes, alpha)
+
+
+def icc_oneway_grouped(values: np.ndarray, sizes: np.ndarray, alpha: float = 0.05
+                       ) -> list[ICCResult]:
+    """:func:`icc_oneway` of groups stored back to back: group g is the next ``sizes[g]``
+    (>= 1) of ``values`` (Shrout & Fleiss 1979; Donner 1986 for k0) -- the same numbers, without
+    splitting a long vector of ratings into thousands of small arrays first.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        The ratings, grouped by target (output).
+    sizes : numpy.ndarray
+        The number of ratings of each target, in order, each at least 1.
+    alpha : float, default 0.05
+        One minus the confidence level of the intervals.
+
+    Returns
+    -------
+    list of ICCResult
+        ICC(1,1) and ICC(1,k0).
+
+    Examples
+    --------
+    >>> forms = icc_oneway_grouped(np.array([1, 1.5, 3, 3.5, 3, 5, 4.5]), np.array([2, 3, 2]))
+    >>> [round(float(f.icc), 3) for f in forms]
+    [0.962, 0.983]
+    """
+    values = np.asarray(values, dtype=float)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    g = len(sizes)
+    big_n = sizes.astype(float).sum()
     if g < 2 or big_n - g < 1:
         raise InputError("the ICC needs at least 2 rated outputs and some output rated twice")
-    values = np.concatenate(groups)
-    means, within = group_means_and_squares(values, sizes.astype(np.int64))
+    means, within = group_means_and_squares(values, sizes)
     grand = values.mean()
+    sizes = sizes.astype(float)
     msb = float((sizes * (means - grand) ** 2).sum() / (g - 1))
     msw = float(np.cumsum(within)[-1] / (big_n - g))  # groups summed one after the other
     k0 = float((big_n - (sizes ** 2).sum() / big_n) / (g - 1))

@@ -99,7 +99,7 @@ def rater_icc(ratings: pd.DataFrame, criterion: str, alpha: float = 0.05) -> tup
     0.923
     """
     from nlgeval.errors import InputError
-    from nlgeval.human.intraclass import icc_oneway
+    from nlgeval.human.intraclass import icc_oneway_grouped
 
     sub = ratings[ratings["criterion"] == criterion]
     score = sub["score"].to_numpy(float)
@@ -109,12 +109,11 @@ def rater_icc(ratings: pd.DataFrame, criterion: str, alpha: float = 0.05) -> tup
     codes = pd.MultiIndex.from_arrays([sub["system"].astype(str)[ok],
                                        sub["item"].astype(str)[ok]]).factorize()[0]
     order = np.argsort(codes, kind="stable")
-    cuts = np.flatnonzero(np.diff(codes[order])) + 1
-    groups = np.split(score[ok][order], cuts)
+    sizes = np.unique(codes, return_counts=True)[1]  # the groups' sizes, in the sorted order
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            forms = icc_oneway(groups, alpha)
+            forms = icc_oneway_grouped(score[ok][order], sizes, alpha)
     except (InputError, ValueError, ZeroDivisionError):
         return math.nan, math.nan
     one = next((f for f in forms if f.type == "ICC(1,1)"), None)
