@@ -299,7 +299,7 @@ def pearson_pvalue(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided")
     with np.errstate(invalid="ignore", divide="ignore"):
         normxm = xmax * np.linalg.norm(xm / xmax, ord=2, axis=-1, keepdims=True)
         normym = ymax * np.linalg.norm(ym / ymax, ord=2, axis=-1, keepdims=True)
-        r = np.clip(np.vecdot(xm / normxm, ym / normym, axis=-1), -1.0, 1.0)
+        r = np.clip(np.vecdot(xm / normxm, ym / normym), -1.0, 1.0)  # along the last axis
     ab = np.float64(x.shape[-1]) / 2 - 1
     if alternative == "less":
         return float(special.betainc(ab, ab, (r + 1) / 2))
@@ -483,7 +483,7 @@ def _complete_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     # contiguous, as the masked copies are (a strided sum is taken in buffered chunks)
     x = np.ascontiguousarray(overflow_safe(x, hx, lx))
     y = np.ascontiguousarray(overflow_safe(y, hy, ly))
-    n = np.float64(x.size)
+    n = np.asarray(float(x.size))
     with np.errstate(invalid="ignore", divide="ignore"):
         dx = x - x.sum() / n
         dy = y - y.sum() / n
