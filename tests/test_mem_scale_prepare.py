@@ -62,3 +62,19 @@ def test_coverage_and_combined_metrics_equal_the_reference(seed: int) -> None:
     seg = scores[scores["item"] != ""]
     for m in ("m1", "m2", "m3"):
         assert check.coverage[m] == _old_coverage(seg, rated, m)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_stripped_identifiers_equal_the_reference(seed: int) -> None:
+    from nlgeval.corpus._validate import _stripped_text
+
+    rng = np.random.default_rng(seed)
+    for n in (0, 1, 40, 3_000):
+        names = pd.Index([" a", "b ", "c", " ", "x y", "1", " 2 ", "\tt"], dtype=str)
+        names = names[: int(rng.integers(1, len(names) + 1))]
+        col = pd.Series(pd.Categorical.from_codes(rng.integers(0, len(names), size=n),
+                                                  categories=names),
+                        index=rng.permutation(n) + 3, name="item")
+        pd.testing.assert_series_equal(_stripped_text(col), col.astype(str).str.strip())
+    ints = pd.Series(pd.Categorical(rng.integers(0, 4, size=25)))
+    pd.testing.assert_series_equal(_stripped_text(ints), ints.astype(str).str.strip())
