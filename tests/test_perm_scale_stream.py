@@ -3,8 +3,8 @@
 The reference below is the code the streamed path replaced in ``comparison_matrix``: the swap
 masks drawn a chunk at a time by ``iter_swap_masks`` and every chunk handed to
 ``_all_pair_deltas`` (which prepares every metric and pair again per chunk). The streamed path
-(:mod:`nlgeval.correlation.permutation._pair_stream`) prepares once, makes the masks from the
-generator's raw bits and re-adds einsum's system sums in a compiled pass; it must give the same
+(:mod:`nlgeval.correlation.permutation._pair_stream`) prepares once, draws the masks in a
+compiled loop and re-adds einsum's system sums in a compiled pass; it must give the same
 r(A), r(B) and the same delta on every draw (``assert_array_equal``, NaN positions included) on
 data with ties, missing cells, constant and near-constant items and values near 1e200 and
 1e-200, with one or two threads, for short last chunks and chunks of one draw.
@@ -139,9 +139,9 @@ def test_failed_checks_fall_back_to_einsum(level: str, monkeypatch) -> None:
 
 @pytest.mark.parametrize("layout", ["rows", "bytes", "transposed"])
 @pytest.mark.parametrize("scheme", ["both", "systems", "items"])
-def test_mask_chunks_are_iter_swap_masks(layout: str, scheme: str, monkeypatch) -> None:
-    monkeypatch.setattr(_pair_stream, "_PIECE", 7)  # pieces of raw words across draws
-    for shape, n, chunk in (((3, 5), 23, 4), ((1, 1), 3, 2), ((4, 9), 8, 8), ((2, 3), 0, 4)):
+def test_mask_chunks_are_iter_swap_masks(layout: str, scheme: str) -> None:
+    for shape, n, chunk in (((3, 5), 23, 4), ((1, 1), 3, 2), ((4, 9), 8, 8), ((2, 3), 0, 4),
+                            ((7, 1_001), 17, 8)):
         want = list(iter_swap_masks(shape, n, scheme, 9, chunk=chunk))
         got = list(_pair_stream.mask_chunks(shape, n, scheme, 9, chunk, layout))
         assert len(got) == len(want)
@@ -197,3 +197,31 @@ def test_the_compiled_order_is_taken(pairs: int, block: int) -> None:
         want = np.einsum("psi,ksi->psk", _pair_stream._float_masks(mT), D)
         np.testing.assert_array_equal(got, want)
     assert checked == {(8, pairs): block}
+
+
+@pytest.mark.parametrize("agree", [True, False])
+def test_segment_groups_joined(agree: bool, monkeypatch) -> None:
+    # several pair groups of one block of draws per chunk (a large study): one product of
+    # all pairs' columns, checked against each group's own on the first chunk; a failed
+    # check keeps the groups apart. The same draws both ways.
+    monkeypatch.setattr(compare, "_PAIR_GROUP_CELLS", 1)  # one pair per group
+    if not agree:
+        monkeypatch.setattr(_pair_stream, "_same", lambda a, b: False)
+    H, mets = _zoo(21, 6, 40, 4, "scales")
+    want = _reference(mets, H, "segment", 21, "both", 3, 8)
+    calls = []
+    real = _pair_stream._joined_draws
+    monkeypatch.setattr(_pair_stream, "_joined_draws", lambda *a: calls.append(1) or real(*a))
+    _assert_same(_streamed(mets, H, "segment", 21, "both", 3, 8), want)
+    assert len(calls) == (3 if agree else 0)
+
+
+def test_reused_buffers_hold_each_chunk_until_the_next_but_one() -> None:
+    want = list(iter_swap_masks((3, 7), 29, "both", 4, chunk=8))
+    got = _pair_stream.mask_chunks((3, 7), 29, "both", 4, 8, "bytes", reuse=True)
+    previous = None
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(g, w)
+        if previous is not None:  # the previous chunk is intact while this one is in use
+            np.testing.assert_array_equal(previous[1], previous[0])
+        previous = (w, g)

@@ -4,8 +4,8 @@
 (Deutsch, Dror & Roth 2021) a chunk at a time so that memory does not grow with the number of
 permutations. Everything that depends only on the data -- each metric's standardisation, each
 pair's swap terms and unswapped sums, the stacked difference matrices -- is prepared here once
-per call (:class:`PreparedGroups`) instead of once per chunk, and each chunk of masks is made
-straight from the generator's raw bits in the layout its level reads
+per call (:class:`PreparedGroups`) instead of once per chunk, and each chunk of masks is drawn
+straight into the layout its level reads
 (:mod:`nlgeval.correlation.permutation._stream_kernels`). The numbers are those of
 :func:`nlgeval.correlation.permutation._pair_swaps.pair_swap_deltas` called chunk by chunk
 (the same pair groups, chunks, matrix products, einsum sums and compiled coefficients;
@@ -36,6 +36,7 @@ from nlgeval.correlation.permutation._pair_swaps import (
     _SYSTEM_CELLS,
     PERM_BLOCK,
     PairTerms,
+    _block_product,
     _block_products,
     _item_draws_arrays,
     _same,
@@ -43,7 +44,6 @@ from nlgeval.correlation.permutation._pair_swaps import (
 )
 from nlgeval.correlation.permutation.draws import iter_swap_masks
 
-_PIECE = 1 << 21  # raw words drawn at once (16 MB): the masks are written piece by piece
 _EINSUM_BLOCK = 8192  # numpy's buffer: einsum's blocks of items when it reduces over more
 _ONE_BLOCK = 1 << 62  # "one block": the whole item axis
 
@@ -53,12 +53,13 @@ def _layout(level: str) -> str:
 
 
 def mask_chunks(shape: tuple[int, int], permutations: int, scheme: str, seed: int,
-                chunk: int, layout: str) -> Iterator[np.ndarray]:
+                chunk: int, layout: str, reuse: bool = False) -> Iterator[np.ndarray]:
     """The masks of :func:`~nlgeval.correlation.permutation.draws.iter_swap_masks` (same
     seed, same chunks, the same 0/1 values) in ``layout``: ``"rows"`` (c, cells) float64,
-    ``"bytes"`` (c, S, I) uint8 or ``"transposed"`` (S, I, c) uint8. PERM-BOTH's masks come
-    from the raw words (:func:`~nlgeval.correlation.permutation._stream_kernels.fill_masks`);
-    the other schemes' from ``iter_swap_masks``."""
+    ``"bytes"`` (c, S, I) uint8 or ``"transposed"`` (S, I, c) uint8. PERM-BOTH's masks are
+    drawn by :func:`~nlgeval.correlation.permutation._stream_kernels.draw_masks` from the
+    same generator; the other schemes' come from ``iter_swap_masks``. ``reuse``: two
+    buffers take turns (a chunk is overwritten two chunks later; no new pages per chunk)."""
     S, n_items = shape
     if scheme != "both":
         for m in iter_swap_masks(shape, permutations, scheme, seed, chunk=chunk):
@@ -70,25 +71,24 @@ def mask_chunks(shape: tuple[int, int], permutations: int, scheme: str, seed: in
                 yield np.ascontiguousarray(m.transpose(1, 2, 0), dtype=np.uint8)
         return
     from nlgeval.correlation.permutation._stream_kernels import (
-        fill_masks,
-        fill_masks_transposed,
+        draw_masks,
+        draw_masks_transposed,
     )
 
-    bits = np.random.default_rng(seed).bit_generator
-    cells = S * n_items
-    for d0 in range(0, permutations, chunk):
+    rng = np.random.default_rng(seed)
+    spare: dict[tuple[int, int], list[np.ndarray]] = {}
+    for k, d0 in enumerate(range(0, permutations, chunk)):
         c = min(chunk, permutations - d0)
-        flat: np.ndarray
+        kept = spare.setdefault((c, k % 2), []) if reuse else []
         if layout == "transposed":
-            out = np.empty((S, n_items, c), dtype=np.uint8)
-            flat, fill = out.reshape(cells, c), fill_masks_transposed
+            out = kept[0] if kept else np.empty((S, n_items, c), dtype=np.uint8)
+            draw_masks_transposed(rng, out.reshape(S * n_items, c))
         else:
-            out = np.empty((c, S, n_items), dtype=float if layout == "rows" else np.uint8)
-            flat, fill = out.reshape(-1), fill_masks
-        for lo in range(0, c * cells, _PIECE):
-            raw = bits.random_raw(min(_PIECE, c * cells - lo)).view(np.int64)
-            fill(raw, flat, lo)
-        yield out.reshape(c, cells) if layout == "rows" else out
+            out = kept[0] if kept else np.empty(
+                (c, S, n_items), dtype=float if layout == "rows" else np.uint8)
+            draw_masks(rng, out)
+        kept[:] = [out]
+        yield out.reshape(c, S * n_items) if layout == "rows" else out
 
 
 class PreparedGroups:
@@ -101,23 +101,38 @@ class PreparedGroups:
     sums (the pairs' terms themselves beyond 8,192 items). r(A) and r(B) of every pair.
     """
 
-    def __init__(self, prep: PairTerms, pairs: Sequence[tuple[str, str]], group: int) -> None:
+    def __init__(self, prep: PairTerms, pairs: Sequence[tuple[str, str]], group: int,
+                 joined: bool = False) -> None:
         self.level, self.pairs = prep.level, list(pairs)
         self.groups: list[dict] = []
         self.r: dict[tuple[str, str], tuple[float, float]] = {}
         memo: dict | None = {} if prep.shared else None
+        # segment level, several groups of one block of draws per chunk: every pair's columns
+        # written into one matrix, contracted by one product per chunk (see joined_check)
+        self.joined: np.ndarray | None = None
+        if prep.level == "segment" and group < len(self.pairs) and joined:
+            self.joined = np.empty((3 * len(self.pairs), np.size(prep.Y)))
         for g0 in range(0, len(self.pairs), group):
             chunk = self.pairs[g0:g0 + group]
             prepared = [prep.terms(a, b) for a, b in chunk]
             terms = [t for t, _, _ in prepared]
             for pair, (_, r_a, r_b) in zip(chunk, prepared, strict=True):
                 self.r[pair] = (r_a, r_b)
-            self.groups.append(self._group(terms, memo) | {"start": g0, "size": len(chunk)})
+            self.groups.append(self._group(terms, memo, g0) | {"start": g0, "size": len(chunk)})
+        if self.joined is not None:
+            self.sums = [np.concatenate(v) for v in zip(*(g["sums"] for g in self.groups),
+                                                         strict=True)]
+        self.verdict: bool | None = None  # the joined product checked and equal
 
-    def _group(self, terms: list, memo: dict | None) -> dict:
+    def _group(self, terms: list, memo: dict | None, g0: int) -> dict:
         if self.level == "segment":
-            cols = np.concatenate([np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms])
-            return {"cols": cols, "sums": _stack_sums(terms, None, range(9), memo)}
+            cols = [np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms]
+            sums = _stack_sums(terms, None, range(9), memo)
+            if self.joined is None:
+                return {"cols": np.concatenate(cols), "sums": sums}
+            for k, c in enumerate(cols):
+                self.joined[3 * (g0 + k):3 * (g0 + k + 1)] = c
+            return {"cols": None, "sums": sums}
         if self.level == "system":
             return {"D": np.ascontiguousarray(np.stack([t[4] for t in terms])),
                     "sums": _stack_sums(terms, 1, (0, 1, 4, 7), memo)}
@@ -135,17 +150,23 @@ def streamed_pair_deltas(
     """r(A), r(B) and r(A*) - r(B*) on every swap mask, for every pair: the numbers of
     ``pair_swap_deltas`` on the masks of ``iter_swap_masks(shape, permutations, scheme,
     seed, chunk=chunk)``, chunk by chunk, concatenated."""
-    prepared = PreparedGroups(PairTerms(metrics, Y, level, standardise_pair), pairs, group)
+    prepared = PreparedGroups(PairTerms(metrics, Y, level, standardise_pair), pairs, group,
+                              joined=chunk <= PERM_BLOCK)
     ra = np.empty((len(prepared.pairs), permutations))
     rb = np.empty_like(ra)
-    chunks = mask_chunks(np.shape(Y), permutations, scheme, seed, chunk, _layout(level))
+    chunks = mask_chunks(np.shape(Y), permutations, scheme, seed, chunk, _layout(level),
+                         reuse=True)
     checked: dict = {}
     d0 = 0
     for masks in _ahead(chunks, permutations > chunk):
-        for g in prepared.groups:
-            rows = slice(g["start"], g["start"] + g["size"])
-            _chunk_draws(level, g, masks, ra[rows], rb[rows], d0, checked)
+        if prepared.joined is not None and joined_check(prepared, masks):
+            _joined_draws(prepared, masks, ra, rb, d0)
+        else:
+            for g in prepared.groups:
+                rows = slice(g["start"], g["start"] + g["size"])
+                _chunk_draws(level, g, masks, ra[rows], rb[rows], d0, checked)
         d0 += masks.shape[-1] if level == "system" else masks.shape[0]
+        del masks  # the buffer is drawn into again two chunks later
     return {pair: (*prepared.r[pair], ra[j] - rb[j]) for j, pair in enumerate(prepared.pairs)}
 
 
@@ -159,6 +180,36 @@ def _ahead(chunks: Iterator[np.ndarray], threaded: bool) -> Iterator[np.ndarray]
         while (masks := pending.result()) is not None:
             pending = pool.submit(next, chunks, None)
             yield masks
+
+
+def joined_check(prepared: PreparedGroups, masks: np.ndarray) -> bool:
+    """Whether the joined product of all pairs' columns gives each group's product, bit
+    for bit, on the first chunk (then on every chunk: BLAS adds in an order set by the
+    shapes). Each group's product is taken as the previous code took it, on a fresh copy
+    of its columns (one at a time). Otherwise the groups' columns are kept apart from then
+    on and the joined matrix dropped."""
+    joined = prepared.joined
+    assert joined is not None
+    if prepared.verdict is None:
+        whole = _block_product(masks, joined, 0)
+        prepared.verdict = all(
+            _same(whole[3 * g["start"]:3 * (g["start"] + g["size"])], _block_products(
+                masks, joined[3 * g["start"]:3 * (g["start"] + g["size"])].copy()))
+            for g in prepared.groups)
+    if not prepared.verdict:
+        for g in prepared.groups:
+            g["cols"] = joined[3 * g["start"]:3 * (g["start"] + g["size"])].copy()
+        prepared.joined = None
+    return prepared.verdict
+
+
+def _joined_draws(prepared: PreparedGroups, masks: np.ndarray, ra: np.ndarray,
+                  rb: np.ndarray, d0: int) -> None:
+    """The segment-level draws of one block of masks for all pairs from one product."""
+    from nlgeval.correlation.permutation._pair_kernels import segment_swap_r
+
+    prod = _block_product(masks, prepared.joined, 0)  # type: ignore[arg-type]
+    segment_swap_r(prod, *prepared.sums, ra, rb, d0)  # type: ignore[call-arg, arg-type]
 
 
 def _chunk_draws(level: str, g: dict, masks: np.ndarray, ra: np.ndarray, rb: np.ndarray,

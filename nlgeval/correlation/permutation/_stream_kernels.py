@@ -1,11 +1,10 @@
-"""Compiled steps of the streamed PERM-BOTH draws: swap masks from raw bits, system sums.
+"""Compiled steps of the streamed PERM-BOTH draws: the swap masks and the system sums.
 
-* :func:`fill_masks` / :func:`fill_masks_transposed`: the 0/1 swap masks of PERM-BOTH
-  (Deutsch, Dror & Roth 2021) straight from the generator's raw 64-bit words. numpy's
-  ``Generator.random`` turns a word ``x`` into ``(x >> 11) * 2**-53``, which is below 1/2
-  exactly when the word's top bit is 0, i.e. when ``x`` read as a signed integer is >= 0;
-  so ``random(n) < 0.5`` and ``random_raw(n).view(int64) >= 0`` are the same masks from the
-  same stream, without the (n,) doubles and the boolean copy.
+* :func:`draw_masks` / :func:`draw_masks_transposed`: the 0/1 swap masks of PERM-BOTH
+  (Deutsch, Dror & Roth 2021), ``rng.random(shape) < 0.5`` drawn one number at a time from
+  the same ``numpy.random.Generator`` (numba calls its bit generator: the same stream,
+  advanced in place) and written straight in the layout a level reads, without the
+  (draws, cells) doubles and the boolean copy.
 * :func:`system_mask_sums`: ``einsum("psi,ksi->psk", masks, D)`` (the per-system sums of the
   swapped differences) in the order numpy's einsum adds them: per output, the item axis in
   blocks of ``block`` items (einsum's buffer when it reduces over more items than that with
@@ -25,24 +24,22 @@ from numba import njit, prange
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def fill_masks(raw: np.ndarray, out: np.ndarray, lo: int) -> None:  # pragma: no cover
-    """``out[lo + k] = raw[k] >= 0`` (as 1/0 of ``out``'s type): masks in draw order."""
-    for k in range(raw.size):
-        out[lo + k] = 1 if raw[k] >= 0 else 0
+def draw_masks(rng: np.random.Generator, out: np.ndarray) -> None:  # pragma: no cover
+    """``out.flat[k] = rng.random() < 0.5`` (as 1/0 of ``out``'s type), in order: the masks
+    of ``rng.random(out.shape) < 0.5``, from the same stream (``rng`` is advanced)."""
+    flat = out.reshape(-1)
+    for k in range(flat.size):
+        flat[k] = 1 if rng.random() < 0.5 else 0
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def fill_masks_transposed(raw: np.ndarray, out: np.ndarray, lo: int) -> None:  # pragma: no cover
-    """The same masks into ``out`` of shape (cells, draws): word ``lo + k`` of the stream is
-    draw ``(lo + k) // cells``, cell ``(lo + k) % cells``."""
-    cells = out.shape[0]
-    p, r = lo // cells, lo % cells
-    for k in range(raw.size):
-        out[r, p] = 1 if raw[k] >= 0 else 0
-        r += 1
-        if r == cells:
-            r = 0
-            p += 1
+def draw_masks_transposed(rng: np.random.Generator, out: np.ndarray) -> None:  # pragma: no cover
+    """The same masks into ``out`` of shape (cells, draws): draw after draw, cell after cell
+    (``rng.random((draws, cells)) < 0.5`` transposed)."""
+    cells, c = out.shape
+    for p in range(c):
+        for r in range(cells):
+            out[r, p] = 1 if rng.random() < 0.5 else 0
 
 
 @njit(cache=True, nogil=True, parallel=True, error_model="numpy")
