@@ -159,6 +159,16 @@ def test_frame_codes_by_gives_each_groups_matrices():
         for systems, items in ((["s0", "s1", "s3"], ["i0", "i5", "i2"]), (["s2"], ["i1"])):
             _same_matrices(by[m].matrices(human, systems, items),
                            frame_codes(sub).matrices(human, systems, items))
+    # the default rows and columns of a group: its own names in order of first appearance
+    from nlgeval.correlation.levels import default_names
+
+    hframe = _random_frame(rng, 5, 7, "object")
+    hby = frame_codes_by(hframe.assign(criterion="q"), "criterion", ["q"], "human")
+    for m in ("a", "b"):
+        sub = dup.loc[dup["metric"] == m, ["system", "item", "score"]]
+        for systems in (None, ["s1", "s0"]):
+            got = by[m].matrices(hby["q"], *default_names(by[m], hby["q"], systems=systems))
+            _same_matrices(got, _old_score_matrices(sub, hframe, systems=systems))
 
 
 # ------------------------------------------------------------ correlation(): scipy's p-values

@@ -126,11 +126,40 @@ def score_matrices(
            [ 3., nan]])
     """
     codes = {"metric": frame_codes(metric, "metric"), "human": frame_codes(human, "human")}
+    return codes["metric"].matrices(codes["human"], *default_names(
+        codes["metric"], codes["human"], systems, items))
+
+
+def default_names(metric: FrameCodes, human: FrameCodes, systems: Sequence[str] | None = None,
+                  items: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
+    """The rows and columns of :func:`score_matrices`: ``systems`` and ``items`` when given,
+    else the union of the two frames' names in order of first appearance (metric first).
+
+    Parameters
+    ----------
+    metric, human : FrameCodes
+        The two frames' codes.
+    systems, items : sequence of str, optional
+        The rows and columns asked for.
+
+    Returns
+    -------
+    tuple of list
+        The systems and the items.
+
+    Examples
+    --------
+    >>> a = pd.DataFrame({"system": ["x"], "item": ["2"], "score": [1.0]})
+    >>> b = pd.DataFrame({"system": ["y"], "item": ["1"], "score": [1.0]})
+    >>> default_names(frame_codes(a), frame_codes(b), systems=["y"])
+    (['y'], ['2', '1'])
+    """
+    (ms, mi), (hs, hi) = metric.row_names(), human.row_names()
     if systems is None:
-        systems = pd.unique(pd.concat([codes["metric"].systems, codes["human"].systems])).tolist()
+        systems = pd.unique(pd.concat([ms, hs])).tolist()
     if items is None:
-        items = pd.unique(pd.concat([codes["metric"].items, codes["human"].items])).tolist()
-    return codes["metric"].matrices(codes["human"], systems, items)
+        items = pd.unique(pd.concat([mi, hi])).tolist()
+    return list(systems), list(items)
 
 
 @dataclass(frozen=True)
@@ -184,6 +213,25 @@ class FrameCodes:
         raw = tuple(r[rows] for r in self._raw)
         return FrameCodes(self.system_codes[rows], self.item_codes[rows], self.systems,
                           self.items, self.scores[rows], int(raw[2].sum()), raw)
+
+    def row_names(self) -> tuple[pd.Series, pd.Series]:
+        """The systems and the items of the frame's rows as strings, each in order of first
+        appearance (NaN kept): the rows and columns :func:`score_matrices` makes by default.
+
+        Returns
+        -------
+        tuple of pandas.Series
+            The system strings and the item strings.
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"system": ["a", "b", "a"], "item": ["2", "1", "3"],
+        ...                    "score": [.5, .7, .1]})
+        >>> [s.tolist() for s in frame_codes(df).take(np.array([1, 2])).row_names()]
+        [['b', 'a'], ['1', '3']]
+        """
+        return (self.systems.iloc[pd.unique(self._raw[0])].reset_index(drop=True),
+                self.items.iloc[pd.unique(self._raw[1])].reset_index(drop=True))
 
     def positions(self, systems: Sequence[str], items: Sequence[str]
                   ) -> tuple[np.ndarray, np.ndarray]:

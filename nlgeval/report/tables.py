@@ -13,7 +13,12 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus
 from nlgeval.correlation.coefficients import DegenerateInputWarning
-from nlgeval.correlation.levels import level_correlation, score_matrices
+from nlgeval.correlation.levels import (
+    default_names,
+    frame_codes_by,
+    level_correlation,
+    score_matrices,
+)
 
 
 def metric_system_table(
@@ -125,14 +130,20 @@ def published_table(
     hz = human if normalise == "z" else corpus.human_scores(normalise="z", criteria=criteria)
     hz = hz.assign(system=hz["system"].astype(str), item=hz["item"].astype(str))
     rows = []
+    # each metric's and each criterion's codes once (not once per metric x criterion pair)
+    by_metric = frame_codes_by(seg, "metric", todo)
+    by_crit = frame_codes_by(hz, "criterion", list(criteria), "human")
+    cols = ["system", "item", "score"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateInputWarning)
         for m in todo:
-            ms = seg.loc[seg["metric"] == m, ["system", "item", "score"]]
             for crit in criteria:
-                mats = score_matrices(ms, hz.loc[hz["criterion"] == crit,
-                                                 ["system", "item", "score"]],
-                                      systems=systems)
+                mc, hc = by_metric[m], by_crit[crit]
+                if mc is None or hc is None:  # a duplicated output: the error names it
+                    score_matrices(seg.loc[seg["metric"] == m, cols],
+                                   hz.loc[hz["criterion"] == crit, cols], systems=systems)
+                    continue
+                mats = mc.matrices(hc, *default_names(mc, hc, systems=systems))
                 lc = level_correlation(mats.metric, mats.human, "segment", "pearson")
                 rows.append({"metric": m, "criterion": crit, "r": lc.statistic})
     return published_comparison(corpus.name, pd.DataFrame(rows))
