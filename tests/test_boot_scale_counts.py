@@ -1,4 +1,4 @@
-"""The bootstrap's resample counts drawn once per study (issue 29).
+"""The bootstrap's resample counts and resampled system means drawn once per study (issue 29).
 
 ``bootstrap_correlation`` now takes the counts of Pearson (segment and system level) and of the
 segment-level rank coefficients from ``count_chunks``, which keeps them (as small integers) for
@@ -7,7 +7,9 @@ integers. The distributions must be those of the previous code path, kept below 
 reference (float counts from the index chunks, per call), bit for bit: random cases with ties,
 missing cells, constant and near-constant items, values near 1e200 and 1e-200, numbers of
 resamples around the Pearson block of 32 and the index chunks, served from the kept counts or
-drawn afresh, with 1 or 2 threads.
+drawn afresh, with 1 or 2 threads. The system-level rank coefficients now take the resampled
+system means of all resamples, remembered by study and content, and must give the numbers of
+the previous path (``bootstrap_distribution`` chunk by chunk) as well.
 """
 
 from __future__ import annotations
@@ -141,3 +143,35 @@ def test_kept_counts_are_those_of_the_indices_and_keyed_by_study() -> None:
     kept = next(iter(bs._COUNTS_CACHE.values()))
     with pytest.raises(ValueError):
         kept[1][0, 0] = 7  # read-only: a caller cannot change the next study's counts
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("resample", ["both", "items", "systems"])
+def test_system_rank_coefficients_as_the_previous_code_path(kind: str, resample: str) -> None:
+    for seed in range(2):
+        X, Y = _case(kind, seed + 10)
+        B = (33, 130)[seed]
+        for coef in ("spearman", "kendall", "kendall_c"):
+            ref = np.concatenate([bs.bootstrap_distribution(X, Y, "system", coef, si, ii)
+                                  for si, ii in bs._index_chunks(X.shape, B, resample, seed)])
+            for _ in range(2):  # means computed, then remembered
+                got = bootstrap_correlation(X, Y, "system", coef, n_resamples=B,
+                                            resample=resample, seed=seed).distribution
+                np.testing.assert_array_equal(got, ref, err_msg=f"{coef} B={B}")
+        # the same human scores with another metric: the human means are found, not redrawn
+        X2 = np.round(X * 0.5 + 1.0, 1)
+        for coef in ("spearman", "kendall"):
+            ref = np.concatenate([bs.bootstrap_distribution(X2, Y, "system", coef, si, ii)
+                                  for si, ii in bs._index_chunks(X.shape, B, resample, seed)])
+            got = bootstrap_correlation(X2, Y, "system", coef, n_resamples=B,
+                                        resample=resample, seed=seed).distribution
+            np.testing.assert_array_equal(got, ref)
+
+
+def test_remembered_means_follow_the_content() -> None:
+    X, Y = _case("nan", 21)
+    first = bootstrap_correlation(X, Y, "system", "spearman", n_resamples=70, seed=2)
+    X[:] = -X  # same object, other content
+    flipped = bootstrap_correlation(X, Y, "system", "spearman", n_resamples=70, seed=2)
+    np.testing.assert_array_equal(flipped.distribution, -first.distribution)
+    assert len(bs._STUDY_MEANS) >= 2

@@ -42,8 +42,10 @@ import numpy as np
 from nlgeval.correlation._pearson_counts import pearson_counts_plan
 from nlgeval.correlation._resampled_means import (
     _CELLS_PER_CHUNK,
+    _MEANS_CACHE_BYTES,
     DRAW_CELLS,
     PEARSON_BLOCK,
+    _digest,
     _resampled_system_means,
     index_chunks,
 )
@@ -309,8 +311,62 @@ def _distribution(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str, re
         plan = pearson_counts_plan(X, Y, level) if coefficient == "pearson" else None
         return np.concatenate([_of_counts(X, Y, level, coefficient, ws, wi, plan)
                                for ws, wi in count_chunks(X.shape, resamples, resample, seed)])
+    if level == "system" and isinstance(seed, (int, np.integer)):
+        return _system_ranks(X, Y, coefficient, resamples, resample, int(seed))
     return np.concatenate([bootstrap_distribution(X, Y, level, coefficient, si, ii)
                            for si, ii in _index_chunks(X.shape, resamples, resample, seed)])
+
+
+#: (B, S) resampled system means of whole bootstraps, by study and content (oldest forgotten
+#: first beyond _MEANS_CACHE_BYTES)
+_STUDY_MEANS: dict[bytes, np.ndarray] = {}
+
+
+def _system_ranks(X: np.ndarray, Y: np.ndarray, coefficient: str, resamples: int,
+                  resample: str, seed: int) -> np.ndarray:
+    """System-level rank coefficients of :func:`bootstrap_correlation`: the numbers of
+    :func:`bootstrap_distribution` chunk by chunk, from the resampled system means of all
+    resamples, which are remembered by (shape, resamples, scheme, seed) and the contents of the
+    matrix on the complete cells: the second coefficient of a metric and the human scores of
+    the next metric find them without drawing the item indices again."""
+    ok = np.isfinite(X) & np.isfinite(Y)
+    study = repr((X.shape, resamples, resample, seed)).encode() + _digest(np.packbits(ok))
+    keys = [study + _digest(np.where(ok, Z, 0.0)) for Z in (X, Y)]
+    if any(key not in _STUDY_MEANS for key in keys):
+        parts = [_resampled_system_means(X, Y, ii)
+                 for _, ii in _index_chunks(X.shape, resamples, resample, seed)]
+        for key, means in zip(keys, (np.concatenate([p[j] for p in parts]) for j in (0, 1)),
+                              strict=True):
+            means.flags.writeable = False
+            _STUDY_MEANS[key] = means
+        while sum(v.nbytes for v in _STUDY_MEANS.values()) > _MEANS_CACHE_BYTES \
+                and len(_STUDY_MEANS) > 2:
+            del _STUDY_MEANS[next(iter(_STUDY_MEANS))]
+    mx, my = _STUDY_MEANS[keys[0]], _STUDY_MEANS[keys[1]]
+    S = X.shape[0]
+    if resample in ("systems", "both"):  # the first draw of the stream, as resample_indices
+        sys_all = np.random.default_rng(seed).integers(0, S, size=(resamples, S))
+    else:
+        sys_all = np.broadcast_to(np.arange(S), (resamples, S))
+    out = []
+    for b0, k in _chunk_sizes(X.shape[1], resamples):
+        a, b, si = mx[b0:b0 + k], my[b0:b0 + k], sys_all[b0:b0 + k]
+        if coefficient == "spearman" and S <= 20_000:  # as bootstrap_distribution
+            from nlgeval.correlation._item_bootstrap import system_spearman_bootstrap
+
+            out.append(system_spearman_bootstrap(a, b, si))
+        else:
+            rows = np.arange(k)[:, None]
+            out.append(batch_correlation(a[rows, si], b[rows, si], coefficient))
+    return np.concatenate(out)
+
+
+def _chunk_sizes(n_items: int, resamples: int) -> list[tuple[int, int]]:
+    """(first resample, size) of the chunks of :func:`_index_chunks`."""
+    if resamples * n_items <= DRAW_CELLS:
+        return [(0, resamples)]
+    k = max(1, DRAW_CELLS // max(1, n_items) // PEARSON_BLOCK) * PEARSON_BLOCK
+    return [(b0, min(k, resamples - b0)) for b0 in range(0, resamples, k)]
 
 
 def _item_level(X: np.ndarray, Y: np.ndarray, coefficient: str, sys_idx: np.ndarray,
