@@ -78,6 +78,13 @@ def _zoo(seed: int, S: int, n_items: int, k: int, kind: str):
 KINDS = ["plain", "constant", "scales", "missing", "missing-human"]
 
 
+@pytest.fixture(autouse=True)
+def _compiled_masks(monkeypatch):
+    # the compiled mask loops even on these small studies (numpy draws those of a small
+    # study; test_numpy_masks_for_small_studies covers that path)
+    monkeypatch.setattr(_pair_stream, "_NUMPY_MASKS", 0)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("level", ["segment", "system", "item"])
 @pytest.mark.parametrize("kind", KINDS)
@@ -225,3 +232,19 @@ def test_reused_buffers_hold_each_chunk_until_the_next_but_one() -> None:
         if previous is not None:  # the previous chunk is intact while this one is in use
             np.testing.assert_array_equal(previous[1], previous[0])
         previous = (w, g)
+
+
+@pytest.mark.parametrize("level", ["segment", "system", "item"])
+def test_numpy_masks_for_small_studies(level: str, monkeypatch) -> None:
+    monkeypatch.setattr(_pair_stream, "_NUMPY_MASKS", 1 << 24)
+    H, mets = _zoo(30, 6, 23, 4, "missing-human")
+    want = _reference(mets, H, level, 45, "both", 7, 16)
+    _assert_same(_streamed(mets, H, level, 45, "both", 7, 16), want)
+    for layout in ("rows", "bytes", "transposed"):
+        drawn = list(_pair_stream.mask_chunks(H.shape, 45, "both", 7, 16, layout))
+        monkeypatch.setattr(_pair_stream, "_NUMPY_MASKS", 0)
+        compiled = list(_pair_stream.mask_chunks(H.shape, 45, "both", 7, 16, layout))
+        monkeypatch.setattr(_pair_stream, "_NUMPY_MASKS", 1 << 24)
+        for a, b in zip(drawn, compiled, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)

@@ -44,6 +44,7 @@ from nlgeval.correlation.permutation._pair_swaps import (
 )
 from nlgeval.correlation.permutation.draws import iter_swap_masks
 
+_NUMPY_MASKS = 1 << 24  # mask cells in all up to which numpy draws them (no compiled loop)
 _EINSUM_BLOCK = 8192  # numpy's buffer: einsum's blocks of items when it reduces over more
 _ONE_BLOCK = 1 << 62  # "one block": the whole item axis
 
@@ -58,10 +59,11 @@ def mask_chunks(shape: tuple[int, int], permutations: int, scheme: str, seed: in
     seed, same chunks, the same 0/1 values) in ``layout``: ``"rows"`` (c, cells) float64,
     ``"bytes"`` (c, S, I) uint8 or ``"transposed"`` (S, I, c) uint8. PERM-BOTH's masks are
     drawn by :func:`~nlgeval.correlation.permutation._stream_kernels.draw_masks` from the
-    same generator; the other schemes' come from ``iter_swap_masks``. ``reuse``: two
+    same generator; the other schemes' (and small studies', which need not load the
+    compiled loops) come from ``iter_swap_masks``. ``reuse``: two
     buffers take turns (a chunk is overwritten two chunks later; no new pages per chunk)."""
     S, n_items = shape
-    if scheme != "both":
+    if scheme != "both" or permutations * S * n_items <= _NUMPY_MASKS:
         for m in iter_swap_masks(shape, permutations, scheme, seed, chunk=chunk):
             if layout == "rows":
                 yield m.reshape(m.shape[0], -1).astype(float)
