@@ -143,3 +143,20 @@ def test_the_frame_is_built_on_first_use_and_is_a_dataframe() -> None:
     back = pickle.loads(pickle.dumps(make()))
     assert type(back) is pd.DataFrame
     pd.testing.assert_frame_equal(back, expected)
+
+
+def test_threads_reading_a_fresh_frame_all_see_it() -> None:
+    import threading
+
+    for _ in range(50):
+        frame = assign_ranks({"A": 0.9, "B": 0.6, "C": 0.1}, {("A", "B"): 0.01})
+        seen: list[list[object]] = []
+        def read(frame: pd.DataFrame = frame, seen: list[list[object]] = seen) -> None:
+            seen.append(frame["rank"].tolist())
+
+        threads = [threading.Thread(target=read) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert seen == [[1, 2, 2]] * 6

@@ -25,6 +25,7 @@ ones); weights are normalised to sum to 1.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,8 @@ from nlgeval.correlation._ranking_checks import (
 )
 from nlgeval.errors import InputError
 from nlgeval.results import Result
+
+_BUILDING = threading.Lock()  # taken only while a RankFrame builds its table
 
 
 class RankFrame(pd.DataFrame):
@@ -73,13 +76,17 @@ class RankFrame(pd.DataFrame):
         object.__setattr__(self, "_rank_columns", (metric, statistic, rank))
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("_mgr", "_attrs", "_flags") and "_rank_columns" in self.__dict__:
-            metric, statistic, rank = self.__dict__.pop("_rank_columns")
-            built = pd.DataFrame({"metric": metric, "statistic": np.array(statistic),
-                                  "rank": pd.array(rank, dtype="Int64")})
-            NDFrame.__init__(self, built._mgr)  # what DataFrame._from_mgr does
-            object.__setattr__(self, "__class__", pd.DataFrame)
-            return object.__getattribute__(self, name)
+        if name in ("_mgr", "_attrs", "_flags"):  # pandas' state, missing until built
+            with _BUILDING:  # one thread builds it, the others then find it
+                columns = self.__dict__.pop("_rank_columns", None)
+                if columns is not None:
+                    metric, statistic, rank = columns
+                    built = pd.DataFrame({"metric": metric, "statistic": np.array(statistic),
+                                          "rank": pd.array(rank, dtype="Int64")})
+                    NDFrame.__init__(self, built._mgr)  # what DataFrame._from_mgr does
+                    object.__setattr__(self, "__class__", pd.DataFrame)
+            if name in self.__dict__:
+                return self.__dict__[name]
         return pd.DataFrame.__getattr__(self, name)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
