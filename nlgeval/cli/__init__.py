@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     2
     """
     if argv is None and _is_console_script() and sys.argv[1:2] == ["validate"]:
-        _import_scipy_stats_unannotated()
+        _prepare_validate_process()
     try:
         _run(argv)
     except SystemExit as exc:
@@ -152,6 +152,21 @@ def _import_scipy_stats_unannotated() -> bool:
     finally:
         _array_api.FunctionDoc = original
     return True
+
+
+def _prepare_validate_process() -> None:
+    """The console script's ``nlgeval validate``, before the command runs: import scipy.stats
+    (:func:`_import_scipy_stats_unannotated`) and the report's modules, then ``gc.freeze()``:
+    the ~200,000 objects of the imported libraries move to the collector's permanent
+    generation, so its full collections (in this process and in the processes it forks) no
+    longer walk them, about 0.1-0.2 s of CPU each. They live as long as the process anyway;
+    nothing else changes (objects are still freed by reference counting)."""
+    import gc
+
+    _import_scipy_stats_unannotated()
+    import nlgeval.report.writer  # noqa: F401  (what validate imports first)
+
+    gc.freeze()
 
 
 def _is_console_script() -> bool:
