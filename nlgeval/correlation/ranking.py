@@ -25,14 +25,12 @@ ones); weights are normalised to sum to 1.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.core.generic import NDFrame
 
 from nlgeval.correlation._ranking_checks import (
     STATISTIC_RANGES,  # noqa: F401  (re-exported: the rescaling ranges)
@@ -47,51 +45,6 @@ from nlgeval.correlation._ranking_checks import (
 )
 from nlgeval.errors import InputError
 from nlgeval.results import Result
-
-_BUILDING = threading.Lock()  # taken only while a RankFrame builds its table
-
-
-class RankFrame(pd.DataFrame):
-    """The frame :func:`assign_ranks` returns: a pandas DataFrame ``metric, statistic, rank``
-    whose table is built the first time it is used.
-
-    Building a DataFrame costs more than the WMT rank walk itself (MTME ``data.AssignRanks``
-    returns a list); a rank walk inside a loop (a leaderboard over many tasks or resamples)
-    should not pay for frames nobody reads. The instance holds the three columns as lists
-    until pandas asks for its data; it then becomes a plain :class:`pandas.DataFrame`
-    (``type(frame) is pandas.DataFrame``) with the columns ``metric`` (str), ``statistic``
-    (float64) and ``rank`` (``Int64``). Every DataFrame operation works on it unchanged.
-
-    Examples
-    --------
-    >>> frame = assign_ranks({"A": 0.9, "B": 0.6}, {("A", "B"): 0.01})
-    >>> isinstance(frame, pd.DataFrame), frame["rank"].tolist()
-    (True, [1, 2])
-    >>> type(frame).__name__                  # a plain DataFrame once used
-    'DataFrame'
-    """
-
-    def __init__(self, metric: list[str], statistic: list[float], rank: list[Any]) -> None:
-        # no DataFrame.__init__: pandas' state (_mgr, _attrs, _flags) is made on first use
-        object.__setattr__(self, "_rank_columns", (metric, statistic, rank))
-
-    def __getattr__(self, name: str) -> Any:
-        if name in ("_mgr", "_attrs", "_flags"):  # pandas' state, missing until built
-            with _BUILDING:  # one thread builds it, the others then find it
-                columns = self.__dict__.pop("_rank_columns", None)
-                if columns is not None:
-                    metric, statistic, rank = columns
-                    built = pd.DataFrame({"metric": metric, "statistic": np.array(statistic),
-                                          "rank": pd.array(rank, dtype="Int64")})
-                    NDFrame.__init__(self, built._mgr)  # what DataFrame._from_mgr does
-                    object.__setattr__(self, "__class__", pd.DataFrame)
-            if name in self.__dict__:
-                return self.__dict__[name]
-        return pd.DataFrame.__getattr__(self, name)
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        self._mgr  # noqa: B018  (built first: pickled as the DataFrame it becomes)
-        return pd.DataFrame.__reduce_ex__(self, protocol)
 
 
 def assign_ranks(
@@ -108,9 +61,7 @@ def assign_ranks(
     ``p(j better than i) <= alpha``; ``start`` then becomes ``i``. A missing or NaN p-value
     counts as "not significant". Metrics with a NaN statistic get rank NA and come last.
 
-    Returns a frame ``metric, statistic, rank`` (rank as pandas ``Int64``), best first: a
-    :class:`RankFrame`, whose table is built when it is first used. A mapping of p-values is
-    read only at the pairs the walk needs.
+    Returns a frame ``metric, statistic, rank`` (rank as pandas ``Int64``), best first.
 
     Parameters
     ----------
@@ -137,46 +88,27 @@ def assign_ranks(
     """
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
-    direct = isinstance(pvalues, Mapping)
-    if direct:  # the first key's shape checked here; every key's by _pvalue_lookup
-        for key in pvalues:
-            direct = isinstance(key, tuple) and len(key) == 2
-            break
+    pv = _pvalue_lookup(pvalues)
     stats = {str(m): float(v) for m, v in statistics.items()}
-    # best first, ties by name: the key (-statistic, name) compared as tuples
-    ranked = [m for _, m in sorted([(-v, m) for m, v in stats.items() if math.isfinite(v)])]
-    ranks = _walk_pairs(ranked, pvalues, alpha) if direct else None
-    if ranks is None:  # a pair not found under its names: the p-values normalised and checked
-        ranks = _walk_pairs(ranked, _pvalue_lookup(pvalues), alpha, missing=math.nan)
-        assert ranks is not None  # a missing pair counts as NaN: the walk runs to the end
+    ranked = sorted((m for m in stats if math.isfinite(stats[m])), key=lambda m: (-stats[m], m))
+    # the walk of _walk_ranks on the pairs it needs (a NaN or missing p is never <= alpha)
+    ranks: list[Any] = []
+    rank, start = 1, 0
+    for i, b in enumerate(ranked):
+        for j in range(start, i):
+            if pv.get((ranked[j], b), math.nan) <= alpha:
+                rank, start = rank + 1, i
+                break
+        ranks.append(rank)
+    undefined = sorted(m for m in stats if not math.isfinite(stats[m]))
     if not stats:
         df = pd.DataFrame([], columns=["metric", "statistic", "rank"])
         df["rank"] = df["rank"].astype("Int64")
         return df
-    undefined = [] if len(ranked) == len(stats) else sorted(
-        m for m in stats if not math.isfinite(stats[m]))
     names = ranked + undefined
-    return RankFrame(names, [stats[m] for m in names], ranks + [pd.NA] * len(undefined))
-
-
-def _walk_pairs(ranked: list[str], pvalues: Mapping[tuple[str, str], Any], alpha: float,
-                missing: float | None = None) -> list[Any] | None:
-    """The WMT walk (:func:`_walk_ranks`) reading ``pvalues[(a, b)]`` (as ``float``) only at
-    the pairs it needs; a missing pair counts as ``missing`` (NaN: never significant), or,
-    when that is None, stops the walk (None)."""
-    ranks: list[Any] = []
-    rank, start = 1, 0
-    get = pvalues.get
-    for i, b in enumerate(ranked):
-        for j in range(start, i):
-            p = get((ranked[j], b), missing)
-            if p is None:
-                return None
-            if float(p) <= alpha:
-                rank, start = rank + 1, i
-                break
-        ranks.append(rank)
-    return ranks
+    # columns, not rows: no type inference per row and no second pass for the Int64 ranks
+    return pd.DataFrame({"metric": names, "statistic": np.array([stats[m] for m in names]),
+                         "rank": pd.array(ranks + [pd.NA] * len(undefined), dtype="Int64")})
 
 
 def rank_clusters(values: Any, pvalues: Any, alpha: float = 0.05) -> np.ndarray:
