@@ -19,7 +19,10 @@ mean over the drawn items in numpy's summation order (one compiled pass,
 ``_item_bootstrap``), and system-level rank coefficients from resampled system means (a
 (B, S) batch; each matrix's means are remembered, since a study asks for the same metric's
 means once per criterion and the same criterion's once per metric). The index matrices of
-a (shape, scheme, seed) are drawn once and handed out as copies. Every path is linear in B
+a (shape, scheme, seed) are drawn once and handed out as copies; the resample counts of a
+bootstrap (:func:`count_chunks`, small integers) and its resampled system means are kept too,
+so the other metrics and coefficients of a study (same shape and seed) neither draw nor count
+the indices again. Every path is linear in B
 and in the number of cells, and memory does not grow with B: a large bootstrap draws its item
 indices in chunks of rows (the same indices as one draw), Pearson's matrix products take
 fixed blocks of 32 resamples (so the coefficients do not depend on the chunking), and the
