@@ -281,7 +281,8 @@ def _spearman_one(gx: np.ndarray, ngx: int, gy: np.ndarray, ngy: int, si: np.nda
 
     Only the drawn cells (weight > 0) are visited (packed without branches into the buffers
     ``idx, w``). The ranks are multiples of 1/2 and the weights integers, so every sum is
-    exact (below 2**53) whatever the order of summation.
+    exact while below 2**53 (the sums of squares pass it from ~470,000 drawn cells on), and
+    the sums are taken in the cells' order.
     """
     d = _pack(si, ii, ws, wi, idx, w)
     n = 0.0
