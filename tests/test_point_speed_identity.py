@@ -360,3 +360,83 @@ def test_rater_agreement_and_icc_equal_the_old_code(kind):
         assert _same(res.mean_rater_r, mean_r) and res.n_raters == n_r
         new_icc, old_icc = rater_icc(df, "q"), _old_rater_icc(df, "q")
         assert all(_same(a, b) for a, b in zip(new_icc, old_icc, strict=True))
+
+
+def test_criterion_correlations_equal_the_old_pairing():
+    """criterion_correlations codes each criterion once: the same table as correlating the
+    old score_matrices of every pair (the reference)."""
+    from nlgeval.correlation.human import criterion_correlations
+    from nlgeval.correlation.levels import level_correlation
+
+    rng = np.random.default_rng(2)
+    frames = []
+    for c in ("fluency", "adequacy", "coherence"):
+        f = _random_frame(rng, 6, 12, "str").assign(criterion=c)
+        frames.append(f.sample(frac=1.0, random_state=int(rng.integers(100))))
+    human = pd.concat(frames, ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = criterion_correlations(human, coefficients=["pearson", "kendall"])
+        ref = []
+        crits = ["fluency", "adequacy", "coherence"]
+        cols = ["system", "item", "score"]
+        for i, a in enumerate(crits):
+            for b in crits[i + 1:]:
+                m = _old_score_matrices(human.loc[human["criterion"] == a, cols],
+                                        human.loc[human["criterion"] == b, cols])
+                for level in ("segment", "system"):
+                    for coef in ("pearson", "kendall"):
+                        res = level_correlation(m.metric, m.human, level, coef)
+                        ref.append((res.statistic, res.pvalue, res.n))
+    assert len(got) == len(ref)
+    for (r, p, n), row in zip(ref, got.itertuples(), strict=True):
+        assert _same(row.r, r) and _same(row.p, p) and row.n == n
+
+
+def _old_rater_ceiling(ratings, criterion, systems, levels, coefficient="pearson", seed=0):
+    """rater_ceiling as before (990d44c): string keys and pandas group transforms."""
+    from nlgeval.correlation.levels import level_correlation
+
+    r = ratings[(ratings["criterion"] == criterion)
+                & ratings["system"].astype(str).isin(list(systems))]
+    r = r[np.isfinite(r["score"].astype(float))].sort_values(["system", "item", "rater"])
+    key = r["system"].astype(str) + "\x00" + r["item"].astype(str)
+    count = key.map(key.value_counts())
+    r = r[count.to_numpy() >= 2]
+    out = {lv: float("nan") for lv in levels}
+    if r.empty:
+        return out
+    rng = np.random.default_rng(seed)
+    r = r.assign(_key=key[r.index], _u=rng.random(len(r)))
+    pick = r.groupby("_key")["_u"].transform("max") == r["_u"]
+    one = r[pick]
+    g = r.groupby("_key")["score"]
+    rest_mean = (g.transform("sum") - r["score"]) / (g.transform("count") - 1)
+    rest = r[pick].assign(score=rest_mean[pick])
+    cols = ["system", "item", "score"]
+    mats = _old_score_matrices(one[cols].astype({"system": str, "item": str}),
+                               rest[cols].astype({"system": str, "item": str}),
+                               systems=sorted(map(str, systems)))
+    for lv in levels:
+        out[lv] = float(level_correlation(mats.metric, mats.human, lv, coefficient,
+                                          n_resamples=0).statistic)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "constant"])
+def test_rater_ceiling_equals_the_old_code(kind):
+    from nlgeval.report.verdict import rater_ceiling
+
+    rng = np.random.default_rng(10 + len(kind))
+    levels = ["segment", "system", "item", "system-grouped"]
+    for k in range(10):
+        df = _ratings(rng, int(rng.integers(2, 8)), int(rng.integers(2, 30)), kind)
+        df["score"] = df["score"] * rng.choice([1.0, 1e-3, 7.0])
+        if k % 3 == 0:
+            df.loc[rng.random(len(df)) < 0.05, "system"] = None  # unnamed outputs
+        systems = ["s0", "s1", "s2"] if k % 2 else ["s2", "s0"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            new = rater_ceiling(df, "q", systems, levels, "pearson", seed=k)
+            old = _old_rater_ceiling(df, "q", systems, levels, "pearson", seed=k)
+        assert all(_same(new[lv], old[lv]) for lv in levels), (k, new, old)

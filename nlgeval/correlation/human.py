@@ -29,7 +29,13 @@ from nlgeval.correlation.coefficients import (
     correlation,
     near_constant,
 )
-from nlgeval.correlation.levels import check_level, level_correlation, score_matrices
+from nlgeval.correlation.levels import (
+    check_level,
+    default_names,
+    frame_codes_by,
+    level_correlation,
+    score_matrices,
+)
 from nlgeval.errors import InputError
 from nlgeval.results import Result
 
@@ -78,11 +84,17 @@ def criterion_correlations(
         raise InputError(
             f"human scores need columns system, item, criterion, score; missing {miss}")
     crits = list(criteria) if criteria is not None else list(dict.fromkeys(human["criterion"]))
-    frames = {c: human.loc[human["criterion"] == c, ["system", "item", "score"]] for c in crits}
+    by = frame_codes_by(human, "criterion", crits)  # each criterion's codes once
     rows = []
     for i, a in enumerate(crits):
         for b in crits[i + 1:]:
-            m = score_matrices(frames[a], frames[b])
+            ca, cb = by[a], by[b]
+            if ca is None or cb is None:  # a duplicated output: score_matrices names it
+                cols = ["system", "item", "score"]
+                m = score_matrices(human.loc[human["criterion"] == a, cols],
+                                   human.loc[human["criterion"] == b, cols])
+            else:
+                m = ca.matrices(cb, *default_names(ca, cb))
             for level in levels:
                 level = check_level(level)
                 for coef in coefficients:

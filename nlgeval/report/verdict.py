@@ -62,22 +62,26 @@ def rater_ceiling(
     r = ratings[(ratings["criterion"] == criterion)
                 & ratings["system"].astype(str).isin(list(systems))]
     r = r[np.isfinite(r["score"].astype(float))].sort_values(["system", "item", "rater"])
-    key = r["system"].astype(str) + "\x00" + r["item"].astype(str)
-    count = key.map(key.value_counts())
-    r = r[count.to_numpy() >= 2]
     out = {lv: math.nan for lv in levels}
-    if r.empty:
+    # the outputs as integer codes (a missing name: no output), in arrays from here on
+    sys_s, item_s = r["system"].astype(str), r["item"].astype(str)
+    key = pd.factorize(sys_s + "\x00" + item_s)[0]
+    count = np.bincount(key[key >= 0])
+    keep = np.flatnonzero(key >= 0)
+    keep = keep[count[key[keep]] >= 2]
+    if keep.size == 0:
         return out
-    rng = np.random.default_rng(seed)
-    r = r.assign(_key=key[r.index], _u=rng.random(len(r)))
-    pick = r.groupby("_key")["_u"].transform("max") == r["_u"]
-    one = r[pick]
-    g = r.groupby("_key")["score"]
-    rest_mean = (g.transform("sum") - r["score"]) / (g.transform("count") - 1)
-    rest = r[pick].assign(score=rest_mean[pick])
-    cols = ["system", "item", "score"]
-    mats = score_matrices(one[cols].astype({"system": str, "item": str}),
-                          rest[cols].astype({"system": str, "item": str}),
+    key, score = key[keep], r["score"].to_numpy(dtype=float)[keep]
+    u = np.random.default_rng(seed).random(keep.size)
+    top = np.full(count.size, -np.inf)
+    np.maximum.at(top, key, u)
+    pick = top[key] == u
+    # pandas' group sum (compensated), as before; the count is exact either way
+    total = pd.Series(score).groupby(key).transform("sum").to_numpy()
+    rest_mean = (total - score) / (count[key] - 1)
+    names = {"system": sys_s.to_numpy()[keep][pick], "item": item_s.to_numpy()[keep][pick]}
+    mats = score_matrices(pd.DataFrame({**names, "score": score[pick]}),
+                          pd.DataFrame({**names, "score": rest_mean[pick]}),
                           systems=sorted(map(str, systems)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateInputWarning)
