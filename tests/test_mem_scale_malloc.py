@@ -26,9 +26,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 
-def _faults(mode: str) -> int:
+def _faults(mode: str, **env: str) -> int:
     out = subprocess.run([sys.executable, "-c", _CHILD, mode], capture_output=True, text=True,
-                         check=True)
+                         check=True, env={**os.environ, **env})
     return int(out.stdout.split()[-1])
 
 
@@ -38,6 +38,9 @@ def test_the_console_script_reuses_freed_large_blocks() -> None:
     library, script = _faults("library"), _faults("script")
     # without it each 40 MB temporary faults in its ~10,000 pages (or ~20 huge pages) again
     assert script * 4 < library, (script, library)
+    # NLGEVAL_MALLOC=default leaves glibc's settings alone (to compare, or should a study's
+    # allocation pattern fragment the heap)
+    assert _faults("script", NLGEVAL_MALLOC="default") > 4 * script
 
 
 def test_nothing_changes_outside_the_console_script(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -206,8 +206,9 @@ def _keep_freed_memory() -> None:
     1 GB makes freed blocks reusable without faults (at 20 x 10,000 outputs: system time
     5.6 s -> 1.3 s, minor page faults -46 %, peak memory -13 %; docs/scale.md). Not done when
     nlgeval is used as a library or from tests (another program's allocator settings are its
-    own), nor under another C library."""
-    if Path(sys.argv[0]).name != "nlgeval" or not hasattr(os, "confstr"):
+    own), nor under another C library, nor with ``NLGEVAL_MALLOC=default``."""
+    if Path(sys.argv[0]).name != "nlgeval" or not hasattr(os, "confstr") \
+            or os.environ.get("NLGEVAL_MALLOC", "").strip().lower() == "default":
         return
     try:
         if not str(os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
