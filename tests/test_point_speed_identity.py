@@ -440,3 +440,18 @@ def test_rater_ceiling_equals_the_old_code(kind):
             new = rater_ceiling(df, "q", systems, levels, "pearson", seed=k)
             old = _old_rater_ceiling(df, "q", systems, levels, "pearson", seed=k)
         assert all(_same(new[lv], old[lv]) for lv in levels), (k, new, old)
+
+
+def test_average_ranks_equal_scipy_rankdata():
+    from scipy import stats
+
+    from nlgeval.correlation.coefficients import average_ranks
+
+    rng = np.random.default_rng(4)
+    for k in range(500):
+        n = int(rng.choice([1, 2, 3, 16, 100, 2847, 25_000]))
+        x = rng.normal(size=n) * rng.choice([1e-200, 1.0, 1e200])
+        if k % 2:
+            x = np.round(x / np.abs(x).max() * rng.choice([1, 3, 50])) if n else x  # ties
+        got, ref = average_ranks(x), stats.rankdata(x)
+        assert got.dtype == ref.dtype and np.array_equal(got, ref), (k, n)
