@@ -101,14 +101,14 @@ def test_chunked_perm_both_equals_one_piece(monkeypatch: pytest.MonkeyPatch, lev
     rng = np.random.default_rng(8)
     mets = {"a": X, "b": X + rng.normal(size=X.shape), "c": np.round(X, 1)}
     seen = []
-    real = compare._all_pair_deltas
+    real = compare.streamed_pair_deltas  # every chunk's deltas, concatenated
 
     def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
         out = real(*args, **kwargs)
         seen.append({k: v[2] for k, v in out.items()})
         return out
 
-    monkeypatch.setattr(compare, "_all_pair_deltas", recorded)
+    monkeypatch.setattr(compare, "streamed_pair_deltas", recorded)
     runs = []
     for cells in (10**12, X.size * 8, X.size * 16):  # one piece; 8 and 16 draws a chunk
         monkeypatch.setattr(compare, "_MASK_CELLS", cells)
