@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import sys
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, as_completed, wait
 from dataclasses import dataclass
 from typing import Any
@@ -19,10 +20,10 @@ import pandas as pd
 from nlgeval.parallel import ProcessPoolBackend, get_backend, map_tasks, single_blas_thread
 from nlgeval.parallel.backends import one_numba_thread
 from nlgeval.progress import is_quiet, progress_bar
-from nlgeval.report.criterion_split import split_criteria
+from nlgeval.report.criterion_split import fork_split, split_criteria
 from nlgeval.report.meta import wanted
 from nlgeval.report.prepare import PreparedScores
-from nlgeval.report.settings import ValidationSettings
+from nlgeval.report.settings import AUTO_PROCESS_MAX_OUTPUTS, ValidationSettings
 from nlgeval.report.stages import (
     CLUSTER_COLUMNS,
     COMPARISON_COLUMNS,
@@ -58,10 +59,14 @@ class PendingCriteria:
 
     def __init__(self, prep: PreparedScores, settings: ValidationSettings,
                  futures: list[Any] | None = None, pool: Any = None,
-                 parts: list[_CriterionPart] | None = None, workers: int = 1) -> None:
+                 parts: list[_CriterionPart] | None = None, workers: int = 1,
+                 assemble: Callable[[list[Any]], list[_CriterionPart]] | None = None,
+                 description: str = "correlations + bootstrap (criteria)") -> None:
         self._prep, self._settings = prep, settings
         self._futures, self._pool, self._parts = futures or [], pool, parts
-        self._workers = workers
+        self._workers, self._assemble, self._description = workers, assemble, description
+        self._large = assemble is not None and AUTO_PROCESS_MAX_OUTPUTS < \
+            len(prep.systems) * len(prep.rated_items) * len(prep.metrics)
 
     @property
     def running(self) -> bool:
@@ -73,7 +78,15 @@ class PendingCriteria:
         once fewer criteria are being computed than there are cores: work done here meanwhile
         then runs on the core the last criterion leaves idle, instead of slowing down the
         worker that finishes last. Else (4 criteria on 2 workers, or more cores than workers)
-        return at once: no core would be idle before the end."""
+        return at once: no core would be idle before the end. Pieces of criteria on forked
+        workers (:func:`~nlgeval.report.criterion_split.fork_split`): at once, unless the
+        study has more than :data:`~nlgeval.report.settings.AUTO_PROCESS_MAX_OUTPUTS` scored
+        outputs: then once the workers are done, so that the memory of Table 9 and the human
+        references does not come on top of two workers' resampling arrays."""
+        if self._assemble is not None:  # pieces handed out largest first: no idle core
+            if self._large:  # ... but the other stages' arrays would add to the workers'
+                wait(self._futures)
+            return
         if not self._futures or len(self._futures) % self._workers == 0:
             return
         cores = os.cpu_count() or 1
@@ -86,11 +99,11 @@ class PendingCriteria:
         """The tables of :func:`correlate_criteria` (waits for the workers)."""
         if self._pool is not None:
             try:
-                with progress_bar(len(self._futures),
-                                  "correlations + bootstrap (criteria)") as bar:
+                with progress_bar(len(self._futures), self._description) as bar:
                     for _ in as_completed(self._futures):
                         bar.advance(1)
-                self._parts = [f.result() for f in self._futures]
+                results = [f.result() for f in self._futures]
+                self._parts = results if self._assemble is None else self._assemble(results)
             finally:
                 self.cancel()
         return _combine(self._parts or [])
@@ -124,6 +137,13 @@ def start_criteria(prep: PreparedScores, settings: ValidationSettings) -> Pendin
         return PendingCriteria(prep, settings, parts=map_tasks(
             _run_criterion, tasks, backend, description="correlations + bootstrap (criteria)"))
     _warm_kernels(settings)  # before the workers are forked: they inherit them
+    if len(tasks) < backend.workers and sys.platform.startswith("linux"):
+        # fewer criteria than workers (one MQM score): pieces of the criteria on every worker
+        split = fork_split(prep, settings, backend.workers)
+        return PendingCriteria(prep, settings, split.futures, split, workers=backend.workers,
+                               assemble=lambda res: [_CriterionPart(*r)
+                                                     for r in split.assemble(res)],
+                               description="correlations + bootstrap (pieces)")
     # the workers are forked at the first submit, before the pool starts its threads
     workers = min(backend.workers, len(tasks))
     pool = ProcessPoolExecutor(max_workers=workers, initializer=one_numba_thread,
