@@ -510,7 +510,7 @@ def _complete_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.size == 0:
         return np.asarray(np.nan)
     hx, lx, hy, ly = x.max(), x.min(), y.max(), y.min()
-    if constant_from_extremes(hx, lx) or constant_from_extremes(hy, ly):
+    if constant_from_extremes(np.array([hx, hy]), np.array([lx, ly])).any():  # the rule
         return np.asarray(np.nan)
     # contiguous, as the masked copies are (a strided sum is taken in buffered chunks)
     x = np.ascontiguousarray(overflow_safe(x, hx, lx))

@@ -22,12 +22,10 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.correlation.coefficients import (
-    MIN_PAIRS,
     DegenerateInputWarning,
     batch_correlation,
     check_coefficient,
     correlation,
-    near_constant,
 )
 from nlgeval.correlation.levels import (
     check_level,
@@ -202,7 +200,7 @@ def rater_agreement_bound(
 def _statistic(x: np.ndarray, y: np.ndarray, coefficient: str) -> float:
     """``correlation(x, y, coefficient).statistic`` of finite vectors without its p-value and
     interval (the per-rater coefficients use only r): the same rule and the same kernel."""
-    if x.size < MIN_PAIRS or near_constant(x) or near_constant(y):
-        return math.nan
+    # batch_correlation applies the same rule (fewer than MIN_PAIRS pairs, a constant variable:
+    # NaN), once
     r = float(batch_correlation(x, y, coefficient))
     return r if np.isfinite(r) else math.nan
