@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> None:
     so ``nlgeval --help`` stays fast (tests/test_cli_startup.py checks this). Run as the
     ``nlgeval`` console script, the process ends by :func:`_exit_now` once the command is
     done (exit handlers run, output flushed), skipping the interpreter's teardown of every
-    loaded module; called from Python code it raises ``SystemExit`` as before.
+    loaded module; called from Python code it raises ``SystemExit`` as before. For
+    ``nlgeval validate`` the console script also loads scipy.stats and the report first
+    (:func:`_prepare_validate_process`: no generated docstring notes, a frozen heap).
 
     Examples
     --------
