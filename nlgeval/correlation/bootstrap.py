@@ -400,7 +400,7 @@ def _of_counts(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str, ws: n
     :func:`~nlgeval.correlation._pearson_counts.pearson_counts_plan` of ``X, Y`` when made
     already."""
     if coefficient == "pearson":
-        return _pearson_in_blocks(X, Y, level, ws, wi, plan)
+        return _pearson_of_counts(X, Y, level, ws, wi, plan)
     # weighted ranks / pair counts per resample in one numba call (no sort and no scipy call
     # per resample; both cores); numba is imported only when needed (start-up time)
     from nlgeval.correlation.kendall.weighted import (
@@ -415,6 +415,15 @@ def _of_counts(X: np.ndarray, Y: np.ndarray, level: str, coefficient: str, ws: n
 
 
 def _pearson_in_blocks(
+    X: np.ndarray, Y: np.ndarray, level: str, sys_idx: np.ndarray, item_idx: np.ndarray
+) -> np.ndarray:
+    """Pearson on the resamples of the index matrices (:func:`_pearson_of_counts` of their
+    counts)."""
+    return _pearson_of_counts(X, Y, level, resample_counts(sys_idx, X.shape[0]),
+                              resample_counts(item_idx, X.shape[1]))
+
+
+def _pearson_of_counts(
     X: np.ndarray, Y: np.ndarray, level: str, ws_all: np.ndarray, wi_all: np.ndarray,
     plan: Callable[..., np.ndarray] | None = None,
 ) -> np.ndarray:
