@@ -211,8 +211,10 @@ def metric_comparisons(
         comparisons += [as_comparison_table(f, cm.criterion, level, label) for f in frames]
         if frames:
             main = frames[0]
-            rs = {m: float(main.loc[main["metric_a"] == m, "r_a"].iloc[0])
-                  for m in prep.metrics if (main["metric_a"] == m).any()}
+            first: dict[Any, Any] = {}  # each metric's r: its first row as metric_a
+            for name, r_a in zip(main["metric_a"].tolist(), main["r_a"].tolist(), strict=True):
+                first.setdefault(name, r_a)
+            rs = {m: float(first[m]) for m in prep.metrics if m in first}
             cl = significance_clusters(main, rs, alpha=settings.alpha)
             clusters.append(cl.rename(columns={"r": "value"}).assign(
                 criterion=cm.criterion, level=level, statistic=label,
