@@ -25,17 +25,18 @@ from nlgeval.errors import InputError
 
 #: bytes per value of the study (one metric's score or one criterion's human score of one
 #: output: the file as read, the tidy frames, the aligned matrices and the statistics' chunks)
-#: and the fixed part (interpreter, libraries); fitted to peak resident memory measured with
-#: benchmarks/bench_scale_memory.py (docs/scale.md) -- the line through 20 x 10,000 outputs
-#: x (3 metrics + 1 criterion) = 0.8 M values at 857 MB and 20 x 50,000 (4 M values) at 2.42 GB
-BYTES_PER_VALUE = 490
-BASE_BYTES = 444 * 2**20
+#: and the fixed part (interpreter, libraries); 1.1 x the line through the peak resident
+#: memory (VmHWM) of `nlgeval validate` measured on 2026-11-26 (docs/scale.md, "Memory and
+#: system time"): 20 x 10,000 outputs x (3 metrics + 1 criterion) = 0.8 M values at 724 MiB
+#: and 20 x 50,000 (4 M values) at 1.56 GiB -- a 10 % margin above both
+BYTES_PER_VALUE = 317
+BASE_BYTES = 556 * 2**20
 
-#: the second line, for large studies: 1.1 x the line through the measured peaks of 20 x 50,000
-#: (4 M values, 2.13 GiB) and 20 x 250,000 (20 M values, 4.11 GiB, with Table 9's signed-rank
-#: tests in blocks of pairs; docs/scale.md): a 10 % margin above both
-LARGE_BYTES_PER_VALUE = 146
-LARGE_BASE_BYTES = 1840 * 2**20
+#: the second line, for large studies: 1.1 x the line through the peaks of 20 x 50,000 (4 M
+#: values, 1.56 GiB, as above) and 20 x 250,000 (20 M values, 4.11 GiB, measured before the
+#: allocator and preparation changes of 2026-11-26, kept as the 5 M point; docs/scale.md)
+LARGE_BYTES_PER_VALUE = 189
+LARGE_BASE_BYTES = 1044 * 2**20
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30,
           "gb": 2**30, "t": 2**40, "tb": 2**40}
@@ -71,7 +72,7 @@ def estimate_study_memory(systems: int, items: int, metrics: int, criteria: int
     Examples
     --------
     >>> format_bytes(estimate_study_memory(10, 1_000, 3, 2).bytes)
-    '0.5 GB'
+    '0.6 GB'
     """
     values = int(systems) * int(items) * (int(metrics) + max(1, int(criteria)))
     need = min(_line(BASE_BYTES, BYTES_PER_VALUE, values),
