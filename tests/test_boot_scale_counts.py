@@ -94,7 +94,6 @@ def _small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Index chunks of 64 resamples or fewer (a few hundred cells), as a large study's."""
     monkeypatch.setattr(bs, "DRAW_CELLS", 4096)
     bs._COUNTS_CACHE.clear()
-    bs._COUNT_SIZES.clear()
 
 
 @pytest.mark.parametrize("kind", KINDS)

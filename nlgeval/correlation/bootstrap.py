@@ -172,8 +172,9 @@ def _draw_indices(
 
 #: the resample counts of the last bootstraps (int, the smallest dtype that holds them), by
 #: (shape, resamples, scheme, seed); each at most _COUNTS_CACHE_BYTES, at most 2 entries
-_COUNTS_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-_COUNT_SIZES: dict[tuple, list[tuple[int, int]]] = {}  # (first resample, size) of each chunk
+#: (ws, wi, (first resample, size) of each chunk); one value per key, read with one lookup
+#: (worker threads may share the process)
+_COUNTS_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]] = {}
 _COUNTS_CACHE_BYTES = 64 * 2**20
 
 
@@ -215,7 +216,7 @@ def count_chunks(
     key = (tuple(shape), resamples, check_resample(resample), int(seed) if small else 0)
     hit = _COUNTS_CACHE.get(key) if small else None
     if hit is not None:
-        chunks = [(hit[0][b0:b0 + n], hit[1][b0:b0 + n]) for b0, n in _COUNT_SIZES[key]]
+        chunks = [(hit[0][b0:b0 + n], hit[1][b0:b0 + n]) for b0, n in hit[2]]
         yield from chunks
         return
     parts: list[tuple[np.ndarray, np.ndarray]] = []
@@ -231,9 +232,8 @@ def count_chunks(
         if ws_all.nbytes + wi_all.nbytes <= _COUNTS_CACHE_BYTES:
             ws_all.flags.writeable = wi_all.flags.writeable = False
             while len(_COUNTS_CACHE) >= 2:
-                old = next(iter(_COUNTS_CACHE))
-                del _COUNTS_CACHE[old], _COUNT_SIZES[old]
-            _COUNTS_CACHE[key], _COUNT_SIZES[key] = (ws_all, wi_all), sizes
+                _COUNTS_CACHE.pop(next(iter(_COUNTS_CACHE)), None)
+            _COUNTS_CACHE[key] = (ws_all, wi_all, sizes)
 
 
 def _int_counts(idx: np.ndarray, n: int) -> np.ndarray:
@@ -335,17 +335,17 @@ def _system_ranks(X: np.ndarray, Y: np.ndarray, coefficient: str, resamples: int
     ok = np.isfinite(X) & np.isfinite(Y)
     study = repr((X.shape, resamples, resample, seed)).encode() + _digest(np.packbits(ok))
     keys = [study + _digest(np.where(ok, Z, 0.0)) for Z in (X, Y)]
-    if any(key not in _STUDY_MEANS for key in keys):
+    mx, my = _STUDY_MEANS.get(keys[0]), _STUDY_MEANS.get(keys[1])
+    if mx is None or my is None:
         parts = [_resampled_system_means(X, Y, ii)
                  for _, ii in _index_chunks(X.shape, resamples, resample, seed)]
-        for key, means in zip(keys, (np.concatenate([p[j] for p in parts]) for j in (0, 1)),
-                              strict=True):
+        mx, my = (np.concatenate([p[j] for p in parts]) for j in (0, 1))
+        for key, means in zip(keys, (mx, my), strict=True):
             means.flags.writeable = False
             _STUDY_MEANS[key] = means
-        while sum(v.nbytes for v in _STUDY_MEANS.values()) > _MEANS_CACHE_BYTES \
+        while sum(v.nbytes for v in list(_STUDY_MEANS.values())) > _MEANS_CACHE_BYTES \
                 and len(_STUDY_MEANS) > 2:
-            del _STUDY_MEANS[next(iter(_STUDY_MEANS))]
-    mx, my = _STUDY_MEANS[keys[0]], _STUDY_MEANS[keys[1]]
+            _STUDY_MEANS.pop(next(iter(_STUDY_MEANS)), None)
     S = X.shape[0]
     if resample in ("systems", "both"):  # the first draw of the stream, as resample_indices
         sys_all = np.random.default_rng(seed).integers(0, S, size=(resamples, S))
