@@ -93,3 +93,15 @@ def test_only_the_console_script_skips_the_notes(tmp_path: Path, name: str,
     assert res.returncode == 2
     assert res.stderr.strip().splitlines()[-1] == expected
     assert not _is_console_script()  # nlgeval imported by pytest: never the console script
+
+
+def test_validate_help_loads_no_scipy(tmp_path: Path) -> None:
+    script = tmp_path / "nlgeval"
+    script.write_text(f"#!{sys.executable}\nimport atexit, sys\nfrom nlgeval.cli import main\n"
+                      "atexit.register(lambda: sys.stderr.write(\n"
+                      "    'SCIPY\\n' if 'scipy.stats' in sys.modules else 'NOSCIPY\\n'))\n"
+                      "sys.exit(main())\n")
+    res = subprocess.run([sys.executable, str(script), "validate", "--help"],
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 0 and "Usage" in res.stdout
+    assert res.stderr.strip().splitlines()[-1] == "NOSCIPY"

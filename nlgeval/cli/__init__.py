@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> None:
     ...     print(exc.code)
     2
     """
-    if argv is None and _is_console_script() and sys.argv[1:2] == ["validate"]:
+    if (argv is None and sys.argv[1:2] == ["validate"] and _is_console_script()
+            and not {"--help", "-h"} & set(sys.argv)):
         _prepare_validate_process()
     try:
         _run(argv)
