@@ -27,10 +27,10 @@ from nlgeval.correlation.pairwise import (
 )
 from nlgeval.correlation.permutation.compare import (
     _permutation_deltas,
-    iter_swap_masks,
     permutation_test,
     swap_masks,
 )
+from nlgeval.correlation.permutation.draws import iter_swap_masks
 from nlgeval.errors import InputError
 
 
