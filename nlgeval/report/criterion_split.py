@@ -170,12 +170,14 @@ def _run_forked(index: int) -> Any:
     return _run_piece(mats[criterion], piece)
 
 
-#: CPU seconds per million cells and 1,000 draws of a piece, measured on one core at 20 x 10,000
-#: items (3 metrics, default statistics): a metric's correlations per level and coefficient,
-#: and the PERM-BOTH comparisons per level and pair of metrics
-_ROW_COST = {("segment", "kendall"): 1.6, ("segment", "spearman"): 0.8,
-             ("segment", "pearson"): 0.25, ("system", "pearson"): 0.12}
-_PAIR_COST = {"segment": 1.9, "system": 1.05}
+#: CPU seconds per million cells and 1,000 draws of a piece, measured in a worker process (one
+#: numba and one BLAS thread) at 20 x 10,000 items with 3 metrics and default statistics: a
+#: metric's correlations at one level with one coefficient (point estimate, permutations and
+#: bootstrap draws), and the PERM-BOTH comparisons at one level per pair of metrics
+_ROW_COST = {("segment", "kendall"): 6.5, ("segment", "spearman"): 3.3,
+             ("segment", "pearson"): 1.0, ("system", "kendall"): 1.6,
+             ("system", "spearman"): 1.6, ("system", "pearson"): 0.3}
+_PAIR_COST = {"segment": 3.2, "system": 1.65}
 
 
 def _cost(piece: _Piece, cm: CriterionMatrices) -> float:
@@ -185,11 +187,11 @@ def _cost(piece: _Piece, cm: CriterionMatrices) -> float:
     cells = float(cm.human.size) / 1e6
     if piece.kind == "rows":
         coef = check_statistic(piece.coefficient) if piece.coefficient else "kendall"
-        per = _ROW_COST.get((piece.level, coef), 0.25 if piece.level == "system" else 1.6)
+        per = _ROW_COST.get((piece.level, coef), 1.6 if piece.level == "system" else 6.5)
         return cells * (s.n_resamples + s.permutations + 1) / 1e3 * per
     if piece.kind == "comparisons":
         pairs = len(cm.oriented) * (len(cm.oriented) - 1) / 2
-        return cells * s.permutations / 1e3 * pairs * _PAIR_COST.get(piece.level, 1.9)
+        return cells * s.permutations / 1e3 * pairs * _PAIR_COST.get(piece.level, 3.2)
     return cells * max(s.spa_permutations, 1) / 1e3 * len(s.meta_statistics) * len(cm.oriented)
 
 
