@@ -8,6 +8,7 @@ near-constant items and scores near 1e200 and 1e-200."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,20 +45,23 @@ def _inputs(seed: int, n_criteria: int, n_systems: int = 7,
     return pd.concat(humans, ignore_index=True), scores[keep].reset_index(drop=True)
 
 
-def _run(human: pd.DataFrame, scores: pd.DataFrame, **options: object) -> object:
+def _run(human: pd.DataFrame, scores: pd.DataFrame, **options: Any) -> Any:
     return run_validation(ratings_corpus(human, name="synthetic"), metrics=[], scores=scores,
-                          n_resamples=60, permutations=40, table9=False, **options)
+                          n_resamples=60, permutations=40, **options)
 
 
-@pytest.mark.parametrize(("seed", "n_criteria", "workers", "statistics"), [
-    (0, 1, 2, None),
-    (1, 1, 3, ("pearson", "kendall", "pairwise_accuracy", "acc_eq")),
-    (2, 2, 3, None),
+@pytest.mark.parametrize(("seed", "n_criteria", "workers", "statistics", "large"), [
+    (0, 1, 2, None, False),
+    (1, 1, 3, ("pearson", "kendall", "pairwise_accuracy", "acc_eq"), False),
+    (2, 2, 3, None, False),
+    (4, 1, 2, None, True),  # a large study: the pieces are done before Table 9 starts
 ])
 def test_pieces_on_forked_workers_give_the_serial_tables(
         monkeypatch: pytest.MonkeyPatch, seed: int, n_criteria: int, workers: int,
-        statistics: tuple[str, ...] | None) -> None:
+        statistics: tuple[str, ...] | None, large: bool) -> None:
     human, scores = _inputs(seed, n_criteria)
+    if large:
+        monkeypatch.setattr("nlgeval.report.tasks.AUTO_PROCESS_MAX_OUTPUTS", 0)
     extra = {} if statistics is None else {"statistics": statistics}
     serial = _run(human, scores, backend="serial", **extra)
     splits: list[criterion_split.ForkedSplit] = []
@@ -74,7 +78,7 @@ def test_pieces_on_forked_workers_give_the_serial_tables(
     corr = serial.correlations
     assert corr["value"].notna().sum() >= 9 and corr["ci_low"].notna().any()
     assert len(serial.comparisons) > 0
-    for name in ("correlations", "comparisons", "clusters"):
+    for name in ("correlations", "comparisons", "clusters", "significant_differences"):
         pd.testing.assert_frame_equal(getattr(serial, name), getattr(pool, name),
                                       check_exact=True)
     assert serial.leaderboards.keys() == pool.leaderboards.keys()
@@ -87,7 +91,7 @@ def test_pieces_go_out_largest_first() -> None:
     human, scores = _inputs(3, 1)
     from nlgeval.report.prepare import ScoreInputs, prepare_scores
 
-    settings = ValidationSettings(metrics=[], n_resamples=50, permutations=30)
+    settings = ValidationSettings(metrics=(), n_resamples=50, permutations=30)
     prep = prepare_scores(ratings_corpus(human, name="synthetic"), settings,
                           ScoreInputs(scores=scores))
     split = criterion_split.fork_split(prep, settings, 2)

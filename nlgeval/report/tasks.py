@@ -81,11 +81,11 @@ class PendingCriteria:
         return at once: no core would be idle before the end. Pieces of criteria on forked
         workers (:func:`~nlgeval.report.criterion_split.fork_split`): at once, unless the
         study has more than :data:`~nlgeval.report.settings.AUTO_PROCESS_MAX_OUTPUTS` scored
-        outputs: then once the workers are done, so that the memory of Table 9 and the human
-        references does not come on top of two workers' resampling arrays."""
+        outputs: then once the workers are done and shut down, so that the memory of Table 9
+        and the human references does not come on top of the workers' arrays."""
         if self._assemble is not None:  # pieces handed out largest first: no idle core
             if self._large:  # ... but the other stages' arrays would add to the workers'
-                wait(self._futures)
+                self.result()  # the tables, kept; the workers (and their memory) are gone
             return
         if not self._futures or len(self._futures) % self._workers == 0:
             return
