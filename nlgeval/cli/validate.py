@@ -203,10 +203,10 @@ def _keep_freed_memory() -> None:
     unmaps it when freed, so each large temporary array of a big study (a 20 x 250,000 matrix
     is 40 MB) page-faults anew, in the kernel: 347 s of the 1,319 s CPU of a 5 M-output study.
     Allocating every block from the heap (M_MMAP_MAX 0) and trimming the heap's top only past
-    1 GB makes freed blocks reusable without faults (at 20 x 10,000 outputs: system time
-    5.6 s -> 1.3 s, minor page faults -46 %, peak memory -13 %; docs/scale.md). Not done when
-    nlgeval is used as a library or from tests (another program's allocator settings are its
-    own), nor under another C library, nor with ``NLGEVAL_MALLOC=default``."""
+    1 GB makes freed blocks reusable without faults (at 20 x 50,000 outputs: system time
+    13.5 s -> 5.0 s, peak -1.4 %; at 20 x 10,000: 1.7 s -> 1.1 s, peak +0.8 %; docs/scale.md).
+    Not done when nlgeval is used as a library or from tests (another program's allocator
+    settings are its own), nor under another C library, nor with ``NLGEVAL_MALLOC=default``."""
     if Path(sys.argv[0]).name != "nlgeval" or not hasattr(os, "confstr") \
             or os.environ.get("NLGEVAL_MALLOC", "").strip().lower() == "default":
         return

@@ -25,13 +25,13 @@ from nlgeval.errors import InputError
 
 #: bytes per value of the study (one metric's score or one criterion's human score of one
 #: output: the file as read, the tidy frames, the aligned matrices and the statistics' chunks)
-#: and the fixed part (interpreter, libraries); 1.05 x the line through the peak resident
-#: memory (VmHWM) of `nlgeval validate` measured on 2026-11-26 (docs/scale.md, "Memory and
-#: system time"): 20 x 10,000 outputs x (3 metrics + 1 criterion) = 0.8 M values at 724 MiB
-#: and 20 x 50,000 (4 M values) at 1.69 GiB; 20 x 2,000 (0.16 M values) peaked at 420 MiB,
-#: below the line (the test of a measured study allows 1.33x)
-BYTES_PER_VALUE = 347
-BASE_BYTES = 496 * 2**20
+#: and the fixed part (interpreter, libraries); fitted to the peak resident memory (VmHWM) of
+#: `nlgeval validate --backend serial` measured on 2026-11-26 (docs/scale.md, "Memory and
+#: system time"): the line through 1.25 x the peak of 20 x 2,000 outputs x (3 metrics + 1
+#: criterion) = 0.16 M values (420 MiB) and 1.03 x that of 20 x 10,000 (0.8 M values,
+#: 816 MiB); at 20 x 50,000 (4 M values, 1.69 GiB) the second line is the lower
+BYTES_PER_VALUE = 516
+BASE_BYTES = 447 * 2**20
 
 #: the second line, for large studies: 1.1 x the line through the peaks of 20 x 50,000 (4 M
 #: values, 1.69 GiB, as above) and 20 x 250,000 (20 M values, 4.11 GiB, measured before the
