@@ -455,3 +455,36 @@ def test_average_ranks_equal_scipy_rankdata():
             x = np.round(x / np.abs(x).max() * rng.choice([1, 3, 50])) if n else x  # ties
         got, ref = average_ranks(x), stats.rankdata(x)
         assert got.dtype == ref.dtype and np.array_equal(got, ref), (k, n)
+
+
+# ------------------------------------------------------------------ criterion_matrices one pass
+def test_criterion_matrices_one_pass_equals_per_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large study codes each metric on its own (a smaller peak): the same matrices as the
+    one pass over all metrics, and the same error for a duplicated output."""
+    import dataclasses
+
+    from nlgeval.corpora import load_corpus
+    from nlgeval.report import stages
+    from nlgeval.report.prepare import prepare_scores
+    from nlgeval.report.settings import ValidationSettings
+
+    c = load_corpus("e2e")
+    c = c.subset(items=c.items[:30])
+    prep = prepare_scores(c, ValidationSettings(metrics=["bleu", "chrf"]))
+    for crit in prep.criteria:
+        one = stages.criterion_matrices(prep, crit)
+        monkeypatch.setattr(stages, "ONE_PASS_ROWS", 0)
+        each = stages.criterion_matrices(prep, crit)
+        monkeypatch.setattr(stages, "ONE_PASS_ROWS", 2_000_000)
+        np.testing.assert_array_equal(one.human, each.human)
+        assert one.oriented.keys() == each.oriented.keys() == {"bleu", "chrf"}
+        for m in one.oriented:
+            np.testing.assert_array_equal(one.oriented[m], each.oriented[m])
+            assert one.missing[m] == each.missing[m]
+    seg = prep.segments
+    dup = pd.concat([seg, seg.iloc[[0]]], ignore_index=True)
+    for rows in (0, 2_000_000):
+        monkeypatch.setattr(stages, "ONE_PASS_ROWS", rows)
+        bad = dataclasses.replace(prep, segments=dup)
+        with pytest.raises(InputError, match="more than one row"):
+            stages.criterion_matrices(bad, prep.criteria[0])

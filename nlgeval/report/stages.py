@@ -42,6 +42,9 @@ from nlgeval.report.settings import ValidationSettings
 from nlgeval.report.verdict import rater_ceiling, rater_icc
 from nlgeval.results import Result
 
+#: at most this many score rows are coded in one pass for all metrics (criterion_matrices)
+ONE_PASS_ROWS = 2_000_000
+
 CORRELATION_COLUMNS = ["metric", "criterion", "level", "statistic", "value", "pvalue", "ci_low",
                        "ci_high", "n", "epsilon", "fisher_low", "fisher_high", "oriented",
                        "n_missing", "note"]
@@ -88,17 +91,20 @@ def criterion_matrices(prep: PreparedScores, criterion: str) -> CriterionMatrice
     hcrit = prep.human.loc[prep.human["criterion"] == criterion, ["system", "item", "score"]]
     metrics = metrics_for(criterion, prep.metrics, prep.bound)
     # every metric's codes from one pass over the scores, the human codes once (not once per
-    # metric); the errors of score_matrices in its order (a metric's, then the humans')
+    # metric); the errors of score_matrices in its order (a metric's, then the humans'). The
+    # one pass holds codes of all the metrics' rows at once (~100 bytes a row): beyond
+    # ONE_PASS_ROWS each metric is coded on its own, the same codes with a smaller peak
     try:
         hcodes: FrameCodes | None = frame_codes(hcrit, "human")
     except InputError:
         hcodes = None
-    by = frame_codes_by(prep.segments, "metric", metrics) if metrics else {}
+    one_pass = bool(metrics) and len(prep.segments) <= ONE_PASS_ROWS
+    by = frame_codes_by(prep.segments, "metric", metrics) if one_pass else {}
     oriented, missing = {}, {}
     human = None
     for metric in metrics:
-        mcodes = by[metric]
-        if mcodes is None:  # a duplicated output: the error names it
+        mcodes = by.get(metric)
+        if mcodes is None:  # coded on its own (a large study, or the error of a duplicate)
             seg = prep.segments
             mcodes = frame_codes(seg.loc[seg["metric"] == metric, ["system", "item", "score"]])
         mats = mcodes.matrices(hcodes or frame_codes(hcrit, "human"), prep.systems,
