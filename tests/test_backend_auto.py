@@ -19,9 +19,7 @@ def test_auto_resolves_by_cores_criteria_and_work(monkeypatch: pytest.MonkeyPatc
     assert s.backend == "auto"
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert s.for_study(5, 16 * 178, 8).backend == "process"      # WebNLG 2020's shape
-    assert s.for_study(1, 16 * 178, 8).backend == "process"      # one criterion: its pieces
-    assert s.for_study(1, 20 * 250_000, 3).backend == "process"  # shared by forked workers
-    assert s.for_study(2, 20 * 50_000, 3).backend == "serial"   # 2 criteria, each held twice
+    assert s.for_study(1, 16 * 178, 8).backend == "serial"       # one criterion: one task
     assert s.for_study(5, 5 * 12, 2).backend == "serial"         # too little work
     assert s.for_study(5, 20 * 50_000, 3).backend == "serial"   # too large to hold twice
     assert ValidationSettings(backend="serial").for_study(5, 16 * 178, 8).backend == "serial"

@@ -14,8 +14,8 @@ random draws seeded from the study's seed alone and one BLAS thread, and the pie
 back in the serial order (metric, then level; levels in order; the meta-evaluation last), so
 the tables are the same bit for bit (``tests/test_scale_dask.py``).
 
-On the local process pool (the default backend when it pays), a study with fewer criteria than
-worker processes is cut the same way (:func:`fork_split`), one step finer (a metric's
+On the local process pool (``--backend process``), a study with fewer criteria than worker
+processes is cut the same way (:func:`fork_split`), one step finer (a metric's
 correlations at one level with one coefficient): the parent makes every criterion's matrices
 once and forks the workers after that, so the workers read the matrices (and the rest of the
 study) from the parent's memory pages instead of receiving copies, and the pieces go to the

@@ -236,10 +236,9 @@ class ValidationSettings(Result):
     def for_study(self, n_criteria: int, n_cells: int, n_metrics: int) -> ValidationSettings:
         """The settings with ``backend="auto"`` resolved for a study of ``n_criteria`` criteria
         and ``n_metrics`` metrics on ``n_cells`` (systems x items) cells: ``process`` (one task
-        per criterion on every core) when there are two or more cores and the resampling work
-        is large enough to pay for the worker processes (about :data:`AUTO_PROCESS_WORK`
-        resampled cells) and either fewer criteria than cores (each criterion is then cut into
-        pieces that the workers share) or data small enough to be held twice
+        per criterion on every core) when there are two or more cores and criteria and the
+        resampling work is large enough to pay for the worker processes (about
+        :data:`AUTO_PROCESS_WORK` resampled cells) and the data small enough to be held twice
         (:data:`AUTO_PROCESS_MAX_OUTPUTS`), else ``serial``. Either gives the same numbers;
         run.json records the one used.
 
@@ -250,11 +249,8 @@ class ValidationSettings(Result):
         if self.backend != "auto":
             return self
         work = (self.n_resamples + self.permutations) * n_cells * n_metrics
-        cores = os.cpu_count() or 1
-        # fewer criteria than cores: the criteria are cut into pieces on workers forked after
-        # their matrices are made, which read them from the parent's memory (no second copy)
-        many = cores >= 2 and work >= AUTO_PROCESS_WORK and n_criteria >= 1 and (
-            n_criteria < cores or n_cells * n_metrics <= AUTO_PROCESS_MAX_OUTPUTS)
+        many = n_criteria >= 2 and (os.cpu_count() or 1) >= 2 and work >= AUTO_PROCESS_WORK \
+            and n_cells * n_metrics <= AUTO_PROCESS_MAX_OUTPUTS
         return self.replace(backend="process" if many else "serial")
 
     def replace(self, **changes: Any) -> ValidationSettings:
