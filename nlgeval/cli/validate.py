@@ -197,18 +197,19 @@ _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_MAX = -1, -2, -4
 
 
 def _keep_freed_memory() -> None:
-    """In the ``nlgeval`` console script on glibc: keep freed memory for the next allocation.
+    """With ``NLGEVAL_MALLOC=keep``, in the ``nlgeval`` console script on glibc: keep freed
+    memory for the next allocation.
 
     glibc gives every block above its mmap threshold (at most 32 MB) its own mapping and
     unmaps it when freed, so each large temporary array of a big study (a 20 x 250,000 matrix
-    is 40 MB) page-faults anew, in the kernel: 347 s of the 1,319 s CPU of a 5 M-output study.
-    Allocating every block from the heap (M_MMAP_MAX 0) and trimming the heap's top only past
-    1 GB makes freed blocks reusable without faults (at 20 x 50,000 outputs: system time
-    13.5 s -> 5.0 s, peak -1.4 %; at 20 x 10,000: 1.7 s -> 1.1 s, peak +0.8 %; docs/scale.md).
-    Not done when nlgeval is used as a library or from tests (another program's allocator
-    settings are its own), nor under another C library, nor with ``NLGEVAL_MALLOC=default``."""
+    is 40 MB) page-faults anew, in the kernel. Allocating every block from the heap
+    (M_MMAP_MAX 0) and trimming the heap's top only past 1 GB makes freed blocks reusable
+    without faults, but the heap then keeps what it once held: the 5 M-output study took
+    8 min 50 s instead of 9 min 37 s (system time 18 s instead of 82 s) and peaked at
+    5.3 GiB instead of 4.1 GiB (docs/scale.md). So it is opt-in. Never done when nlgeval is
+    used as a library or from tests, nor under another C library."""
     if Path(sys.argv[0]).name != "nlgeval" or not hasattr(os, "confstr") \
-            or os.environ.get("NLGEVAL_MALLOC", "").strip().lower() == "default":
+            or os.environ.get("NLGEVAL_MALLOC", "").strip().lower() != "keep":
         return
     try:
         if not str(os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
