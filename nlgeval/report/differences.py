@@ -214,12 +214,13 @@ def significant_differences(
     criterion metric  human_significant  predicted  backwards  missed  spurious
             q      m                  3          3          0       0         0
     """
-    scored = seg[np.isfinite(seg["score"].astype(float))]
-    metric_names = [str(m) for m in dict.fromkeys(scored["metric"])]
+    finite = np.flatnonzero(np.isfinite(seg["score"].to_numpy(dtype=float)))
+    metric_names = [str(m) for m in seg["metric"].iloc[finite].unique()]
     if not metric_names:
         notes.append("Table 9 (significant differences) skipped: no metric scores outputs")
         return None
-    X, systems, h_item, h_sys = _score_cube(scored, human, metric_names, higher_is_better)
+    X, systems, h_item, h_sys = _score_cube(seg, finite, human, metric_names,
+                                            higher_is_better)
     bound = dict(bound or {})
     crit_of = human["criterion"].to_numpy()
     score = human["score"].to_numpy(float)
@@ -262,18 +263,74 @@ def significant_differences(
 
 
 def _score_cube(
-    scored: pd.DataFrame, human: pd.DataFrame, metrics: Sequence[str],
+    seg: pd.DataFrame, rows: np.ndarray, human: pd.DataFrame, metrics: Sequence[str],
     higher_is_better: Mapping[str, bool],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(metrics x items x systems) oriented metric scores on one (system, item) index shared
-    with ``human`` (every criterion's matrices are slices: no pivot per criterion); the
-    system names and the item and system codes of the rows of ``human``."""
-    sys_codes, systems = pd.factorize(pd.concat([scored["system"], human["system"]]).astype(str))
-    item_codes, items = pd.factorize(pd.concat([scored["item"], human["item"]]).astype(str))
-    n_seg = len(scored)
-    X = np.full((len(metrics), len(items), len(systems)), np.nan)
-    m_codes = pd.Categorical(scored["metric"].astype(str), categories=list(metrics)).codes
-    X[m_codes, item_codes[:n_seg], sys_codes[:n_seg]] = scored["score"].to_numpy(float)
+    """(metrics x items x systems) oriented metric scores of the rows ``rows`` of ``seg`` on
+    one (system, item) index shared with ``human`` (every criterion's matrices are slices: no
+    pivot per criterion); the system names and the item and system codes of the rows of
+    ``human``. Names are numbered as text in order of first appearance, the scores' rows
+    first (:class:`_TextCodes`), and the cube is filled a block of rows at a time: a
+    5 M-output study has 20 M names, which as a string or even an int64 code per row took
+    gigabytes here."""
+    systems = _TextCodes(seg["system"], rows, human["system"])
+    items = _TextCodes(seg["item"], rows, human["item"])
+    mcodes = _TextCodes(seg["metric"], rows, None)
+    where = {name: k for k, name in enumerate(metrics)}
+    to_metric = np.array([where.get(name, -1) for name in mcodes.names], dtype=np.intp)
+    X = np.full((len(metrics), len(items.names), len(systems.names)), np.nan)
+    score = seg["score"].to_numpy(dtype=float)
+    for lo in range(0, len(rows), _CUBE_BLOCK):
+        block = rows[lo:lo + _CUBE_BLOCK]
+        X[to_metric[mcodes.of_rows(block)], items.of_rows(block), systems.of_rows(block)] = \
+            score[block]
     signs = np.array([1.0 if higher_is_better.get(m, True) else -1.0 for m in metrics])
     X *= signs[:, None, None]
-    return X, np.asarray(systems), item_codes[n_seg:], sys_codes[n_seg:]
+    return X, systems.names, items.of_other(), systems.of_other()
+
+
+#: rows of the scores frame per block when Table 9's cube is filled (_score_cube)
+_CUBE_BLOCK = 1 << 20
+
+
+class _TextCodes:
+    """``pd.factorize(pd.concat([column.iloc[rows], other]).astype(str))`` without a string
+    or an int64 per row: one factorize of each raw column (its codes kept as int32), the text
+    of the distinct values only, and the order of first appearance found a block of rows at
+    a time. :meth:`of_rows` gives the codes of some rows of ``column``, :meth:`of_other`
+    those of ``other``, :attr:`names` the names (an object array of str). Hand-written
+    because pandas has no factorize-as-text and the study's frames are large."""
+
+    def __init__(self, column: pd.Series, rows: np.ndarray, other: pd.Series | None) -> None:
+        parts = [column] if other is None else [column, other]
+        raws, texts = [], []
+        for part in parts:
+            raw, uniq = pd.factorize(part, use_na_sentinel=False)
+            raws.append(raw.astype(np.int32) if len(uniq) < 2**31 else raw)
+            texts.append(pd.Series(uniq, dtype=part.dtype).astype(str))
+        ids, names = pd.factorize(pd.concat(texts, ignore_index=True))  # NaN -> -1
+        self._raws = raws
+        self._ids = [ids[:len(texts[0])], ids[len(texts[0]):]]
+        seen = np.zeros(len(names), dtype=bool)
+        order: list[np.ndarray] = []
+        blocks = [(0, rows[lo:lo + _CUBE_BLOCK]) for lo in range(0, len(rows), _CUBE_BLOCK)]
+        if other is not None:
+            blocks += [(1, np.arange(lo, min(lo + _CUBE_BLOCK, len(other))))
+                       for lo in range(0, len(other), _CUBE_BLOCK)]
+        for k, block in blocks:
+            first = pd.unique(self._ids[k][raws[k][block]])  # in order of appearance
+            new = first[(first >= 0) & ~seen[np.maximum(first, 0)]]
+            seen[new] = True
+            order.append(new)
+        order_ids = np.concatenate(order) if order else np.empty(0, dtype=np.intp)
+        self._renumber = np.full(len(names) + 1, -1, dtype=np.intp)  # last slot: missing
+        self._renumber[order_ids] = np.arange(len(order_ids))
+        self.names = np.asarray(names)[order_ids].astype(object)
+
+    def of_rows(self, block: np.ndarray) -> np.ndarray:
+        """The codes of the rows ``block`` (positions) of ``column``."""
+        return self._renumber[self._ids[0][self._raws[0][block]]]
+
+    def of_other(self) -> np.ndarray:
+        """The codes of every row of ``other``."""
+        return self._renumber[self._ids[1][self._raws[1]]]
