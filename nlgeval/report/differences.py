@@ -24,6 +24,7 @@ shared by the criteria rated on the same outputs.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Mapping, Sequence
 from itertools import combinations
@@ -174,7 +175,8 @@ def table9_counts(
     rows = []
     for name, X in metrics.items():
         X = np.where(rated, np.asarray(X, dtype=float), np.nan)
-        key = (name, X.tobytes(), alpha)
+        # the matrix by its digest, not a copy of its bytes (40 MB a metric at 5 M outputs)
+        key = (name, X.shape, hashlib.sha1(X.data, usedforsecurity=False).digest(), alpha)
         if cache is not None and key in cache:
             md, ms = cache[key]
         else:
@@ -250,8 +252,9 @@ def significant_differences(
                                  f"have {int(cols.sum())}")
             with np.errstate(invalid="ignore", divide="ignore"):
                 H = np.where(rated, total / count, np.nan)[:, cols]
-            t = table9_counts(H, {metric_names[k]: X[k][:, cols] for k in use},
-                              alpha, cache, rated[:, cols], list(systems[cols]))
+            # views when every system is rated (table9_counts copies each matrix once anyway)
+            mats = {metric_names[k]: X[k] if cols.all() else X[k][:, cols] for k in use}
+            t = table9_counts(H, mats, alpha, cache, rated[:, cols], list(systems[cols]))
         except ValueError as exc:  # InputError included: a note, the report goes on
             notes.append(f"Table 9 for '{crit}' failed: {type(exc).__name__}: {exc}")
             continue
