@@ -63,6 +63,91 @@ def test_check_spans_names_row_and_column() -> None:
         check_spans(ok.drop(columns="severity"))
 
 
+SPANS_CSV = ("rater,item,system,start,end,category,severity\n"
+             "r1,1,A,0,4,Accuracy/Omission,Major\n"
+             "r1,2,A,,,,\n"
+             "r2,1,A,7,12,Fluency/Grammar,minor\n")
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "Int32", "Float64", "UInt16"])
+def test_check_spans_accepts_nullable_integer_offsets(dtype: str) -> None:
+    """``pd.read_csv(..., dtype="Int64")`` (or a database export) gives start/end with
+    ``pd.NA`` for the empty cells: the same cleaned frame as numpy's float64 with NaN."""
+    import io
+
+    plain = pd.read_csv(io.StringIO(SPANS_CSV))  # start/end float64 with NaN
+    typed = pd.read_csv(io.StringIO(SPANS_CSV), dtype={"start": dtype, "end": dtype,
+                                                        "item": "Int64"})
+    assert str(typed["start"].dtype) == dtype and typed["start"].isna().sum() == 1
+    want, got = check_spans(plain), check_spans(typed)
+    pd.testing.assert_frame_equal(got[want.columns], want)
+    assert got["start"].tolist() == [0, -1, 7] and got["item"].tolist() == ["1", "2", "1"]
+    r = mqm_span_ratings(typed)
+    assert r.loc[r["criterion"] == "MQM", "score"].tolist() == [-5.0, 0.0, -1.0]
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "Int32", "float64", "object"])
+@pytest.mark.parametrize("gap", ["start", "end"])
+def test_offset_missing_on_one_side_names_row_and_column(dtype: str, gap: str) -> None:
+    """An integer column with a missing value where the other offset is set is an InputError
+    naming that row and the empty column, never a NaN passed on."""
+    f = _spans([("r1", "1", "A", 0, 4, "Accuracy", "Major"), ("r1", "2", "A", None, None, "", ""),
+                ("r1", "3", "A", 2, 5, "Fluency", "Minor")]).astype({"start": dtype,
+                                                                      "end": dtype})
+    f[gap] = f[gap].astype(object)
+    f.loc[2, gap] = None
+    f[gap] = f[gap].astype(dtype)
+    with pytest.raises(InputError, match="needs both start and end") as e:
+        check_spans(f)
+    assert (e.value.row, e.value.column) == (3, gap)
+    item = f.assign(item=pd.array([1, None, 3], dtype="Int64"))
+    with pytest.raises(InputError, match="missing item identifier") as e:
+        check_spans(item)
+    assert (e.value.row, e.value.column) == (2, "item")
+
+
+def _old_text(column: pd.Series, *, ids: bool) -> pd.Series:
+    """The cleaning of the code before nullable dtypes were accepted (the reference)."""
+    if ids:
+        return column.fillna("").astype(str).str.strip()
+    return column.where(column.notna(), "").astype(str).str.strip()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_check_spans_equals_the_previous_cleaning_on_numpy_columns(seed: int) -> None:
+    """Random frames with the column types the previous code accepted (int64, float64 with
+    NaN, object with numbers and text, str, padded names): the same cleaned ids, offsets and
+    labels as the previous expressions, written out here."""
+    rng = np.random.default_rng(seed)
+    n = 40
+    start = rng.integers(0, 50, n).astype(float)
+    end = start + rng.integers(1, 9, n)
+    empty = rng.random(n) < 0.3
+    start[empty], end[empty] = np.nan, np.nan
+    sev = rng.choice(["Major", " minor", "NEUTRAL", "Critical "], n).astype(object)
+    sev[empty] = rng.choice(["", "No-error"], int(empty.sum()))
+    f = pd.DataFrame({
+        "rater": rng.choice([" r1", "r2 ", "3"], n),
+        "item": (rng.integers(0, 7, n) if seed % 2 else rng.integers(0, 7, n) + 0.5),
+        "system": pd.Series(rng.choice(["A", "B"], n), dtype=object if seed % 3 else "str"),
+        "start": start if seed % 2 else pd.Series(start, dtype=object),
+        "end": end, "category": np.where(empty, None, "Accuracy"), "severity": sev})
+    if seed >= 4:  # whole numbers as int64 (no empty offsets)
+        f = f[~empty].astype({"start": "int64", "end": "int64"})
+    out = check_spans(f)
+    for c in ("rater", "item", "system"):
+        assert out[c].tolist() == _old_text(f[c], ids=True).tolist()
+    for c in ("start", "end"):
+        raw = _old_text(f[c], ids=False)
+        want = pd.to_numeric(raw.where(raw != "", None), errors="coerce").fillna(-1)
+        assert out[c].tolist() == want.astype(int).tolist()
+    sev_old = _old_text(f["severity"], ids=True).str.lower()
+    none = (out["start"] == -1).to_numpy()
+    assert out["severity"].tolist() == sev_old.where(~none, "no-error").tolist()
+    cat = _old_text(f["category"], ids=True)
+    assert out["category"].tolist() == cat.where(~none, "No-error").tolist()
+
+
 # ---------------------------------------------------------------- MQM on the WMT21 TED data
 def _ted_spans(data_dir: Path, lp: str) -> pd.DataFrame:
     """The error file as a span frame: offsets of the <v>...</v> markup in the plain output;

@@ -45,10 +45,21 @@ SPAN_COLUMNS = ("rater", "item", "system", "start", "end", "category", "severity
 SEVERITY_ORDER = ("neutral", "minor", "major", "critical")
 
 
+def _text(column: pd.Series) -> pd.Series:
+    """A column as stripped strings, ``""`` where missing, whatever its dtype (numpy, object,
+    ``str``, categorical, or pandas' nullable ``Int64``/``Int32``/``Float64``/``boolean``, whose
+    missing value ``pd.NA`` the column cannot replace by ``""`` in place)."""
+    values = column.astype(object)
+    return values.where(column.notna(), "").astype(str).str.strip()
+
+
 def check_spans(spans: pd.DataFrame, *, file: str | None = None) -> pd.DataFrame:
     """The span frame checked and cleaned: string ids, integer ``start``/``end`` (``-1`` for an
     output judged without errors), lowercase ``severity`` (``no-error`` on such rows), ``row``
-    (the frame row, counted from 1, or the file row when read from a file).
+    (the frame row, counted from 1, or the file row when read from a file). ``start``/``end``
+    may be any integer, float or text column, pandas' nullable ``Int64``/``Int32`` included
+    (an empty cell is ``pd.NA`` there); an offset missing on one side only is an
+    :class:`~nlgeval.errors.InputError` naming its row and column.
 
     Parameters
     ----------
@@ -87,12 +98,12 @@ def check_spans(spans: pd.DataFrame, *, file: str | None = None) -> pd.DataFrame
                              row=int(df["row"].iloc[pos]), column=column)
 
     for c in ("rater", "item", "system"):
-        s = df[c].fillna("").astype(str).str.strip()
+        s = _text(df[c])
         fail((s == "").to_numpy(), f"missing {c} identifier", c)
         df[c] = s
     for c in ("category", "severity"):
-        df[c] = df[c].fillna("").astype(str).str.strip()
-    raw = {c: df[c].where(df[c].notna(), "").astype(str).str.strip() for c in ("start", "end")}
+        df[c] = _text(df[c])
+    raw = {c: _text(df[c]) for c in ("start", "end")}
     num = {c: pd.to_numeric(raw[c].where(raw[c] != "", None), errors="coerce") for c in raw}
     checked = (num["start"] == -1) & (num["end"] == -1)  # already checked: -1 = no offsets
     pos = {}
@@ -103,8 +114,9 @@ def check_spans(spans: pd.DataFrame, *, file: str | None = None) -> pd.DataFrame
              f"{c} must be a character offset (an integer >= 0), got {{v!r}}", c)
         pos[c] = n
     empty = pos["start"].isna() & pos["end"].isna()
-    fail((pos["start"].isna() != pos["end"].isna()).to_numpy(),
-         "a span needs both start and end (both empty for an output without errors)", "end")
+    half = (pos["start"].isna() != pos["end"].isna()).to_numpy()
+    fail(half, "a span needs both start and end (both empty for an output without errors)",
+         "start" if half.any() and pd.isna(pos["start"].iloc[half.argmax()]) else "end")
     fail((~empty & (pos["end"] <= pos["start"])).to_numpy(),
          "end must be greater than start (offsets are [start, end)), got end {v!r}", "end")
     sev = df["severity"].str.lower()
