@@ -5,11 +5,12 @@ segment-level rank coefficients from ``count_chunks``, which keeps them (as smal
 the next metric and coefficient with the same shape and seed, and hands them to the kernels as
 integers. The distributions must be those of the previous code path, kept below as the
 reference (float counts from the index chunks, per call), bit for bit: random cases with ties,
-missing cells, constant and near-constant items, values near 1e200 and 1e-200, numbers of
-resamples around the Pearson block of 32 and the index chunks, served from the kept counts or
-drawn afresh, with 1 or 2 threads. The system-level rank coefficients now take the resampled
-system means of all resamples, remembered by study and content, and must give the numbers of
-the previous path (``bootstrap_distribution`` chunk by chunk) as well.
+missing cells, constant and near-constant items, a constant metric, values near 1e200 and
+1e-200 (drawn by ``_random_cases``), numbers of resamples around the Pearson block of 32 and
+the index chunks, served from the kept counts or drawn afresh, with 1 or 2 threads. The
+system-level rank coefficients now take the resampled system means of all resamples,
+remembered by study and content, and must give the numbers of the previous path
+(``bootstrap_distribution`` chunk by chunk) as well.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
+from _random_cases import KINDS, random_case
 
 from nlgeval.correlation import bootstrap as bs
 from nlgeval.correlation._pearson_counts import pearson_counts_plan
@@ -64,27 +66,10 @@ def previous_distribution(X, Y, level, coefficient, resamples, resample, seed): 
 
 
 def _case(kind: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    S, n_items = int(rng.integers(3, 10)), int(rng.integers(4, 50))
-    Y = rng.integers(0, 5, size=(S, n_items)).astype(float)  # many ties
-    X = np.round(Y + rng.normal(size=(S, n_items)), 1)
-    if kind == "nan":
-        X[rng.random((S, n_items)) < 0.2] = np.nan
-        Y[rng.random((S, n_items)) < 0.1] = np.nan
-    elif kind == "constant_items":
-        Y[:, : n_items // 2] = 3.0  # constant items
-        X[:, 0] = 1.0
-        X[:, 1] = 1.0 + np.arange(S) * 1e-15  # near-constant
-    elif kind == "extreme":
-        X = X * 1e200
-        Y = (Y + 1.0) * 1e-200
-        X[0, :] = 1e-200
-    elif kind == "continuous":
-        X, Y = rng.normal(size=(S, n_items)), rng.normal(size=(S, n_items))
-    return X, Y
+    """One random case of this file's sizes (the shared generator, _random_cases)."""
+    return random_case(kind, seed, systems=(3, 10), items=(4, 50))
 
 
-KINDS = ["ties", "nan", "constant_items", "extreme", "continuous"]
 CASES = [("segment", c) for c in ("pearson", "spearman", "kendall", "kendall_c")] + [
     ("system", "pearson")]
 

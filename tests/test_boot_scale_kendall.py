@@ -3,7 +3,8 @@ its per-resample counts in int32 arrays of its own and the items' counts in uint
 (1.5x less CPU at 1 M cells). Its numbers
 must be those of the previous block kernel, which is kept below verbatim as the reference
 (compiled here without a cache), bit for bit, on random cases with ties, missing cells,
-constant and near-constant items, values near 1e200 and 1e-200, numbers of resamples on both
+constant and near-constant items, a constant metric, values near 1e200 and 1e-200 (drawn by
+``_random_cases``), numbers of resamples on both
 sides of the block boundaries, and 1 or 2 threads.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
+from _random_cases import KINDS, random_case
 from numba import njit, prange
 
 from nlgeval.correlation.bootstrap import resample_counts, resample_indices
@@ -130,29 +132,8 @@ def previous_kendall(X, Y, ws, wi, variant="tau_b"):  # noqa: ANN001, ANN201
 
 
 def _case(kind: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    S, n_items = int(rng.integers(3, 12)), int(rng.integers(4, 60))
-    Y = rng.integers(0, 5, size=(S, n_items)).astype(float)  # many ties
-    X = np.round(Y + rng.normal(size=(S, n_items)), 1)
-    if kind == "nan":
-        X[rng.random((S, n_items)) < 0.2] = np.nan
-        Y[rng.random((S, n_items)) < 0.1] = np.nan
-    elif kind == "constant_items":
-        Y[:, : n_items // 2] = 3.0  # constant items
-        X[:, 0] = 1.0
-        X[:, 1] = 1.0 + np.arange(S) * 1e-15  # near-constant
-    elif kind == "constant":
-        X[:] = 2.0
-    elif kind == "extreme":
-        X = X * 1e200
-        Y = (Y + 1.0) * 1e-200
-        X[0, :] = 1e-200
-    elif kind == "continuous":
-        X, Y = rng.normal(size=(S, n_items)), rng.normal(size=(S, n_items))
-    return X, Y
-
-
-KINDS = ["ties", "nan", "constant_items", "constant", "extreme", "continuous"]
+    """One random case of this file's sizes (the shared generator, _random_cases)."""
+    return random_case(kind, seed, systems=(3, 12), items=(4, 60))
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -4,7 +4,8 @@ The kernels now keep their sort plan across calls with the same data, count Kend
 int64 and run on one set of work buffers per thread. The numbers must be the same, bit for bit,
 as those of the previous float kernels, which are kept below as the reference (verbatim, compiled
 here without a cache), on random cases with ties, missing cells, constant and near-constant
-items and values near 1e200 and 1e-200; and the same whatever the number of threads.
+items, a constant metric and values near 1e200 and 1e-200 (drawn by ``_random_cases``);
+and the same whatever the number of threads.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
+from _random_cases import KINDS, random_case
 from numba import njit
 
 from nlgeval.correlation.bootstrap import resample_counts, resample_indices
@@ -154,27 +156,8 @@ def old_spearman(X, Y, ws, wi):  # noqa: ANN001, ANN201
 
 
 def _case(kind: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    S, n_items = int(rng.integers(3, 9)), int(rng.integers(4, 40))
-    Y = rng.integers(0, 5, size=(S, n_items)).astype(float)  # many ties
-    X = np.round(Y + rng.normal(size=(S, n_items)), 1)
-    if kind == "nan":
-        X[rng.random((S, n_items)) < 0.2] = np.nan
-        Y[rng.random((S, n_items)) < 0.1] = np.nan
-    elif kind == "constant_items":
-        Y[:, : n_items // 2] = 3.0  # constant items
-        X[:, 0] = 1.0
-        X[:, 1] = 1.0 + np.arange(S) * 1e-15  # near-constant
-    elif kind == "extreme":
-        X = X * 1e200
-        Y = (Y + 1.0) * 1e-200
-        X[0, :] = 1e-200
-    elif kind == "continuous":
-        X, Y = rng.normal(size=(S, n_items)), rng.normal(size=(S, n_items))
-    return X, Y
-
-
-KINDS = ["ties", "nan", "constant_items", "extreme", "continuous"]
+    """One random case of this file's sizes (the shared generator, _random_cases)."""
+    return random_case(kind, seed, systems=(3, 9), items=(4, 40))
 
 
 @pytest.mark.parametrize("kind", KINDS)
