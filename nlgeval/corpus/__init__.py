@@ -165,7 +165,9 @@ class Corpus:
         ``normalise="z"`` first standardises each rater's scores per criterion (WMT Direct
         Assessment: z = (x - rater mean) / rater SD with ddof=1; a rater with a single judgement
         or zero spread on a criterion cannot be standardised and is dropped with a note in the
-        ``n_raters`` count). The per-output score is then the mean over its raters.
+        ``n_raters`` count). The per-output score is then the mean over its raters. The SDs
+        are pandas' ``Series.std`` per rater and criterion, bit for bit, computed for all of
+        them at once (:func:`rater_sd`).
 
         Examples:
             >>> toy_corpus().human_scores()[["system", "item", "score", "n_raters"]].values.tolist()
@@ -176,7 +178,8 @@ class Corpus:
             r = r[r["criterion"].isin(list(criteria))]
         if normalise == "z":
             g = r.groupby(["rater", "criterion"])["score"]
-            sd = g.transform(lambda s: s.std(ddof=1))
+            sd = pd.Series(rater_sd(r["score"].to_numpy(dtype=np.float64, na_value=np.nan),
+                                    g.ngroup().to_numpy()), index=r.index)
             r = r.assign(score=(r["score"] - g.transform("mean")) / sd)
             r = r[np.isfinite(r["score"])]
         elif normalise != "none":
@@ -234,6 +237,58 @@ class Corpus:
             "n_rated_outputs": int(len(self.rated_outputs())),
             "notes": list(self.notes),
         }
+
+
+def rater_sd(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Each row's group standard deviation (ddof=1), as pandas' ``Series.std`` gives it for
+    the group's scores alone, bit for bit, without a Python call per group.
+
+    ``Series.std`` is two-pass (mean = numpy's pairwise sum over the count of non-missing
+    scores, then the pairwise sum of squared deviations over count - 1), with missing scores
+    counted as 0 in both sums and left out of the count; pandas' grouped ``std`` (Welford's
+    update) differs from it in the last bits. Groups of equal size go through numpy's sums
+    together as the rows of one matrix, each row in its rows' order, which is the same pairwise
+    sum as for the group alone. A group with fewer than 2 scores gives NaN; a constant group
+    gives 0 or, where the mean is not exact, the tiny spread ``Series.std`` gives too.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        One float score per row (NaN = missing).
+    groups : numpy.ndarray
+        The row's group number, from 0 (as ``GroupBy.ngroup``); -1 = no group (NaN result).
+
+    Returns
+    -------
+    numpy.ndarray
+        Float, one value per row: the standard deviation of the row's group.
+
+    Examples
+    --------
+    >>> rater_sd(np.array([4.0, 2.0, 5.0, 3.0, np.nan]), np.array([0, 0, 1, 1, 1]))
+    array([1.41421356, 1.41421356, 1.41421356, 1.41421356, 1.41421356])
+    >>> rater_sd(np.array([4.0, 2.0, 5.0]), np.array([0, 0, 1]))   # one score: no spread
+    array([1.41421356, 1.41421356,        nan])
+    """
+    groups = np.asarray(groups, dtype=np.int64)
+    out = np.full(len(groups), np.nan)
+    kept = np.flatnonzero(groups >= 0)
+    if not len(kept):
+        return out
+    order = kept[np.argsort(groups[kept], kind="stable")]  # by group, rows in order within
+    sizes = np.bincount(groups[kept])
+    starts = np.cumsum(sizes) - sizes
+    for n in np.unique(sizes[sizes > 0]):
+        rows = order[starts[sizes == n][:, None] + np.arange(n)]  # (groups of size n) x n
+        v = np.asarray(scores, dtype=np.float64)[rows]
+        missing = np.isnan(v)
+        v[missing] = 0.0
+        count = n - missing.sum(axis=1).astype(np.float64)
+        count[count <= 1] = np.nan
+        sqr = (v.sum(axis=1, dtype=np.float64)[:, None] / count[:, None] - v) ** 2
+        sqr[missing] = 0.0
+        out[rows] = np.sqrt(sqr.sum(axis=1, dtype=np.float64) / (count - 1.0))[:, None]
+    return out
 
 
 def toy_corpus() -> Corpus:
