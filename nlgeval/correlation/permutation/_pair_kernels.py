@@ -18,6 +18,7 @@ from numba import njit, prange
 
 from nlgeval.correlation._numpy_sums import pairwise_sum
 from nlgeval.correlation.coefficients import MIN_PAIRS
+from nlgeval.correlation.permutation._stream_kernels import ONE_BLOCK, einsum_dots
 
 
 @njit(cache=True, error_model="numpy")
@@ -168,51 +169,16 @@ def system_swap_r(mD: np.ndarray, cnt: np.ndarray, sa: np.ndarray, sb: np.ndarra
 
 
 @njit(cache=True, error_model="numpy")
-def _einsum_dots(mT: np.ndarray, s: int, D: np.ndarray, j: int, lo: int, c: int,
-                 acc0: np.ndarray, acc1: np.ndarray, out: np.ndarray) -> None:
-    """``out[q]`` = ``einsum("psi,ksi->psk")``'s sum over items of mask ``lo + q`` of system
-    ``s`` times ``D[j, s]``, for ``q < c``, in numpy's order (its two-lane SIMD loop over
-    the contiguous item axis: per lane, chunks of four vectors added last to first, then
-    the rest two at a time, then the two lanes; ``_pair_swaps`` checks it against einsum).
-    The 0/1 mask products are exact, so a fused multiply-add gives the same sums."""
-    n_items = D.shape[2]
-    for q in range(c):
-        acc0[q] = 0.0
-        acc1[q] = 0.0
-    i = 0
-    while n_items - i >= 8:
-        d0, d1, d2, d3 = D[j, s, i], D[j, s, i + 1], D[j, s, i + 2], D[j, s, i + 3]
-        d4, d5, d6, d7 = D[j, s, i + 4], D[j, s, i + 5], D[j, s, i + 6], D[j, s, i + 7]
-        for q in range(c):
-            p = lo + q
-            acc0[q] = (((acc0[q] + mT[s, i + 6, p] * d6) + mT[s, i + 4, p] * d4)
-                       + mT[s, i + 2, p] * d2) + mT[s, i, p] * d0
-            acc1[q] = (((acc1[q] + mT[s, i + 7, p] * d7) + mT[s, i + 5, p] * d5)
-                       + mT[s, i + 3, p] * d3) + mT[s, i + 1, p] * d1
-        i += 8
-    while i < n_items:
-        d0 = D[j, s, i]
-        for q in range(c):
-            acc0[q] = acc0[q] + mT[s, i, lo + q] * d0
-        if i + 1 < n_items:
-            d1 = D[j, s, i + 1]
-            for q in range(c):
-                acc1[q] = acc1[q] + mT[s, i + 1, lo + q] * d1
-        i += 2
-    for q in range(c):
-        out[q] = 0.0 + (acc0[q] + acc1[q])
-
-
-@njit(cache=True, error_model="numpy")
 def einsum_system_sums(mT: np.ndarray, D: np.ndarray, out: np.ndarray) -> None:
     """``einsum("psi,ksi->psk", masks, D)`` into ``out`` (P, S, K) from the (S, I, P)
-    transposed masks ``mT``, by :func:`_einsum_dots` (to check it against einsum)."""
+    transposed masks ``mT``, by ``einsum_dots`` over the item axis as one block (numpy's
+    two-lane SIMD loop over the contiguous item axis; to check it against einsum)."""
     S, _, P = mT.shape
     K = D.shape[0]
     acc0, acc1, col = np.empty(P), np.empty(P), np.empty(P)
     for j in range(K):
         for s in range(S):
-            _einsum_dots(mT, s, D, j, 0, P, acc0, acc1, col)
+            einsum_dots(mT, s, D, j, 0, P, ONE_BLOCK, acc0, acc1, col)
             for p in range(P):
                 out[p, s, j] = col[p]
 
@@ -285,7 +251,7 @@ def system_swap_r_masks(mT: np.ndarray, D: np.ndarray, cnt: np.ndarray, sa: np.n
         for lo in range(0, P, C):
             c = min(C, P - lo)
             for s in range(S):
-                _einsum_dots(mT, s, D, j, lo, c, acc0, acc1, mD[s])
+                einsum_dots(mT, s, D, j, lo, c, ONE_BLOCK, acc0, acc1, mD[s])
             for half in range(2):
                 for s in range(S):
                     for q in range(c):
