@@ -297,6 +297,22 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _tail_pvalue(stat: Any, alternative: str, below: Callable[[Any], Any],
+                 above: Callable[[Any], Any]) -> Any:
+    """The p-value of ``stat`` under a null distribution symmetric about 0 with tails
+    ``below(v)`` = P(T <= v) and ``above(v)`` = P(T >= v): ``below(stat)`` ("less"),
+    ``above(stat)`` ("greater"), ``2 * above(|stat|)`` ("two-sided"), as scipy's
+    ``pearsonr`` and ``spearmanr`` take them; scipy's ValueError for any other
+    ``alternative``. The one branch of :func:`pearson_pvalue` and :func:`spearman_pvalue`."""
+    if alternative == "less":
+        return below(stat)
+    if alternative == "greater":
+        return above(stat)
+    if alternative == "two-sided":
+        return 2 * above(np.abs(stat))
+    raise ValueError("`alternative` must be 'less', 'greater', or 'two-sided'.")
+
+
 def pearson_pvalue(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided") -> float:
     """``scipy.stats.pearsonr(x, y, alternative=alternative).pvalue`` by scipy's own steps.
 
@@ -333,13 +349,8 @@ def pearson_pvalue(x: np.ndarray, y: np.ndarray, alternative: str = "two-sided")
         normym = ymax * np.linalg.norm(ym / ymax, ord=2, axis=-1, keepdims=True)
         r = np.clip(np.vecdot(xm / normxm, ym / normym), -1.0, 1.0)  # along the last axis
     ab = np.float64(x.shape[-1]) / 2 - 1
-    if alternative == "less":
-        return float(special.betainc(ab, ab, (r + 1) / 2))
-    if alternative == "greater":
-        return float(special.betaincc(ab, ab, (r + 1) / 2))
-    if alternative != "two-sided":
-        return float(stats.pearsonr(x, y, alternative=alternative).pvalue)  # scipy's error
-    return float(2 * special.betaincc(ab, ab, (np.abs(r) + 1) / 2))
+    return float(_tail_pvalue(r, alternative, lambda v: special.betainc(ab, ab, (v + 1) / 2),
+                              lambda v: special.betaincc(ab, ab, (v + 1) / 2)))
 
 
 def spearman_pvalue(rx: np.ndarray, ry: np.ndarray, alternative: str = "two-sided") -> float:
@@ -370,19 +381,13 @@ def spearman_pvalue(rx: np.ndarray, ry: np.ndarray, alternative: str = "two-side
     >>> bool(spearman_pvalue(stats.rankdata(x), stats.rankdata(y)) == stats.spearmanr(x, y).pvalue)
     True
     """
-    if alternative not in ("two-sided", "less", "greater"):
-        raise ValueError("`alternative` must be 'less', 'greater', or 'two-sided'.")
     # scipy ranks the columns of an (n, 2) array into a (2, n) buffer: corrcoef of its rows
     rs = np.corrcoef(np.vstack((rx, ry)))
     dof = rx.shape[0] - 2
     with np.errstate(divide="ignore"):
         t = rs * np.sqrt((dof / ((rs + 1.0) * (1.0 - rs))).clip(0))
-    if alternative == "less":
-        prob = special.stdtr(dof, t)
-    elif alternative == "greater":
-        prob = special.stdtr(dof, -t)
-    else:
-        prob = 2 * special.stdtr(dof, -np.abs(t))
+    prob = _tail_pvalue(t, alternative, lambda v: special.stdtr(dof, v),
+                        lambda v: special.stdtr(dof, -v))
     return float(prob[1, 0])
 
 
