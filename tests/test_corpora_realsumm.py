@@ -22,12 +22,13 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from nlgeval.cli import app
-from nlgeval.corpora import list_corpora, load_corpus
+from nlgeval.corpora import REGISTRY, list_corpora, load_corpus
 from nlgeval.corpora import realsumm as R
 from nlgeval.corpora.descriptor import descriptor
-from nlgeval.corpora.extras import default_metrics, published_scores
+from nlgeval.corpora.extras import default_levels, default_metrics, published_scores
 from nlgeval.corpora.safe_pickle import load_data_pickle, loads_data_pickle
 from nlgeval.corpora.store import ChecksumError, cache_folder, sha256_of, verify
+from nlgeval.correlation.levels import LEVELS
 from nlgeval.errors import InputError
 
 runner = CliRunner()
@@ -188,6 +189,19 @@ def test_listed_and_cited(folder: Path) -> None:
     row = next(r for r in list_corpora(folder.parent) if r["name"] == "realsumm")
     assert row["available_locally"] and "Bhandari" in row["citation"]
     assert default_metrics("realsumm")[:4] == ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+
+
+def test_default_levels_are_the_papers() -> None:
+    """Bhandari et al. (2020) report system-level and summary-level correlations; summary
+    level = per document across the systems, then averaged = nlgeval's ``item`` level."""
+    assert descriptor("realsumm").levels == ("system", "item")
+    assert default_levels("realsumm") == ["system", "item"]
+    assert default_levels("REALSumm ") == ["system", "item"]
+    assert default_levels(Path("realsumm")) is None  # a directory: no published defaults
+    for name in REGISTRY:  # every descriptor's levels are levels nlgeval knows
+        assert set(descriptor(name).levels) <= set(LEVELS), name
+        if name != "realsumm":
+            assert default_levels(name) is None, name
 
 
 # ------------------------------------------------------------------ download

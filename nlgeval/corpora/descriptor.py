@@ -76,6 +76,9 @@ class Descriptor:
     citation: str
     criteria: tuple[Criterion, ...]
     files: tuple[PinnedFile, ...] = field(default=())
+    #: the levels the corpus's paper reports (``nlgeval validate``'s default when ``--levels``
+    #: is not given); empty: nlgeval's general default, segment and system
+    levels: tuple[str, ...] = ()
 
     def file(self, path: str) -> PinnedFile:
         for f in self.files:
@@ -156,6 +159,7 @@ def _parse(data: dict[str, Any]) -> Descriptor:
         citation=data.get("citation", ""),
         criteria=crits,
         files=files,
+        levels=tuple(data.get("levels", ())),
     )
 
 
