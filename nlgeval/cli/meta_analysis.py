@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import warnings
 from pathlib import Path
@@ -11,69 +12,88 @@ import typer
 
 from nlgeval.cli._common import JsonOpt, QuietOpt, SeedOpt, emit_json, setup, split_list
 
+# The command's options, in the order ``nlgeval meta-analyse --help`` lists them: each one's
+# flag, type and help text (its default is in the signature of :func:`meta_analyse`).
+StudyDirsArg = Annotated[list[Path] | None, typer.Argument(
+    help="Report folders of `nlgeval validate` (run.json, correlations.csv, "
+         "segments.csv) to pool.", show_default=False)]
+CorporaOpt = Annotated[str | None, typer.Option(
+    "--corpora", help="Comma-separated corpora to run the validation study on now "
+                      "(e.g. webnlg2020,e2e,novikova2017).")]
+EffectsOpt = Annotated[Path | None, typer.Option(
+    "--effects", help="Your own table of correlations (CSV/TSV/JSONL/Parquet) with "
+                      "columns study, r, n (optional metric, construct and moderator "
+                      "columns).")]
+MetricsOpt = Annotated[str | None, typer.Option(
+    "--metrics", help="Comma-separated metrics (default: bleu,chrf for --corpora; every "
+                      "metric of the study folders).")]
+CriterionMapOpt = Annotated[Path | None, typer.Option(
+    "--criterion-map", help="JSON or CSV (corpus, construct, criterion[, task, "
+                            "language]) replacing the shipped criterion map for the "
+                            "corpora it names.")]
+LevelOpt = Annotated[str, typer.Option(
+    "--level", help="Which correlations to pool: segment, system or item.")]
+Tau2Opt = Annotated[str, typer.Option(
+    "--tau2", help="Between-study variance estimator: dl (DerSimonian & Laird 1986), "
+                   "reml (Viechtbauer 2005) or pm (Paule & Mandel 1982).")]
+HartungKnappOpt = Annotated[bool, typer.Option(
+    "--hartung-knapp", help="t-based interval of Hartung & Knapp (2001) / Sidik & "
+                            "Jonkman (2002) for the pooled r.")]
+PredictionOpt = Annotated[str, typer.Option(
+    "--prediction", help="Prediction interval: riley (t with k-2 df, Riley et al. 2011) "
+                         "or metafor (normal, as metafor's predict).")]
+VarianceOpt = Annotated[str, typer.Option(
+    "--variance", help="Sampling variance of each correlation: fisher (1/(n-3)) or "
+                       "bootstrap (from each study's bootstrap interval; always used at "
+                       "item level).")]
+ModeratorOpt = Annotated[str | None, typer.Option(
+    "--moderator", help="Study-level moderator to test: task or language (or a column "
+                        "of --effects).")]
+DependenceOpt = Annotated[str, typer.Option(
+    "--dependence", help="one: one criterion per study and construct (the map's "
+                         "criteria); rve: also the map's related criteria, pooled with "
+                         "robust variance estimation (Hedges, Tipton & Johnson 2010).")]
+RhoOpt = Annotated[float, typer.Option(
+    "--rho", help="Assumed correlation of effects within a study for --dependence rve.")]
+SplitOpt = Annotated[bool, typer.Option(
+    "--split/--no-split", help="Run a corpus with several independent data sets (the "
+                               "criterion map's split_by, e.g. the three sets of Novikova "
+                               "et al. 2017) as one study per data set.")]
+CompareOpt = Annotated[bool, typer.Option(
+    "--compare/--no-compare", help="Compare every pair of metrics across studies "
+                                   "(Steiger 1980 covariance).")]
+ResamplesOpt = Annotated[int | None, typer.Option(
+    "--resamples", help="Bootstrap resamples for studies run on the fly (default: 0, or "
+                        "200 when the variance comes from the bootstrap).")]
+ConfidenceOpt = Annotated[float, typer.Option(
+    "--confidence", help="Level of the confidence and prediction intervals.")]
+DataDirOpt = Annotated[Path | None, typer.Option(
+    "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", help="Write the report (HTML, Markdown, LaTeX tables, forest plots, "
+                  "run.json) to this folder.")]
+
 
 def meta_analyse(
-    study_dirs: Annotated[list[Path] | None, typer.Argument(
-        help="Report folders of `nlgeval validate` (run.json, correlations.csv, "
-             "segments.csv) to pool.", show_default=False)] = None,
-    corpora: Annotated[str | None, typer.Option(
-        "--corpora", help="Comma-separated corpora to run the validation study on now "
-                          "(e.g. webnlg2020,e2e,novikova2017).")] = None,
-    effects: Annotated[Path | None, typer.Option(
-        "--effects", help="Your own table of correlations (CSV/TSV/JSONL/Parquet) with "
-                          "columns study, r, n (optional metric, construct and moderator "
-                          "columns).")] = None,
-    metrics: Annotated[str | None, typer.Option(
-        "--metrics", help="Comma-separated metrics (default: bleu,chrf for --corpora; every "
-                          "metric of the study folders).")] = None,
-    criterion_map: Annotated[Path | None, typer.Option(
-        "--criterion-map", help="JSON or CSV (corpus, construct, criterion[, task, "
-                                "language]) replacing the shipped criterion map for the "
-                                "corpora it names.")] = None,
-    level: Annotated[str, typer.Option(
-        "--level", help="Which correlations to pool: segment, system or item.")] = "segment",
-    tau2: Annotated[str, typer.Option(
-        "--tau2", help="Between-study variance estimator: dl (DerSimonian & Laird 1986), "
-                       "reml (Viechtbauer 2005) or pm (Paule & Mandel 1982).")] = "reml",
-    hartung_knapp: Annotated[bool, typer.Option(
-        "--hartung-knapp", help="t-based interval of Hartung & Knapp (2001) / Sidik & "
-                                "Jonkman (2002) for the pooled r.")] = False,
-    prediction: Annotated[str, typer.Option(
-        "--prediction", help="Prediction interval: riley (t with k-2 df, Riley et al. 2011) "
-                             "or metafor (normal, as metafor's predict).")] = "riley",
-    variance: Annotated[str, typer.Option(
-        "--variance", help="Sampling variance of each correlation: fisher (1/(n-3)) or "
-                           "bootstrap (from each study's bootstrap interval; always used at "
-                           "item level).")] = "fisher",
-    moderator: Annotated[str | None, typer.Option(
-        "--moderator", help="Study-level moderator to test: task or language (or a column "
-                            "of --effects).")] = None,
-    dependence: Annotated[str, typer.Option(
-        "--dependence", help="one: one criterion per study and construct (the map's "
-                             "criteria); rve: also the map's related criteria, pooled with "
-                             "robust variance estimation (Hedges, Tipton & Johnson 2010).")]
-    = "one",
-    rho: Annotated[float, typer.Option(
-        "--rho", help="Assumed correlation of effects within a study for --dependence rve.")]
-    = 0.8,
-    split: Annotated[bool, typer.Option(
-        "--split/--no-split", help="Run a corpus with several independent data sets (the "
-                                   "criterion map's split_by, e.g. the three sets of Novikova "
-                                   "et al. 2017) as one study per data set.")] = True,
-    compare: Annotated[bool, typer.Option(
-        "--compare/--no-compare", help="Compare every pair of metrics across studies "
-                                       "(Steiger 1980 covariance).")] = True,
-    resamples: Annotated[int | None, typer.Option(
-        "--resamples", help="Bootstrap resamples for studies run on the fly (default: 0, or "
-                            "200 when the variance comes from the bootstrap).")] = None,
-    confidence: Annotated[float, typer.Option(
-        "--confidence", help="Level of the confidence and prediction intervals.")] = 0.95,
-    data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
-    = None,
-    out: Annotated[Path | None, typer.Option(
-        "--out", help="Write the report (HTML, Markdown, LaTeX tables, forest plots, "
-                      "run.json) to this folder.")] = None,
+    study_dirs: StudyDirsArg = None,
+    corpora: CorporaOpt = None,
+    effects: EffectsOpt = None,
+    metrics: MetricsOpt = None,
+    criterion_map: CriterionMapOpt = None,
+    level: LevelOpt = "segment",
+    tau2: Tau2Opt = "reml",
+    hartung_knapp: HartungKnappOpt = False,
+    prediction: PredictionOpt = "riley",
+    variance: VarianceOpt = "fisher",
+    moderator: ModeratorOpt = None,
+    dependence: DependenceOpt = "one",
+    rho: RhoOpt = 0.8,
+    split: SplitOpt = True,
+    compare: CompareOpt = True,
+    resamples: ResamplesOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    data_dir: DataDirOpt = None,
+    out: OutOpt = None,
     seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -92,24 +112,11 @@ def meta_analyse(
     ...
     SystemExit: 2
     """
+    opts = MetaAnalyseOptions(**locals())  # every parameter above, as given
     setup(quiet)
-    from nlgeval.meta_analysis.analysis import MetaSettings
     from nlgeval.meta_analysis.report import DEPENDENCE_NOTE, write_meta_report
-    from nlgeval.meta_analysis.run import run_meta_analysis
 
-    settings = MetaSettings(tau2=tau2, hartung_knapp=hartung_knapp, confidence_level=confidence,
-                            prediction=prediction, moderator=moderator, compare=compare,
-                            dependence=dependence, rho=rho)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result, inputs = run_meta_analysis(
-            corpora=split_list(corpora) or [], study_dirs=study_dirs or [], effects=effects,
-            metrics=split_list(metrics), criterion_map=criterion_map, level=level,
-            variance=variance, n_resamples=resamples, seed=seed, data_dir=data_dir,
-            settings=settings, split=split)
-    if not quiet and not as_json:
-        for msg in dict.fromkeys(str(w.message) for w in caught):
-            typer.echo(f"warning: {msg}", err=True)
+    result, inputs = opts.run()
     if out is not None:
         write_meta_report(result, out, extra_record={"inputs": inputs,
                                                      "argv": sys.argv[1:]})
@@ -118,6 +125,67 @@ def meta_analyse(
         return
     if not quiet:
         _print_summary(result, out)
+
+
+@dataclasses.dataclass(frozen=True)
+class MetaAnalyseOptions:
+    """The parameters of :func:`meta_analyse` (``nlgeval meta-analyse``) as given, one field
+    each, in the order of its signature; :meth:`run` runs the meta-analysis they ask for.
+
+    Examples
+    --------
+    >>> import inspect
+    >>> fields = [f.name for f in dataclasses.fields(MetaAnalyseOptions)]
+    >>> fields == list(inspect.signature(meta_analyse).parameters)
+    True
+    """
+
+    study_dirs: list[Path] | None
+    corpora: str | None
+    effects: Path | None
+    metrics: str | None
+    criterion_map: Path | None
+    level: str
+    tau2: str
+    hartung_knapp: bool
+    prediction: str
+    variance: str
+    moderator: str | None
+    dependence: str
+    rho: float
+    split: bool
+    compare: bool
+    resamples: int | None
+    confidence: float
+    data_dir: Path | None
+    out: Path | None
+    seed: int
+    as_json: bool
+    quiet: bool
+
+    def run(self) -> tuple[Any, dict[str, Any]]:
+        """:func:`nlgeval.meta_analysis.run.run_meta_analysis` on these options: the result
+        and its inputs; its warnings are printed once each on stderr (unless --quiet or
+        --json)."""
+        from nlgeval.meta_analysis.analysis import MetaSettings
+        from nlgeval.meta_analysis.run import run_meta_analysis
+
+        settings = MetaSettings(
+            tau2=self.tau2, hartung_knapp=self.hartung_knapp, confidence_level=self.confidence,
+            prediction=self.prediction, moderator=self.moderator, compare=self.compare,
+            dependence=self.dependence, rho=self.rho)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result, inputs = run_meta_analysis(
+                corpora=split_list(self.corpora) or [], study_dirs=self.study_dirs or [],
+                effects=self.effects, metrics=split_list(self.metrics),
+                criterion_map=self.criterion_map, level=self.level, variance=self.variance,
+                n_resamples=self.resamples, seed=self.seed, data_dir=self.data_dir,
+                settings=settings, split=self.split)
+        if not self.quiet and not self.as_json:
+            for msg in dict.fromkeys(str(w.message) for w in caught):
+                typer.echo(f"warning: {msg}", err=True)
+        return result, inputs
 
 
 def _json(result: Any, inputs: dict[str, Any], out: Path | None, dependence: str

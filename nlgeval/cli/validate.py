@@ -16,121 +16,144 @@ import typer
 from nlgeval.cli._common import JsonOpt, QuietOpt, SeedOpt, emit_json, setup, split_list
 from nlgeval.errors import InputError
 
+# The command's options, in the order ``nlgeval validate --help`` lists them: each one's flag,
+# type and help text (its default is in the signature of :func:`validate`).
+CorpusArg = Annotated[str | None, typer.Argument(
+    help="Corpus name (see `nlgeval corpora list`), a corpus directory, or "
+         "mtme:PATH for a test set in the WMT metrics-task (MTME) layout. Leave it out "
+         "with --human for a study of human and metric scores only.")]
+ScoresOpt = Annotated[list[Path] | None, typer.Option(
+    "--scores", help="Metric scores computed elsewhere (COMET, BLEURT, an LLM judge...): "
+                     "CSV/TSV/JSONL/Parquet, gz allowed; wide (system, item, <metric>...) "
+                     "or long (system, item, metric, score); empty item = system-level "
+                     "score. Repeat for several files.")]
+HumanOpt = Annotated[Path | None, typer.Option(
+    "--human", help="Human ratings (system, item, criterion, score; rater optional) for a "
+                    "study without texts: use with --scores instead of a corpus.")]
+LowerIsBetterOpt = Annotated[str | None, typer.Option(
+    "--lower-is-better", help="Comma-separated metrics where lower is better (e.g. an "
+                              "error count); negated before any correlation (default: none; "
+                              "nlgeval's own metrics such as TER know their "
+                              "direction).")]
+MinCoverageOpt = Annotated[float, typer.Option(
+    "--min-coverage", help="Least share of the rated outputs an external metric must "
+                           "score.")]
+LpOpt = Annotated[str | None, typer.Option(
+    "--lp", help="Language pair of an mtme:PATH test set, e.g. en-de.")]
+DataDirOpt = Annotated[Path | None, typer.Option(
+    "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
+MetricsOpt = Annotated[str | None, typer.Option(
+    "--metrics", help="Comma-separated metric specs, e.g. bleu,chrf++,ter, or none to "
+                      "compute none (default: bleu,chrf,chrf++,ter,rouge1,rouge2,rougeL,"
+                      "nist; none with --human).")]
+CriteriaOpt = Annotated[str | None, typer.Option(
+    "--criteria", help="Comma-separated human criteria (default: all rated).")]
+LevelsOpt = Annotated[str, typer.Option(
+    "--levels", help="Comma-separated levels: system (system means), segment (all "
+                     "outputs pooled), item (within each item across systems, then "
+                     "averaged), system-grouped (within each system across items, then "
+                     "averaged).")]
+StatisticsOpt = Annotated[str | None, typer.Option(
+    "--statistics", "--coefficients",
+    help="Comma-separated statistics: pearson, spearman, kendall (tau-b), kendall_c "
+         "(tau-c), tau_a, tau_23, acc23, acc_eq (tie-calibrated, Deutsch et al. 2023), "
+         "pairwise_accuracy (Kocmi et al. 2021), soft_pairwise_accuracy (Thompson et al. "
+         "2024), or the presets wmt24 (soft_pairwise_accuracy + acc_eq, adds the system and "
+         "item levels) and wmt23, or any statistic a package registers through the "
+         "nlgeval.statistics entry-point group. Each is reported under the name given. "
+         "--coefficients is an alias.")]
+SpaPermutationsOpt = Annotated[int, typer.Option(
+    "--spa-permutations", help="Sign-flip permutations behind each soft pairwise "
+                               "accuracy.")]
+EpsilonOpt = Annotated[str | None, typer.Option(
+    "--epsilon", help="Fixed acc_eq tie thresholds, e.g. comet=0.02,bleu=0.5 (found on a "
+                      "development set); default: calibrated on these data (optimistic).")]
+ResamplesOpt = Annotated[int, typer.Option(
+    "--resamples", help="Bootstrap resamples for the confidence intervals (0: none).")]
+ResampleOpt = Annotated[str, typer.Option(
+    "--resample", help="What the bootstrap resamples: items, systems or both.")]
+PermutationsOpt = Annotated[int, typer.Option(
+    "--permutations", help="Permutations for the PERM-BOTH metric comparisons (0: skip).")]
+NormaliseOpt = Annotated[str, typer.Option(
+    "--normalise", help="Human scores: none (raw mean over raters) or z (per-rater "
+                        "z-scores first, as WMT DA and the WebNLG organisers).")]
+ConfidenceOpt = Annotated[float, typer.Option(
+    "--confidence", help="Confidence level of the intervals.")]
+AlphaOpt = Annotated[float, typer.Option(
+    "--alpha", help="Significance level for tests and clusters.")]
+KeepReferenceSystemsOpt = Annotated[bool, typer.Option(
+    "--keep-reference-systems", help="Do not exclude systems whose outputs are the "
+                                     "references.")]
+ExcludeSystemsOpt = Annotated[str | None, typer.Option(
+    "--exclude-systems", help="Comma-separated systems to leave out of the metric-human "
+                              "correlations (kept in the human table). A study of scores "
+                              "only cannot find reference outputs itself: name them "
+                              "here.")]
+HumanSystemsOpt = Annotated[str | None, typer.Option(
+    "--human-systems", help="Comma-separated human-written 'systems': rated as a human "
+                            "ceiling, left out of the metric correlations (also: a "
+                            "'human' column of yes/no in the ratings or score file).")]
+BindOpt = Annotated[str | None, typer.Option(
+    "--bind", help="Correlate a per-criterion metric with its own criterion only, e.g. "
+                   "llm_rel=Relevance,llm_coh=Coherence (also: a 'criterion' column in a "
+                   "long score file).")]
+CorrectionOpt = Annotated[str, typer.Option(
+    "--correction", help="Multiple-comparison correction of the p-values behind the "
+                         "stars and the verdict, across the metrics x criteria x levels "
+                         "tested: holm (Holm 1979), bh (Benjamini & Hochberg 1995), by "
+                         "(Benjamini & Yekutieli 2001), bonferroni or none.")]
+BackendOpt = Annotated[str, typer.Option(
+    "--backend", help="Where the correlations, bootstrap and permutation tests run, one "
+                      "task per criterion: serial, process (local processes, see "
+                      "--workers), dask (see --scheduler) or auto (process when there "
+                      "are two cores and criteria and enough resamples, else serial). "
+                      "Never changes a number.")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    "--workers", help="Processes for --backend process (default: all cores) or the size "
+                      "of a Dask LocalCluster.")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    "--scheduler", help="Dask scheduler: local:N (a LocalCluster of N worker processes) or "
+                        "an address such as tcp://host:8786. Implies --backend dask.")]
+OutOpt = Annotated[Path | None, typer.Option(
+    "--out", help="Report directory (default: reports/<corpus>).")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not use the score cache.")]
+FiguresOpt = Annotated[str, typer.Option(
+    "--figures", help="Figure formats: png (shown in report.html), png,pdf or png,svg for "
+                      "a paper, or none (no figures, fastest).")]
+
 
 def validate(
-    corpus: Annotated[str | None, typer.Argument(
-        help="Corpus name (see `nlgeval corpora list`), a corpus directory, or "
-             "mtme:PATH for a test set in the WMT metrics-task (MTME) layout. Leave it out "
-             "with --human for a study of human and metric scores only.")] = None,
-    scores: Annotated[list[Path] | None, typer.Option(
-        "--scores", help="Metric scores computed elsewhere (COMET, BLEURT, an LLM judge...): "
-                         "CSV/TSV/JSONL/Parquet, gz allowed; wide (system, item, <metric>...) "
-                         "or long (system, item, metric, score); empty item = system-level "
-                         "score. Repeat for several files.")] = None,
-    human: Annotated[Path | None, typer.Option(
-        "--human", help="Human ratings (system, item, criterion, score; rater optional) for a "
-                        "study without texts: use with --scores instead of a corpus.")] = None,
-    lower_is_better: Annotated[str | None, typer.Option(
-        "--lower-is-better", help="Comma-separated metrics where lower is better (e.g. an "
-                                  "error count); negated before any correlation (default: none; "
-                                  "nlgeval's own metrics such as TER know their "
-                                  "direction).")] = None,
-    min_coverage: Annotated[float, typer.Option(
-        "--min-coverage", help="Least share of the rated outputs an external metric must "
-                               "score.")] = 0.5,
-    lp: Annotated[str | None, typer.Option(
-        "--lp", help="Language pair of an mtme:PATH test set, e.g. en-de.")] = None,
-    data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
-    = None,
-    metrics: Annotated[str | None, typer.Option(
-        "--metrics", help="Comma-separated metric specs, e.g. bleu,chrf++,ter, or none to "
-                          "compute none (default: bleu,chrf,chrf++,ter,rouge1,rouge2,rougeL,"
-                          "nist; none with --human).")] = None,
-    criteria: Annotated[str | None, typer.Option(
-        "--criteria", help="Comma-separated human criteria (default: all rated).")] = None,
-    levels: Annotated[str, typer.Option(
-        "--levels", help="Comma-separated levels: system (system means), segment (all "
-                         "outputs pooled), item (within each item across systems, then "
-                         "averaged), system-grouped (within each system across items, then "
-                         "averaged).")]
-    = "segment,system",
-    statistics: Annotated[str | None, typer.Option(
-        "--statistics", "--coefficients",
-        help="Comma-separated statistics: pearson, spearman, kendall (tau-b), kendall_c "
-             "(tau-c), tau_a, tau_23, acc23, acc_eq (tie-calibrated, Deutsch et al. 2023), "
-             "pairwise_accuracy (Kocmi et al. 2021), soft_pairwise_accuracy (Thompson et al. "
-             "2024), or the presets wmt24 (soft_pairwise_accuracy + acc_eq, adds the system and "
-             "item levels) and wmt23, or any statistic a package registers through the "
-             "nlgeval.statistics entry-point group. Each is reported under the name given. "
-             "--coefficients is an alias.")]
-    = "pearson,spearman,kendall",
-    spa_permutations: Annotated[int, typer.Option(
-        "--spa-permutations", help="Sign-flip permutations behind each soft pairwise "
-                                   "accuracy.")] = 1000,
-    epsilon: Annotated[str | None, typer.Option(
-        "--epsilon", help="Fixed acc_eq tie thresholds, e.g. comet=0.02,bleu=0.5 (found on a "
-                          "development set); default: calibrated on these data (optimistic).")]
-    = None,
-    resamples: Annotated[int, typer.Option(
-        "--resamples", help="Bootstrap resamples for the confidence intervals (0: none).")]
-    = 1000,
-    resample: Annotated[str, typer.Option(
-        "--resample", help="What the bootstrap resamples: items, systems or both.")] = "both",
-    permutations: Annotated[int, typer.Option(
-        "--permutations", help="Permutations for the PERM-BOTH metric comparisons (0: skip).")]
-    = 1000,
-    normalise: Annotated[str, typer.Option(
-        "--normalise", help="Human scores: none (raw mean over raters) or z (per-rater "
-                            "z-scores first, as WMT DA and the WebNLG organisers).")] = "none",
-    confidence: Annotated[float, typer.Option(
-        "--confidence", help="Confidence level of the intervals.")] = 0.95,
-    alpha: Annotated[float, typer.Option(
-        "--alpha", help="Significance level for tests and clusters.")] = 0.05,
-    keep_reference_systems: Annotated[bool, typer.Option(
-        "--keep-reference-systems", help="Do not exclude systems whose outputs are the "
-                                         "references.")] = False,
-    exclude_systems: Annotated[str | None, typer.Option(
-        "--exclude-systems", help="Comma-separated systems to leave out of the metric-human "
-                                  "correlations (kept in the human table). A study of scores "
-                                  "only cannot find reference outputs itself: name them "
-                                  "here.")] = None,
-    human_systems: Annotated[str | None, typer.Option(
-        "--human-systems", help="Comma-separated human-written 'systems': rated as a human "
-                                "ceiling, left out of the metric correlations (also: a "
-                                "'human' column of yes/no in the ratings or score file).")]
-    = None,
-    bind: Annotated[str | None, typer.Option(
-        "--bind", help="Correlate a per-criterion metric with its own criterion only, e.g. "
-                       "llm_rel=Relevance,llm_coh=Coherence (also: a 'criterion' column in a "
-                       "long score file).")] = None,
-    correction: Annotated[str, typer.Option(
-        "--correction", help="Multiple-comparison correction of the p-values behind the "
-                             "stars and the verdict, across the metrics x criteria x levels "
-                             "tested: holm (Holm 1979), bh (Benjamini & Hochberg 1995), by "
-                             "(Benjamini & Yekutieli 2001), bonferroni or none.")] = "holm",
+    corpus: CorpusArg = None,
+    scores: ScoresOpt = None,
+    human: HumanOpt = None,
+    lower_is_better: LowerIsBetterOpt = None,
+    min_coverage: MinCoverageOpt = 0.5,
+    lp: LpOpt = None,
+    data_dir: DataDirOpt = None,
+    metrics: MetricsOpt = None,
+    criteria: CriteriaOpt = None,
+    levels: LevelsOpt = "segment,system",
+    statistics: StatisticsOpt = "pearson,spearman,kendall",
+    spa_permutations: SpaPermutationsOpt = 1000,
+    epsilon: EpsilonOpt = None,
+    resamples: ResamplesOpt = 1000,
+    resample: ResampleOpt = "both",
+    permutations: PermutationsOpt = 1000,
+    normalise: NormaliseOpt = "none",
+    confidence: ConfidenceOpt = 0.95,
+    alpha: AlphaOpt = 0.05,
+    keep_reference_systems: KeepReferenceSystemsOpt = False,
+    exclude_systems: ExcludeSystemsOpt = None,
+    human_systems: HumanSystemsOpt = None,
+    bind: BindOpt = None,
+    correction: CorrectionOpt = "holm",
     seed: SeedOpt = 0,
-    backend: Annotated[str, typer.Option(
-        "--backend", help="Where the correlations, bootstrap and permutation tests run, one "
-                          "task per criterion: serial, process (local processes, see "
-                          "--workers), dask (see --scheduler) or auto (process when there "
-                          "are two cores and criteria and enough resamples, else serial). "
-                          "Never changes a number.")]
-    = "auto",
-    workers: Annotated[int | None, typer.Option(
-        "--workers", help="Processes for --backend process (default: all cores) or the size "
-                          "of a Dask LocalCluster.")] = None,
-    scheduler: Annotated[str | None, typer.Option(
-        "--scheduler", help="Dask scheduler: local:N (a LocalCluster of N worker processes) or "
-                            "an address such as tcp://host:8786. Implies --backend dask.")]
-    = None,
-    out: Annotated[Path | None, typer.Option(
-        "--out", help="Report directory (default: reports/<corpus>).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the score cache.")]
-    = False,
-    figures: Annotated[str, typer.Option(
-        "--figures", help="Figure formats: png (shown in report.html), png,pdf or png,svg for "
-                          "a paper, or none (no figures, fastest).")] = "png",
+    backend: BackendOpt = "auto",
+    workers: WorkersOpt = None,
+    scheduler: SchedulerOpt = None,
+    out: OutOpt = None,
+    no_cache: NoCacheOpt = False,
+    figures: FiguresOpt = "png",
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -155,41 +178,104 @@ def validate(
     ...
     SystemExit: 2
     """
-    # long only through its option declarations; the body is settings -> inputs -> study ->
-    # report, each a named step below
+    opts = ValidateOptions(**locals())  # every parameter above, as given
     _keep_freed_memory()
     setup(quiet)
     from nlgeval.report.writer import figure_drawer, figure_formats
 
     fig_formats = figure_formats(figures)  # checked before any data is read
-    settings = _settings(
-        criteria=split_list(criteria),
-        levels=split_list(levels) or ["segment", "system"],
-        statistics=split_list(statistics) or ["pearson"],
-        spa_permutations=spa_permutations, epsilon=_parse_epsilon(epsilon) or {},
-        n_resamples=resamples, resample=resample, normalise=normalise, seed=seed,
-        confidence_level=confidence, alpha=alpha, permutations=permutations,
-        exclude_systems=split_list(exclude_systems) or None,
-        keep_reference_systems=keep_reference_systems, bind=_parse_pairs(bind, "--bind"),
-        correction=correction.strip().lower(), cache=not no_cache,
-        lower_is_better=split_list(lower_is_better) or [], min_coverage=min_coverage,
-        backend=backend, workers=workers, scheduler=scheduler,
-    )
+    settings = opts.settings()
     # the figure process imports matplotlib while the corpus is loaded and scored
     drawer = figure_drawer(fig_formats)
     try:
-        t0 = time.perf_counter()
-        corp, ext = _load_inputs(corpus, human, scores or [], lp, data_dir,
-                                 _memory_check(settings, human_systems))
-        settings = _with_human_systems(settings, human_systems, human)
-        t_load = time.perf_counter() - t0
-        study = _run_study(corp, _metric_list(metrics, human, corp, ext), settings, ext, quiet)
-        study = dataclasses.replace(study, timings={"load corpus": t_load, **study.timings})
-        out_dir = out if out is not None else Path("reports") / corp.name
-        _write_and_show(study, corp.name, out_dir, fig_formats, as_json, quiet, drawer)
+        study, corpus_name = _load_and_run(opts, settings)
+        out_dir = out if out is not None else Path("reports") / corpus_name
+        _write_and_show(study, corpus_name, out_dir, fig_formats, as_json, quiet, drawer)
     finally:
         if drawer is not None:
             drawer.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class ValidateOptions:
+    """The parameters of :func:`validate` (``nlgeval validate``) as given, one field each, in
+    the order of its signature; :meth:`settings` turns them into the study's settings.
+
+    Examples
+    --------
+    >>> import inspect
+    >>> fields = [f.name for f in dataclasses.fields(ValidateOptions)]
+    >>> fields == list(inspect.signature(validate).parameters)
+    True
+    """
+
+    corpus: str | None
+    scores: list[Path] | None
+    human: Path | None
+    lower_is_better: str | None
+    min_coverage: float
+    lp: str | None
+    data_dir: Path | None
+    metrics: str | None
+    criteria: str | None
+    levels: str
+    statistics: str | None
+    spa_permutations: int
+    epsilon: str | None
+    resamples: int
+    resample: str
+    permutations: int
+    normalise: str
+    confidence: float
+    alpha: float
+    keep_reference_systems: bool
+    exclude_systems: str | None
+    human_systems: str | None
+    bind: str | None
+    correction: str
+    seed: int
+    backend: str
+    workers: int | None
+    scheduler: str | None
+    out: Path | None
+    no_cache: bool
+    figures: str
+    as_json: bool
+    quiet: bool
+
+    def settings(self) -> Any:
+        """The ValidationSettings these options ask for (the --human-systems that a ratings
+        file flags are added once it is read); its errors name the options."""
+        return _settings(
+            criteria=split_list(self.criteria),
+            levels=split_list(self.levels) or ["segment", "system"],
+            statistics=split_list(self.statistics) or ["pearson"],
+            spa_permutations=self.spa_permutations, epsilon=_parse_epsilon(self.epsilon) or {},
+            n_resamples=self.resamples, resample=self.resample, normalise=self.normalise,
+            seed=self.seed, confidence_level=self.confidence, alpha=self.alpha,
+            permutations=self.permutations,
+            exclude_systems=split_list(self.exclude_systems) or None,
+            keep_reference_systems=self.keep_reference_systems,
+            bind=_parse_pairs(self.bind, "--bind"),
+            correction=self.correction.strip().lower(), cache=not self.no_cache,
+            lower_is_better=split_list(self.lower_is_better) or [],
+            min_coverage=self.min_coverage, backend=self.backend, workers=self.workers,
+            scheduler=self.scheduler,
+        )
+
+
+def _load_and_run(opts: ValidateOptions, settings: Any) -> tuple[Any, str]:
+    """Read the corpus (or ratings) and the scores, then run the study: the study (its
+    timings led by the load) and the corpus's name."""
+    t0 = time.perf_counter()
+    corp, ext = _load_inputs(opts.corpus, opts.human, opts.scores or [], opts.lp,
+                             opts.data_dir, _memory_check(settings, opts.human_systems))
+    settings = _with_human_systems(settings, opts.human_systems, opts.human)
+    t_load = time.perf_counter() - t0
+    study = _run_study(corp, _metric_list(opts.metrics, opts.human, corp, ext), settings, ext,
+                       opts.quiet)
+    return dataclasses.replace(study, timings={"load corpus": t_load, **study.timings}), \
+        corp.name
 
 
 #: glibc's mallopt parameters (malloc.h): M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX
