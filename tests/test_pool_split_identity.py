@@ -102,10 +102,11 @@ def test_pieces_go_out_largest_first() -> None:
     assert criterion_split._FORKED is None
     mats = criterion_split._matrices(prep, "c0")
     (_, pieces), = split._groups
-    costs = [criterion_split._cost(pieces[k], mats) for k in split._order]
+    costs = [pieces[k].cost(mats) for k in split._order]
     assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1]
     first = pieces[split._order[0]]
-    assert (first.kind, first.level) in {("rows", "segment"), ("comparisons", "segment")}
+    assert isinstance(first, criterion_split._Correlations | criterion_split._Comparisons)
+    assert first.level == "segment"
     # 3 metrics x 2 levels x 3 coefficients, 2 levels of comparisons, the meta-evaluation
     assert len(pieces) == 18 + 2 + 1 and sorted(split._order) == list(range(21))
     (rows, comps, _, _, missing), = split.assemble(results)

@@ -70,16 +70,23 @@ def test_dask_reproduces_the_serial_study_at_10_systems_x_10000_items() -> None:
 
 
 def test_a_criterion_is_cut_into_pieces_below_it() -> None:
-    from nlgeval.report.criterion_split import _group
+    from nlgeval.report.criterion_split import (
+        _Comparisons,
+        _Correlations,
+        _group,
+        _MetaEvaluation,
+    )
     from nlgeval.report.prepare import PreparedScores
     from nlgeval.report.settings import ValidationSettings
 
     p = PreparedScores(pd.DataFrame(), pd.DataFrame(), ["a", "b", "c"], {}, {}, [], [], [],
                        [], pd.DataFrame(), [], ["q"])
     group = _group(p, p, ValidationSettings(), "q", ["a", "b", "c"])
-    kinds = [(piece.kind, piece.metric, piece.level) for piece in group.pieces]
-    assert kinds == [("rows", m, lv) for m in "abc" for lv in ("segment", "system")] + [
-        ("comparisons", "", "segment"), ("comparisons", "", "system"), ("meta", "", "")]
+    kinds = [(type(piece), getattr(piece, "metric", ""), getattr(piece, "level", ""))
+             for piece in group.pieces]
+    assert kinds == [(_Correlations, m, lv) for m in "abc" for lv in ("segment", "system")] + [
+        (_Comparisons, "", "segment"), (_Comparisons, "", "system"), (_MetaEvaluation, "", "")]
+    assert group.weights == (3.0,) * 6 + (1.0, 1.0, 0.0)  # 3 coefficients; no WMT statistics
 
 
 @pytest.mark.slow

@@ -9,6 +9,12 @@ task, and the pieces that use them run as tasks of their own on any worker:
 * one level's metric comparisons (Williams, PERM-BOTH) and significance clusters;
 * the WMT meta-evaluation statistics (one piece).
 
+Each kind of piece is a small frozen dataclass (:class:`_Correlations`, :class:`_Comparisons`,
+:class:`_MetaEvaluation`) that runs itself on the criterion's matrices (``run``), adds its
+result to the criterion's tables (``add_to``) and states its expected cost (``cost``) and its
+share of the progress bar (``weight``): a new kind of piece is one new class, and its place in
+the serial order (:func:`_pieces`).
+
 Each piece calls the same stage function as the serial run, on the same matrices, with its
 random draws seeded from the study's seed alone and one BLAS thread, and the pieces are put
 back in the serial order (metric, then level; levels in order; the meta-evaluation last), so
@@ -28,15 +34,16 @@ import copy
 import dataclasses
 import gc
 import multiprocessing as mp
+from abc import ABC, abstractmethod
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from nlgeval.parallel import SplitGroup, map_split, single_blas_thread
 from nlgeval.parallel.backends import one_numba_thread
-from nlgeval.report.meta import wanted
+from nlgeval.report.meta import CriterionMeta, wanted
 from nlgeval.report.meta_statistics import check_statistic
 from nlgeval.report.prepare import PreparedScores
 from nlgeval.report.settings import ValidationSettings
@@ -52,16 +59,6 @@ from nlgeval.report.stages import (
 #: leaderboards, missing-output counts per ``metric|criterion``.
 CriterionResult = tuple[list[dict[str, Any]], list[pd.DataFrame], list[pd.DataFrame],
                         dict[str, pd.DataFrame], dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class _Piece:
-    kind: str  # "rows", "comparisons" or "meta"
-    prep: PreparedScores  # without its score frames: the pieces need the names only
-    settings: ValidationSettings
-    metric: str = ""
-    level: str = ""
-    coefficient: str = ""  # a rows piece of one coefficient (as given); "": every coefficient
 
 
 def _matrices(prep: PreparedScores, criterion: str) -> CriterionMatrices:
@@ -81,15 +78,140 @@ def _narrowed(settings: ValidationSettings, level: str,
     return out
 
 
+@dataclass
+class _Tables:
+    """One criterion's tables, filled piece by piece in the serial order (:meth:`_Piece.add_to`)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    comparisons: list[pd.DataFrame] = field(default_factory=list)
+    clusters: list[pd.DataFrame] = field(default_factory=list)
+    leaderboards: dict[str, pd.DataFrame] = field(default_factory=dict)
+    missing: dict[str, Any] = field(default_factory=dict)  # metric -> missing-output counts
+
+    def result(self, criterion: str) -> CriterionResult:
+        """The tables, the missing-output counts keyed ``metric|criterion``."""
+        return (self.rows, self.comparisons, self.clusters, self.leaderboards,
+                {f"{m}|{criterion}": v for m, v in self.missing.items()})
+
+
+#: CPU seconds per million cells and 1,000 draws of a piece, measured in a worker process (one
+#: numba and one BLAS thread) at 20 x 10,000 items with 3 metrics and default statistics: a
+#: metric's correlations at one level with one coefficient (point estimate, permutations and
+#: bootstrap draws), and the PERM-BOTH comparisons at one level per pair of metrics
+_ROW_COST = {("segment", "kendall"): 6.5, ("segment", "spearman"): 3.3,
+             ("segment", "pearson"): 1.0, ("system", "kendall"): 1.6,
+             ("system", "spearman"): 1.6, ("system", "pearson"): 0.3}
+_PAIR_COST = {"segment": 3.2, "system": 1.65}
+
+
+@dataclass(frozen=True)
+class _Piece(ABC):
+    """One piece of a criterion's stages 2-3. Each kind of piece knows how to run itself on
+    the criterion's matrices, how its result joins the criterion's tables, and what it costs,
+    so a new kind of piece is one new class (and its place in the serial order, :func:`_pieces`).
+    """
+
+    prep: PreparedScores  # without its score frames: the pieces need the names only
+    settings: ValidationSettings
+
+    @abstractmethod
+    def run(self, cm: CriterionMatrices) -> Any:
+        """The piece's result, computed by the stage function of the serial run."""
+
+    @abstractmethod
+    def add_to(self, tables: _Tables, result: Any) -> None:
+        """Add ``result`` (of :meth:`run`) to the criterion's ``tables``."""
+
+    @abstractmethod
+    def cost(self, cm: CriterionMatrices) -> float:
+        """The expected CPU cost (:data:`_ROW_COST`, :data:`_PAIR_COST`; other levels and
+        statistics as the dearest measured), to hand the pieces out largest first."""
+
+    @abstractmethod
+    def weight(self, n_metrics: int) -> float:
+        """The piece's share of the progress bar (correlations counted per coefficient)."""
+
+
+@dataclass(frozen=True)
+class _Correlations(_Piece):
+    """One metric's correlations at one level: every coefficient, or only ``coefficient``."""
+
+    metric: str
+    level: str
+    coefficient: str = ""  # "": every coefficient of the settings
+
+    def run(self, cm: CriterionMatrices) -> list[dict[str, Any]]:
+        one = dataclasses.replace(cm, oriented={self.metric: cm.oriented[self.metric]})
+        return correlation_rows(one, self.prep,
+                                _narrowed(self.settings, self.level, self.coefficient))
+
+    def add_to(self, tables: _Tables, result: list[dict[str, Any]]) -> None:
+        tables.rows += result
+
+    def cost(self, cm: CriterionMatrices) -> float:
+        s = self.settings
+        cells = float(cm.human.size) / 1e6
+        coef = check_statistic(self.coefficient) if self.coefficient else "kendall"
+        per = _ROW_COST.get((self.level, coef), 1.6 if self.level == "system" else 6.5)
+        return cells * (s.n_resamples + s.permutations + 1) / 1e3 * per
+
+    def weight(self, n_metrics: int) -> float:
+        return 1.0 if self.coefficient else float(len(self.settings.coefficients))
+
+
+@dataclass(frozen=True)
+class _Comparisons(_Piece):
+    """One level's metric comparisons (Williams, PERM-BOTH) and significance clusters."""
+
+    level: str
+
+    def run(self, cm: CriterionMatrices) -> tuple[list[pd.DataFrame], list[pd.DataFrame]]:
+        return metric_comparisons(cm, self.prep, _narrowed(self.settings, self.level))
+
+    def add_to(self, tables: _Tables,
+               result: tuple[list[pd.DataFrame], list[pd.DataFrame]]) -> None:
+        tables.comparisons += result[0]
+        tables.clusters += result[1]
+
+    def cost(self, cm: CriterionMatrices) -> float:
+        cells = float(cm.human.size) / 1e6
+        pairs = len(cm.oriented) * (len(cm.oriented) - 1) / 2
+        return cells * self.settings.permutations / 1e3 * pairs * _PAIR_COST.get(self.level, 3.2)
+
+    def weight(self, n_metrics: int) -> float:
+        return 1.0
+
+
+@dataclass(frozen=True)
+class _MetaEvaluation(_Piece):
+    """The WMT meta-evaluation statistics (rows, comparisons, clusters, leaderboards); it
+    also brings the criterion's missing-output counts."""
+
+    def run(self, cm: CriterionMatrices) -> tuple[CriterionMeta | None, dict[str, Any]]:
+        return meta_evaluation(cm, self.prep, self.settings), dict(cm.missing)
+
+    def add_to(self, tables: _Tables,
+               result: tuple[CriterionMeta | None, dict[str, Any]]) -> None:
+        meta, missing = result
+        tables.missing = missing
+        if meta is not None:
+            tables.rows += meta.rows
+            tables.comparisons += [meta.comparisons] if len(meta.comparisons) else []
+            tables.clusters += [meta.clusters] if len(meta.clusters) else []
+            tables.leaderboards = dict(meta.leaderboards)
+
+    def cost(self, cm: CriterionMatrices) -> float:
+        s, cells = self.settings, float(cm.human.size) / 1e6
+        return cells * max(s.spa_permutations, 1) / 1e3 * len(s.meta_statistics) * len(cm.oriented)
+
+    def weight(self, n_metrics: int) -> float:
+        return float(n_metrics * len(wanted(self.settings.meta_statistics,
+                                            self.settings.levels)))
+
+
 def _run_piece(cm: CriterionMatrices, piece: _Piece) -> Any:
     with single_blas_thread():
-        if piece.kind == "rows":
-            one = dataclasses.replace(cm, oriented={piece.metric: cm.oriented[piece.metric]})
-            return correlation_rows(one, piece.prep,
-                                    _narrowed(piece.settings, piece.level, piece.coefficient))
-        if piece.kind == "comparisons":
-            return metric_comparisons(cm, piece.prep, _narrowed(piece.settings, piece.level))
-        return meta_evaluation(cm, piece.prep, piece.settings), dict(cm.missing)
+        return piece.run(cm)
 
 
 def _pieces(light: PreparedScores, settings: ValidationSettings, metrics: list[str],
@@ -97,14 +219,11 @@ def _pieces(light: PreparedScores, settings: ValidationSettings, metrics: list[s
     """The pieces of one criterion in the serial order (the meta-evaluation last) and their
     weights for the progress bar (correlations counted per coefficient)."""
     coefs = list(settings.coefficients) if by_coefficient else [""]
-    pieces = [_Piece("rows", light, settings, m, lv, c)
-              for m in metrics for lv in settings.levels for c in coefs]
-    weights = [1.0 if by_coefficient else float(len(settings.coefficients))] * len(pieces)
-    pieces += [_Piece("comparisons", light, settings, level=lv) for lv in settings.levels]
-    weights += [1.0] * len(settings.levels)
-    pieces.append(_Piece("meta", light, settings))
-    weights.append(float(len(metrics) * len(wanted(settings.meta_statistics, settings.levels))))
-    return pieces, weights
+    pieces: list[_Piece] = [_Correlations(light, settings, m, lv, c)
+                            for m in metrics for lv in settings.levels for c in coefs]
+    pieces += [_Comparisons(light, settings, lv) for lv in settings.levels]
+    pieces.append(_MetaEvaluation(light, settings))
+    return pieces, [piece.weight(len(metrics)) for piece in pieces]
 
 
 def _light(prep: PreparedScores) -> PreparedScores:
@@ -120,23 +239,10 @@ def _metrics(prep: PreparedScores, criterion: str) -> list[str]:
 
 def _assemble(criterion: str, pieces: list[_Piece], results: list[Any]) -> CriterionResult:
     """One criterion's tables from its pieces' results, in the serial order."""
-    rows: list[dict[str, Any]] = []
-    comps: list[pd.DataFrame] = []
-    clus: list[pd.DataFrame] = []
-    for piece, res in zip(pieces, results[:-1], strict=False):
-        if piece.kind == "rows":
-            rows += res
-        else:
-            comps += res[0]
-            clus += res[1]
-    meta, missing = results[-1]
-    boards: dict[str, pd.DataFrame] = {}
-    if meta is not None:
-        rows += meta.rows
-        comps += [meta.comparisons] if len(meta.comparisons) else []
-        clus += [meta.clusters] if len(meta.clusters) else []
-        boards = dict(meta.leaderboards)
-    return (rows, comps, clus, boards, {f"{m}|{criterion}": v for m, v in missing.items()})
+    tables = _Tables()
+    for piece, result in zip(pieces, results, strict=True):
+        piece.add_to(tables, result)
+    return tables.result(criterion)
 
 
 def _group(prep: PreparedScores, light: PreparedScores, settings: ValidationSettings,
@@ -168,31 +274,6 @@ def _run_forked(index: int) -> Any:
     mats, pieces = _FORKED
     criterion, piece = pieces[index]
     return _run_piece(mats[criterion], piece)
-
-
-#: CPU seconds per million cells and 1,000 draws of a piece, measured in a worker process (one
-#: numba and one BLAS thread) at 20 x 10,000 items with 3 metrics and default statistics: a
-#: metric's correlations at one level with one coefficient (point estimate, permutations and
-#: bootstrap draws), and the PERM-BOTH comparisons at one level per pair of metrics
-_ROW_COST = {("segment", "kendall"): 6.5, ("segment", "spearman"): 3.3,
-             ("segment", "pearson"): 1.0, ("system", "kendall"): 1.6,
-             ("system", "spearman"): 1.6, ("system", "pearson"): 0.3}
-_PAIR_COST = {"segment": 3.2, "system": 1.65}
-
-
-def _cost(piece: _Piece, cm: CriterionMatrices) -> float:
-    """A piece's expected CPU cost (:data:`_ROW_COST`, :data:`_PAIR_COST`; other levels and
-    statistics as the dearest measured), to hand the pieces out largest first."""
-    s = piece.settings
-    cells = float(cm.human.size) / 1e6
-    if piece.kind == "rows":
-        coef = check_statistic(piece.coefficient) if piece.coefficient else "kendall"
-        per = _ROW_COST.get((piece.level, coef), 1.6 if piece.level == "system" else 6.5)
-        return cells * (s.n_resamples + s.permutations + 1) / 1e3 * per
-    if piece.kind == "comparisons":
-        pairs = len(cm.oriented) * (len(cm.oriented) - 1) / 2
-        return cells * s.permutations / 1e3 * pairs * _PAIR_COST.get(piece.level, 3.2)
-    return cells * max(s.spa_permutations, 1) / 1e3 * len(s.meta_statistics) * len(cm.oriented)
 
 
 class ForkedSplit:
@@ -235,7 +316,7 @@ def fork_split(prep: PreparedScores, settings: ValidationSettings, workers: int)
         groups.append((criterion, pieces))
         flat += [(i, p) for p in pieces]
     # largest first: a stable sort, so equal costs keep the serial order
-    order = sorted(range(len(flat)), key=lambda k: -_cost(flat[k][1], mats[flat[k][0]]))
+    order = sorted(range(len(flat)), key=lambda k: -flat[k][1].cost(mats[flat[k][0]]))
     _FORKED = (mats, flat)
     pool = ProcessPoolExecutor(max_workers=max(1, min(workers, len(flat))),
                                initializer=one_numba_thread, mp_context=mp.get_context("fork"))
