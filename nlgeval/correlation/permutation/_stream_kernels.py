@@ -56,8 +56,8 @@ def einsum_dots(mT: np.ndarray, s: int, D: np.ndarray, j: int, lo: int, c: int, 
     added in order to 0; ``acc0``/``acc1`` scratch of at least ``c`` values. The one loop of
     the system sums of both the streamed draws (:func:`system_mask_sums`) and the pair
     kernels (``_pair_kernels``: one block, a chunk of ``c`` draws from draw ``lo``). numba's
-    cache of those kernels does not notice a change here: after editing this function,
-    clear the ``__pycache__`` folders of both modules."""
+    cache of ``_pair_kernels`` does not notice a change here: after editing this function,
+    clear its ``__pycache__`` folder."""
     n_items = D.shape[2]
     for q in range(c):
         out[q] = 0.0
