@@ -237,14 +237,18 @@ def _system_means(raw: dict[str, dict], key: str) -> pd.Series:
 
 
 def test_validate_end_to_end(folder: Path, raw, tmp_path: Path) -> None:
+    """Without --levels: the corpus's default levels, the paper's system and summary level."""
     res = runner.invoke(app, ["validate", "realsumm", "--data-dir", str(folder.parent),
-                              "--levels", "system,item", "--statistics", "pearson,kendall",
-                              "--resamples", "20", "--permutations", "0",
+                              "--statistics", "pearson,kendall",
+                              "--resamples", "20", "--permutations", "0", "--figures", "none",
                               "--out", str(tmp_path / "report"), "--json", "--quiet"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     corr = pd.DataFrame(out["correlations"])
     assert set(corr["criterion"]) == {"LitePyramid"}
+    assert sorted(set(corr["level"])) == ["item", "system"]
+    run = json.loads((tmp_path / "report" / "run.json").read_text())
+    assert run["settings"]["levels"] == ["system", "item"]
     metrics = set(corr["metric"])
     assert {"rouge_2_recall", "rouge_1_recall", "bert_f_score", "mover_score", "js-2"} <= metrics
     assert set(R.DEFAULT_METRICS) <= metrics  # nlgeval's own ROUGE beside the authors' scores
@@ -265,6 +269,34 @@ def test_validate_end_to_end(folder: Path, raw, tmp_path: Path) -> None:
     item = corr[(corr["metric"] == "rouge_2_recall") & (corr["level"] == "item")
                 & (corr["coefficient"] == "kendall")]
     assert item["r"].iloc[0] == pytest.approx(np.mean([t for t, _ in per_doc]), abs=1e-12)
+
+
+def test_levels_option_overrides_the_corpus_default(folder: Path, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["validate", "realsumm", "--data-dir", str(folder.parent),
+                              "--levels", "segment", "--metrics", "none",
+                              "--statistics", "pearson", "--resamples", "0", "--permutations",
+                              "0", "--figures", "none", "--out", str(tmp_path / "r"), "--json",
+                              "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert {r["level"] for r in json.loads(res.stdout)["correlations"]} == {"segment"}
+
+
+def test_a_study_without_corpus_defaults_keeps_segment_and_system(tmp_path: Path) -> None:
+    """Ratings and scores without a published corpus: nlgeval's general default levels."""
+    rng = np.random.default_rng(5)
+    grid = pd.DataFrame([(s, str(i)) for s in "ABCDE" for i in range(8)],
+                        columns=["system", "item"])
+    human = grid.assign(criterion="q", score=rng.integers(1, 6, len(grid)))
+    scores = grid.assign(m=rng.normal(size=len(grid)))
+    human.to_csv(tmp_path / "h.csv", index=False)
+    scores.to_csv(tmp_path / "s.csv", index=False)
+    res = runner.invoke(app, ["validate", "--human", str(tmp_path / "h.csv"), "--scores",
+                              str(tmp_path / "s.csv"), "--metrics", "none", "--statistics",
+                              "pearson", "--resamples", "0", "--permutations", "0",
+                              "--figures", "none", "--out", str(tmp_path / "r"), "--json",
+                              "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert {r["level"] for r in json.loads(res.stdout)["correlations"]} == {"segment", "system"}
 
 
 def _per_document_tau(raw: dict[str, dict], metric: str) -> list[tuple[float, float]]:

@@ -48,11 +48,12 @@ MetricsOpt = Annotated[str | None, typer.Option(
                       "nist; none with --human).")]
 CriteriaOpt = Annotated[str | None, typer.Option(
     "--criteria", help="Comma-separated human criteria (default: all rated).")]
-LevelsOpt = Annotated[str, typer.Option(
+LevelsOpt = Annotated[str | None, typer.Option(
     "--levels", help="Comma-separated levels: system (system means), segment (all "
                      "outputs pooled), item (within each item across systems, then "
                      "averaged), system-grouped (within each system across items, then "
-                     "averaged).")]
+                     "averaged). Default: segment,system, or the levels a published "
+                     "corpus's paper reports (realsumm: system,item).")]
 StatisticsOpt = Annotated[str | None, typer.Option(
     "--statistics", "--coefficients",
     help="Comma-separated statistics: pearson, spearman, kendall (tau-b), kendall_c "
@@ -132,7 +133,7 @@ def validate(
     data_dir: DataDirOpt = None,
     metrics: MetricsOpt = None,
     criteria: CriteriaOpt = None,
-    levels: LevelsOpt = "segment,system",
+    levels: LevelsOpt = None,
     statistics: StatisticsOpt = "pearson,spearman,kendall",
     spa_permutations: SpaPermutationsOpt = 1000,
     epsilon: EpsilonOpt = None,
@@ -218,7 +219,7 @@ class ValidateOptions:
     data_dir: Path | None
     metrics: str | None
     criteria: str | None
-    levels: str
+    levels: str | None
     statistics: str | None
     spa_permutations: int
     epsilon: str | None
@@ -248,7 +249,7 @@ class ValidateOptions:
         file flags are added once it is read); its errors name the options."""
         return _settings(
             criteria=split_list(self.criteria),
-            levels=split_list(self.levels) or ["segment", "system"],
+            levels=split_list(self.levels) or _default_levels(self.corpus),
             statistics=split_list(self.statistics) or ["pearson"],
             spa_permutations=self.spa_permutations, epsilon=_parse_epsilon(self.epsilon) or {},
             n_resamples=self.resamples, resample=self.resample, normalise=self.normalise,
@@ -356,6 +357,14 @@ _OPTION_NAMES = {"confidence_level": "--confidence", "alpha": "--alpha",
                  "n_resamples": "--resamples", "min_coverage": "--min-coverage",
                  "normalise": "--normalise", "seed": "--seed", "backend": "--backend",
                  "workers": "--workers", "correction": "--correction"}
+
+
+def _default_levels(corpus: str | None) -> list[str]:
+    """Without --levels: the levels a published corpus's paper reports (its descriptor's
+    ``levels``; REALSumm: system, item), else segment and system."""
+    from nlgeval.corpora.extras import default_levels
+
+    return default_levels(corpus) or ["segment", "system"]
 
 
 def _settings(**options: Any) -> Any:

@@ -35,6 +35,11 @@ What the loader builds, and the decisions it takes:
   ``nlgeval validate realsumm`` adds them itself. ROUGE there is the original ROUGE-1.5.5 Perl
   script (through pyrouge); ``js-2`` is the negated Jensen-Shannon divergence of bigram
   distributions, so higher is better for every score.
+* Levels: the paper reports system-level and summary-level correlations; its summary level
+  (per document, across the systems, then averaged over the documents) is nlgeval's ``item``
+  level, not ``segment`` (all 2,500 summaries pooled). The descriptor's ``levels`` are
+  therefore ``system, item``, what ``nlgeval validate realsumm`` reports unless ``--levels``
+  says otherwise (:func:`nlgeval.corpora.extras.default_levels`).
 """
 
 from __future__ import annotations
