@@ -348,8 +348,10 @@ def _add_simulate(exp: typer.Typer) -> None:
             "follow, e.g. human=0.9,neural=0.6 (default: 0.8 for the first system down to "
             "0.2 for the last).")] = None,
         pace_ms: Annotated[int, typer.Option(
-            "--pace-ms", help="Wait this long before each answer (0: as fast as the server "
-            "replies, which the speeder check flags).")] = 0,
+            "--pace-ms", help="Wait this long before each answer, on the server's own clock "
+            "(a load test at a steady pace). 0: nobody waits, and each page's time comes from "
+            "the simulated evaluator's clock (reading and answering at a human pace; spammers "
+            "click through).")] = 0,
         concurrency: Annotated[int, typer.Option(
             "--concurrency", help="Simulated evaluators taking part at once (a load test; "
             "who gets which set through a sign-up link then depends on timing).")] = 1,

@@ -16,7 +16,6 @@ statement on PostgreSQL), so time on task needs no extra write.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 from flask import Blueprint, Response, abort, redirect, request, session, url_for
@@ -40,7 +39,6 @@ from nlgeval.experiment.participants import (
     completion_code,
     too_fast,
 )
-from nlgeval.experiment.storage import utcnow
 from nlgeval.experiment.storage.answers import (
     mark_finished,
     save_answer,
@@ -63,7 +61,7 @@ def _render_trial(x: Experiment, st: State, trial: TrialView,
     c = st.counts()
     shown = values.get("shown") if values else None
     if not shown or shown_time(x, trial.id, shown) is None:
-        shown = sign_shown(x, trial.id, int(time.time() * 1000))
+        shown = sign_shown(x, trial.id, x.now_ms())
     return x.render(
         "evaluator/trial.html", status=status, ev=st.ev, trial=trial, texts=texts_for(x, trial),
         context=x.contexts.get(trial.item), counts=c, values=values or {},
@@ -205,7 +203,7 @@ def page(token: str) -> Any:
         return x.render("evaluator/questionnaire.html", ev=ev, counts=st.counts(),
                         csrf=x.csrf_token(), values={}, errors={})
     if ev.finished_at is None:
-        mark_finished(x.store, ev.id, utcnow())
+        mark_finished(x.store, ev.id, x.now())
     return x.render("evaluator/thanks.html", ev=ev, thank_you=x.thank_you_html,
                     completion=_completion(x, st))
 
@@ -252,7 +250,7 @@ def start(token: str) -> Any:
     early = intro_outcome(x, st)  # declined, incomplete, or screened out (outcomes.py)
     if early is not None:
         return early
-    now = utcnow()
+    now = x.now()
     first = st.current
     start_trials(x.store, st.ev.id, first.id if first is not None else None, now,
                  consent_at=now if x.consent_html is not None else None)
@@ -292,7 +290,7 @@ def submit_trial(token: str, trial_id: int) -> Any:
     scores, confirmed, comment, errors = parse_answers(x)
     if errors:
         return _render_trial(x, st, trial, dict(request.form), errors, status=422)
-    now = utcnow()
+    now = x.now()
     shown_at = shown_time(x, trial.id, request.form.get("shown", ""))
     time_ms = None if shown_at is None else max(0, int((now - shown_at).total_seconds() * 1000))
     later = [t for t in st.trials if t.position > trial.position and t.answered_at is None]
@@ -353,5 +351,5 @@ def submit_questionnaire(token: str) -> Any:
     if errors:
         return x.render("evaluator/questionnaire.html", status=422, ev=ev, counts=st.counts(),
                         csrf=x.csrf_token(), values=dict(request.form), errors=errors)
-    save_questionnaire(x.store, ev.id, answers, utcnow())
+    save_questionnaire(x.store, ev.id, answers, x.now())
     return redirect(here, 303)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hmac
 import secrets
+import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +23,13 @@ from nlgeval.experiment.build import check_experiment, database_url
 from nlgeval.experiment.config import ExperimentConfig
 from nlgeval.experiment.i18n import translate
 from nlgeval.experiment.markup import render_markdown
-from nlgeval.experiment.storage import Store
+from nlgeval.experiment.storage import Store, utcnow
 from nlgeval.experiment.storage.design import contexts, drop_meta, texts, trial_cache
 
 MAX_COMMENT = 5000
+#: the request header a dry run's simulated evaluator sends its own clock in (epoch
+#: milliseconds); read only by the temporary server of ``nlgeval experiment simulate``
+SIMULATED_CLOCK_HEADER = "X-Nlgeval-Simulated-Clock"
 
 
 @dataclass
@@ -58,11 +63,35 @@ class Experiment:
     #: what never changes about a trial, by id: (id, position, practice, item, system,
     #: system_b, details, qc_kind); per request only whether it is answered is read
     trials: dict[int, tuple[Any, ...]] = field(repr=False, default_factory=dict)
+    #: set only by the temporary server of a dry run (``nlgeval experiment simulate``), never
+    #: by ``serve``: the evaluator pages then take the time from the simulated evaluator's
+    #: clock (:data:`SIMULATED_CLOCK_HEADER`), so a dry run's times on task are its simulated
+    #: reading and answering times; a real participant's time is always the server's
+    simulated_clock: bool = False
 
     def _(self, msg: str, **kw: object) -> str:
         return translate(self.cfg.language, msg, **kw)
 
     # ------------------------------------------------------------------ shared helpers
+    def now(self) -> datetime:
+        """The time (UTC, no time zone) the evaluator pages store: the server's clock, or
+        on a dry run's server (:attr:`simulated_clock`) the simulated evaluator's."""
+        ms = self._simulated_ms()
+        if ms is None:
+            return utcnow()
+        return datetime.fromtimestamp(ms / 1000, UTC).replace(tzinfo=None)
+
+    def now_ms(self) -> int:
+        """:meth:`now` in epoch milliseconds (a trial page's signed "shown at" stamp)."""
+        ms = self._simulated_ms()
+        return int(time.time() * 1000) if ms is None else ms
+
+    def _simulated_ms(self) -> int | None:
+        if not self.simulated_clock:
+            return None
+        raw = request.headers.get(SIMULATED_CLOCK_HEADER, "")
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 15 else None
+
     def csrf_token(self) -> str:
         tok = session.get("csrf")
         if not tok:

@@ -16,8 +16,14 @@ random draw comes from ``numpy.random.default_rng`` streams spawned from ``seed`
 reproducible (the evaluators run one after another, so they get the same sets each time;
 ``concurrency`` runs several at once, as a load test).
 
-They answer as fast as the server replies, so the speeder check (``[checks] speeder_ms``)
-flags them all unless ``pace_ms`` makes them wait before each answer.
+Nobody waits: each simulated evaluator carries a simulated clock that runs ahead of the real
+one by the time they would have spent reading and answering (:func:`answer_time_ms`), and the
+temporary server -- only this one, never ``serve`` -- stores the times of their pages from that
+clock (:attr:`nlgeval.experiment.loaded.Experiment.simulated_clock`). So the times on task,
+the speeder check (``[checks] speeder_ms``) and a withheld completion code (``[crowd]
+min_trial_ms``) behave in a dry run as in a real study: diligent raters take a human time per
+trial, spammers click through and are flagged as speeders. With ``pace_ms`` they wait that
+long before each answer instead, on the server's own clock (a load test at a steady pace).
 """
 
 from __future__ import annotations
@@ -44,13 +50,14 @@ import pandas as pd
 
 from nlgeval.errors import InputError
 from nlgeval.experiment.config import CriterionConfig, ExperimentConfig, format_value
+from nlgeval.experiment.loaded import SIMULATED_CLOCK_HEADER
 from nlgeval.experiment.simulate_raters import (
     ITEM_SD,
     SimulatedRater,
     behaviour_mix,
     default_qualities,
 )
-from nlgeval.experiment.views import TrialView
+from nlgeval.experiment.views import TrialView, texts_for
 from nlgeval.results import Result
 
 if TYPE_CHECKING:
@@ -60,6 +67,11 @@ __all__ = ["SimulationResult", "simulate_experiment"]
 
 EVALUATOR_COLUMNS = ["simulated", "behaviour", "participant", "evaluator", "trials", "outcome"]
 _MAX_STEPS = 10_000  # pages per evaluator: far more than any trial set
+READING_WPM = 238  # silent reading rate of non-fiction in English (Brysbaert 2019)
+ANSWER_MS = 2000  # a diligent rater's time per answer given (a scale, a choice, a span)
+CLICK_MS = 500  # a spammer's time per answer: a click, nothing read
+PACE_SD = 0.35  # the spread of one trial's time (log scale)
+SPEED_SD = 0.25  # the spread of raters' own speed (log scale)
 
 
 @dataclass(frozen=True)
@@ -108,25 +120,92 @@ class _Forms(HTMLParser):
 
 class _Browser:
     """One simulated browser: its own cookies, its own client address (sent as
-    ``X-Forwarded-For`` to the server, which trusts one proxy: the simulator)."""
+    ``X-Forwarded-For`` to the server, which trusts one proxy: the simulator) and, unless
+    ``paced`` (waiting for real), its own clock: the real one plus the time :meth:`spend`
+    added, sent with every request (:data:`SIMULATED_CLOCK_HEADER`)."""
 
-    def __init__(self, base: str, address: str) -> None:
+    def __init__(self, base: str, address: str, paced: bool = False) -> None:
         self.base = base
+        self.address = address
         self.opener = urllib.request.build_opener(
             urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         self.opener.addheaders = [("X-Forwarded-For", address)]
         self.requests = 0
+        self.paced = paced
+        self.ahead_ms = 0
+
+    def spend(self, ms: float) -> None:
+        """Let ``ms`` milliseconds pass: on the simulated clock, or for real when paced."""
+        if self.paced:
+            time.sleep(ms / 1000)
+        else:
+            self.ahead_ms += int(round(ms))
 
     def open(self, path: str, data: dict[str, str] | None = None) -> tuple[int, str, str]:
         """``(status, final URL path, page)`` of a GET (or a POST of ``data``), redirects
         followed."""
         body = None if data is None else urllib.parse.urlencode(data).encode()
         self.requests += 1
+        if not self.paced:
+            now = str(int(time.time() * 1000) + self.ahead_ms)
+            self.opener.addheaders = [("X-Forwarded-For", self.address),
+                                      (SIMULATED_CLOCK_HEADER, now)]
         try:
             with self.opener.open(self.base + path, data=body, timeout=120) as r:
                 return r.status, urllib.parse.urlsplit(r.geturl()).path, r.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, urllib.parse.urlsplit(e.geturl()).path, e.read().decode()
+
+
+def answer_time_ms(rng: np.random.Generator, behaviour: str, words: int, answers: int,
+                   speed: float = 1.0) -> float:
+    """How long a simulated evaluator spends on one page, in milliseconds: a diligent (or an
+    attention-check failing) rater reads the ``words`` shown at :data:`READING_WPM` words a
+    minute (Brysbaert 2019) and takes :data:`ANSWER_MS` per answer given, times their own
+    ``speed``; a spammer reads nothing and clicks (:data:`CLICK_MS` an answer). Each page's
+    time varies log-normally around that (:data:`PACE_SD` on the log scale).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = [answer_time_ms(rng, "diligent", 119, 2) for _ in range(4001)]
+    >>> abs(float(np.median(t)) / 34_000 - 1) < 0.03  # 30 s reading 119 words, 4 s answering
+    True
+    >>> float(np.median([answer_time_ms(rng, "spammer", 119, 2) for _ in range(4001)])) < 2000
+    True
+    """
+    noise = float(np.exp(rng.normal(0.0, PACE_SD)))
+    if behaviour == "spammer":
+        return CLICK_MS * max(answers, 1) * noise
+    return (words * 60_000 / READING_WPM + ANSWER_MS * max(answers, 1)) * speed * noise
+
+
+@dataclass
+class _Pace:
+    """A simulated evaluator's time per page: ``wait_ms`` (a fixed wait, for real), or drawn
+    from ``rng`` by :func:`answer_time_ms` with the rater's own ``speed``."""
+
+    rng: np.random.Generator
+    behaviour: str
+    wait_ms: int = 0
+    speed: float = 1.0
+
+    def trial(self, x: Experiment, trial: TrialView, fields: list[dict[str, str]],
+              data: dict[str, str]) -> float:
+        """The time spent on a trial page: its texts (and input) read, its answers given."""
+        if self.wait_ms:
+            return self.wait_ms
+        shown = [t["text"] for t in texts_for(x, trial)] + [x.contexts.get(trial.item, "")]
+        hidden = _hidden(fields)
+        answers = sum(k not in hidden and not k.endswith("_moved") for k in data)
+        answers += len(json.loads(data["spans"])) if "spans" in data else 0
+        return answer_time_ms(self.rng, self.behaviour, sum(len(t.split()) for t in shown),
+                              answers, self.speed)
+
+    def questionnaire(self, questions: int) -> float:
+        """The time spent on the exit questionnaire (no wait when paced)."""
+        return 0 if self.wait_ms else answer_time_ms(self.rng, self.behaviour, 0, questions,
+                                                     self.speed)
 
 
 def _hidden(fields: list[dict[str, str]]) -> dict[str, str]:
@@ -278,7 +357,7 @@ def _fail(x: Experiment, who: int, status: int, path: str, page: str) -> InputEr
 
 
 def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int,
-               entry: str | None, pace_ms: int) -> dict[str, Any]:
+               entry: str | None, pace: _Pace) -> dict[str, Any]:
     """One simulated evaluator from their link to the thank-you page."""
     row: dict[str, Any] = {"simulated": who, "behaviour": rater.behaviour, "participant": "",
                            "evaluator": "", "trials": 0, "outcome": "full"}
@@ -307,10 +386,10 @@ def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int
             data = answer_trial(fields, trial, x.cfg, rater,
                                 x.texts.get((trial.system, trial.item), ""))
             row["trials"] += 1
-            if pace_ms:
-                time.sleep(pace_ms / 1000)
+            browser.spend(pace.trial(x, trial, fields, data))
         elif action.endswith("/questionnaire"):
             data = _answer_questionnaire(fields, x.cfg, rater)
+            browser.spend(pace.questionnaire(len(x.cfg.questionnaire)))
         else:
             raise _fail(x, who, status, path, page)
         status, path, page = browser.open(action, data)
@@ -318,14 +397,17 @@ def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int
 
 
 @contextmanager
-def _served(directory: Path, database: str | None) -> Iterator[tuple[str, Experiment]]:
+def _served(directory: Path, database: str | None, simulated_clock: bool = True
+            ) -> Iterator[tuple[str, Experiment]]:
     """The study on a waitress server on 127.0.0.1 (a free port) in a background thread.
     The simulator is the server's one trusted proxy: waitress takes each simulated
     participant's address from ``X-Forwarded-For`` (so the sign-up limit per address counts
-    them apart)."""
+    them apart); with ``simulated_clock`` the evaluator pages take their time from each
+    simulated evaluator's clock (see the module docstring)."""
     from nlgeval.experiment.server import ready_app, waitress_server
 
     app = ready_app(directory, database=database)
+    app.extensions["nlgeval_experiment"]["experiment"].simulated_clock = simulated_clock
     server = waitress_server(app, 4, host="127.0.0.1", port=0, trusted_proxy="127.0.0.1",
                              trusted_proxy_count=1, trusted_proxy_headers="x-forwarded-for")
     thread = threading.Thread(target=server.run, daemon=True)
@@ -356,15 +438,22 @@ def _personal_links(x: Experiment, n: int) -> list[str]:
 
 
 def _raters(x: Experiment, n: int, seed: int, behaviour: str | Mapping[str, int] | None,
-            qualities: Mapping[str, float] | None) -> tuple[list[SimulatedRater], dict]:
+            qualities: Mapping[str, float] | None, pace_ms: int
+            ) -> tuple[list[SimulatedRater], list[_Pace], dict]:
+    """The raters (answers), their paces (times, from streams spawned after the answers':
+    adding them left every answer as it was) and the qualities followed."""
     root = np.random.SeedSequence(seed)
     order, items, *each = (np.random.default_rng(s) for s in root.spawn(n + 2))
+    timing = [np.random.default_rng(s) for s in root.spawn(n)]
     systems = json.loads(x.meta.get("systems", "[]"))
     q = dict(default_qualities(systems) if qualities is None else qualities)
     names = sorted({str(t[3]) for t in x.trials.values()})
     effect = dict(zip(names, items.normal(0.0, ITEM_SD, len(names)), strict=True))
     kinds = behaviour_mix(behaviour, n, order)
-    return [SimulatedRater(b, r, q, effect) for b, r in zip(kinds, each, strict=True)], q
+    paces = [_Pace(r, b, pace_ms, float(np.exp(r.normal(0.0, SPEED_SD))))
+             for b, r in zip(kinds, timing, strict=True)]
+    return ([SimulatedRater(b, r, q, effect) for b, r in zip(kinds, each, strict=True)],
+            paces, q)
 
 
 def simulate_experiment(
@@ -384,7 +473,10 @@ def simulate_experiment(
     ``behaviour`` mixes ``diligent``, ``spammer`` and ``attention-fail`` evaluators (e.g.
     ``"diligent=4,spammer=1,attention-fail=1"``; default: all diligent); ``qualities`` are the
     systems' latent qualities in [0, 1] (default: 0.8 for the study's first system down to
-    0.2 for its last). ``pace_ms`` waits that long before each answer. ``concurrency``
+    0.2 for its last). Nobody waits: the pages' times come from each simulated evaluator's
+    clock, ahead of the real one by :func:`answer_time_ms` per page (see the module
+    docstring); ``pace_ms`` > 0 waits that long before each answer instead, on the server's
+    own clock. ``concurrency``
     evaluators take part at once (a load test of the server): each one's answers stay the
     same, but which set a sign-up link hands to whom then depends on timing.
 
@@ -403,18 +495,20 @@ def simulate_experiment(
     if evaluators < 1 or concurrency < 1:
         raise InputError("simulate at least one evaluator, at least one at a time",
                          column="--evaluators")
+    if pace_ms < 0:
+        raise InputError(f"--pace-ms must be 0 or more, not {pace_ms}", column="--pace-ms")
     directory = Path(directory)
     t0 = time.perf_counter()
-    with _served(directory, database) as (base, x):
-        raters, q = _raters(x, evaluators, seed, behaviour, qualities)
+    with _served(directory, database, simulated_clock=not pace_ms) as (base, x):
+        raters, paces, q = _raters(x, evaluators, seed, behaviour, qualities, pace_ms)
         crowd = x.cfg.crowd
         joining = crowd is not None and crowd.open_link and bool(x.meta.get("join_token"))
         links: list[str | None] = ([None] * evaluators if joining
                                    else list(_personal_links(x, evaluators)))
 
         def one(k: int) -> tuple[dict[str, Any], int]:
-            browser = _Browser(base, f"10.0.{k // 250}.{k % 250 + 1}")
-            row = _take_part(browser, x, raters[k - 1], k, links[k - 1], pace_ms)
+            browser = _Browser(base, f"10.0.{k // 250}.{k % 250 + 1}", paced=bool(pace_ms))
+            row = _take_part(browser, x, raters[k - 1], k, links[k - 1], paces[k - 1])
             return row, browser.requests
 
         with ThreadPoolExecutor(concurrency) as pool:

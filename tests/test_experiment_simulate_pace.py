@@ -1,0 +1,170 @@
+"""The pace of ``nlgeval experiment simulate``: nobody waits, yet a dry run's times on task
+are human ones. Each simulated evaluator sends its own clock (real time plus the reading and
+answering time drawn per page) and only the dry run's temporary server stores page times from
+it; a server made by ``create_app`` (what ``serve`` runs) ignores the header."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from experiment_helpers import answer_form, form_action, write_experiment
+from typer.testing import CliRunner
+
+import nlgeval.experiment.simulate as sim
+from nlgeval.cli import app as cli_app
+from nlgeval.experiment.export import export_ratings, participants_table
+from nlgeval.experiment.loaded import SIMULATED_CLOCK_HEADER, load_experiment
+from nlgeval.experiment.quality import quality_flags
+from nlgeval.experiment.sandbox import example_app
+from nlgeval.experiment.storage import utcnow
+
+WORDS = "the forecast says a dry and sunny morning with light winds from the south".split()
+
+CROWD = '''
+[crowd]
+consent = "You agree that your answers are stored."
+completion_code = "C0DE42"
+min_trial_ms = 1000
+
+[checks]
+repeats = 1
+speeder_ms = 2000
+'''
+
+
+def _study(tmp: Path, words: int) -> Path:
+    """A crowd study whose outputs have ``words`` words each, with the default speeder
+    threshold and a completion code withheld below 1 s a trial."""
+    texts = {(f"S{s}", i): " ".join(WORDS[:words])
+             for s in (1, 2, 3) for i in [f"i{k}" for k in range(1, 7)] + ["p1"]}
+    d = write_experiment(tmp / "crowd", systems=3, items=6, evaluators=6, extra=CROWD,
+                         text_of=texts)
+    r = CliRunner().invoke(cli_app, ["experiment", "create", str(d), "-q"])
+    assert r.exit_code == 0, r.output
+    return d
+
+
+def test_model_median_and_behaviours() -> None:
+    """The drawn time's median is the model's: words at 238 a minute (Brysbaert 2019) plus
+    2 s an answer, times the rater's speed; a spammer clicks (0.5 s an answer)."""
+    rng = np.random.default_rng(7)
+    t = np.array([sim.answer_time_ms(rng, "diligent", 50, 3, speed=1.5) for _ in range(20001)])
+    expect = (50 * 60_000 / 238 + 3 * 2000) * 1.5
+    assert abs(np.median(t) / expect - 1) < 0.02
+    assert abs(np.std(np.log(t)) - sim.PACE_SD) < 0.01  # log-normal spread per page
+    fail = [sim.answer_time_ms(rng, "attention-fail", 50, 3) for _ in range(20001)]
+    assert abs(np.median(fail) / (expect / 1.5) - 1) < 0.02  # they read (and fail checks)
+    spam = [sim.answer_time_ms(rng, "spammer", 50, 3, speed=1.5) for _ in range(20001)]
+    assert abs(np.median(spam) / 1500 - 1) < 0.02  # nothing read, speed irrelevant
+
+
+def test_dry_run_times_are_the_drawn_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    """The server stores, as each trial's time on task, the time the simulated evaluator
+    drew for it (plus the little real time the requests took); diligent raters pass the
+    speeder check and see their completion code, spammers are flagged as speeders; the run
+    takes far less real time than the simulated one."""
+    d = _study(tmp_path, words=12)
+    drawn: list[tuple[str, int, float]] = []
+
+    def spy(rng: np.random.Generator, behaviour: str, words: int, answers: int,
+            speed: float = 1.0) -> float:
+        ms = real(rng, behaviour, words, answers, speed)
+        drawn.append((behaviour, words, ms))
+        return ms
+
+    real = sim.answer_time_ms
+    monkeypatch.setattr(sim, "answer_time_ms", spy)
+    t0 = time.perf_counter()
+    r = sim.simulate_experiment(d, evaluators=6, seed=2, behaviour="spammer=2")
+    wall_ms = (time.perf_counter() - t0) * 1000
+    assert (r.evaluators["outcome"] == "finished").all()
+    x = load_experiment(d)
+    try:
+        rows = export_ratings(x.store, x.cfg, include_practice=True, include_checks=True)
+        flags = quality_flags(x.store, x.cfg).set_index("participant")
+        codes = participants_table(x.store, x.cfg, x.secret).set_index("participant")
+    finally:
+        x.store.dispose()
+    per_trial = rows.groupby(["participant", "position"])["time_on_task_ms"].first()
+    # pages in the order they were answered: each evaluator's trials, then the questionnaire
+    pages = iter(drawn)
+    for ev in r.evaluators.itertuples():
+        got = per_trial.loc[ev.participant].sort_index().to_numpy()
+        mine = [next(pages) for _ in range(len(got) + 1)]
+        assert {b for b, *_ in mine} == {ev.behaviour}
+        assert mine[-1][1] == 0  # the questionnaire: nothing to read
+        overhead = got - np.array([ms for *_, ms in mine[:-1]])
+        assert (overhead > -2).all() and (overhead < 3000).all(), overhead  # real requests
+        f = flags.loc[ev.participant]
+        assert bool(f["speeder"]) == (ev.behaviour == "spammer"), f
+        if ev.behaviour == "diligent":  # read at a human pace: the code is shown
+            assert not codes.loc[ev.participant, "code_withheld"]
+    assert next(pages, None) is None
+    assert {w for _b, w, _ms in drawn if w} >= {12 + 4}  # 12 words + "input data of iK"
+    assert wall_ms < sum(ms for *_, ms in drawn) / 3  # nobody waited for real
+
+
+@pytest.mark.parametrize("simulated", [False, True])
+def test_only_a_dry_run_server_takes_the_clock_header(simulated: bool) -> None:
+    """A server made by ``create_app`` (``serve``'s) keeps its own clock whatever a client
+    sends, so a real participant cannot lengthen their time on task; the dry run's server
+    (``simulated_clock``) takes it."""
+    ahead = timedelta(days=1)
+    with example_app() as (app, made):
+        app.extensions["nlgeval_experiment"]["experiment"].simulated_clock = simulated
+        c = app.test_client()
+        token = str(made.evaluators["token"].iloc[0])
+        sent = str(int((time.time() + ahead.total_seconds()) * 1000))
+        head = {SIMULATED_CLOCK_HEADER: sent}
+        c.get(f"/e/{token}", headers=head)
+        with c.session_transaction() as s:
+            csrf = str(s["csrf"])
+        assert c.post(f"/e/{token}/start", data={"csrf": csrf}, headers=head).status_code == 303
+        page = c.get(f"/e/{token}", headers=head).get_data(as_text=True)
+        data = answer_form(page, np.random.default_rng(0))
+        assert c.post(form_action(page), data=data, headers=head).status_code == 303
+        x = app.extensions["nlgeval_experiment"]["experiment"]
+        rows = export_ratings(x.store, x.cfg, include_practice=True)
+    when = datetime.fromisoformat(str(rows["submitted_utc"].iloc[0]).rstrip("Z"))
+    lag = when - utcnow()
+    if simulated:
+        assert abs(lag - ahead) < timedelta(minutes=5)
+    else:
+        assert abs(lag) < timedelta(minutes=5)
+
+
+def test_paced_run_uses_the_server_clock(tmp_path: Path) -> None:
+    """``pace_ms`` waits for real and sends no clock: times on task are at least the wait."""
+    d = _study(tmp_path, words=3)
+    r = sim.simulate_experiment(d, evaluators=1, seed=1, pace_ms=150)
+    assert r.seconds > 0.15 * r.evaluators["trials"].iloc[0]
+    x = load_experiment(d)
+    try:
+        tot = export_ratings(x.store, x.cfg, include_practice=True)["time_on_task_ms"]
+    finally:
+        x.store.dispose()
+    assert (tot >= 145).all() and (tot < 10_000).all()
+    with pytest.raises(Exception, match="pace-ms"):
+        sim.simulate_experiment(d, evaluators=1, seed=1, pace_ms=-1)
+
+
+def test_answers_do_not_depend_on_the_pace(tmp_path: Path) -> None:
+    """The times come from their own random streams: the same seed gives the same answers
+    with the simulated clock as with real waiting."""
+    got = []
+    for k, pace in ((1, 0), (2, 1)):
+        d = _study(tmp_path / str(k), words=5)
+        sim.simulate_experiment(d, evaluators=3, seed=9, behaviour="spammer=1", pace_ms=pace)
+        x = load_experiment(d)
+        try:
+            got.append(export_ratings(x.store, x.cfg, include_practice=True)[
+                ["rater", "item", "system", "criterion", "score", "position"]])
+        finally:
+            x.store.dispose()
+    pd.testing.assert_frame_equal(got[0], got[1])
