@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,6 +15,9 @@ from nlgeval.cli._ratings_source import load_ratings as _load
 from nlgeval.cli.human_bws import bws_app, design_bws
 from nlgeval.cli.human_spans import spans_app
 from nlgeval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nlgeval.human.analysis import SystemComparison
 
 design_app = typer.Typer(help="Plan human evaluations (Latin-square designs, best-worst "
                          "scaling tuples).", no_args_is_help=True)
@@ -191,48 +194,64 @@ QcOpt = Annotated[QCOpt, typer.Option(
     "(qc_passed); keep = use every rater.")]
 
 
+# The options of ``compare``, in the order its ``--help`` lists them: each one's type and help
+# text (the flag is the parameter's name unless given; the default is in the signature).
+CompareFileArg = Annotated[Path, typer.Argument(
+    help="Ratings CSV (rater,item,system,criterion,score), a relative export "
+    "(system, system_b, score), or a corpus name/directory.")]
+CompareCriterionOpt = Annotated[str | None, typer.Option(help="Criterion to analyse.")]
+CompareMethodOpt = Annotated[Method | None, typer.Option(
+    help="wilcoxon (default for ratings), glm-tukey, friedman, ordinal (cumulative logit "
+    "with contrasts and a proportional-odds check), mixed (crossed random rater and item "
+    "effects); for pairwise judgements: bradley-terry (default) or sign.")]
+ComparePairingOpt = Annotated[PairingOpt, typer.Option(
+    help="Wilcoxon pairs: by item, or lsed (k-th lowest with k-th lowest per rater).")]
+CompareCorrectionOpt = Annotated[CorrectionOpt | None, typer.Option(
+    help="Over all pairs (default: bonferroni for wilcoxon, holm otherwise).")]
+CompareAlphaOpt = Annotated[float, typer.Option(help="Significance level.")]
+CompareScaleOpt = Annotated[str | None, typer.Option(
+    help="Declared scale 'MIN,MAX' (checked; for pairwise judgements its middle is 'no "
+    "preference').")]
+DropIncompleteOpt = Annotated[bool, typer.Option(
+    "--drop-incomplete", help="Friedman: drop items lacking a system.")]
+ZscoreOpt = Annotated[bool, typer.Option(
+    "--zscore", help="Analyse per-rater z-scores (WMT Direct Assessment) instead of raw "
+    "scores.")]
+FactorsOpt = Annotated[str, typer.Option(
+    help="glm-tukey: nuisance factors besides system (comma-separated; '' for none).")]
+MaxDenseGibOpt = Annotated[float, typer.Option(
+    help="Largest dense design matrix a model may build (GiB).")]
+BootSeedOpt = Annotated[int, typer.Option(help="Seed for the bootstrap (bradley-terry).")]
+NBootOpt = Annotated[int, typer.Option(help="Bootstrap replicates (bradley-terry).")]
+BootResampleOpt = Annotated[ResampleOpt, typer.Option(
+    help="bradley-terry bootstrap unit: judgements, items or raters.")]
+BtTiesOpt = Annotated[TiesOpt, typer.Option(
+    help="bradley-terry: a tie counts half a win each (half) or is dropped.")]
+BtPriorOpt = Annotated[float, typer.Option(
+    help="bradley-terry: Gaussian prior precision on strengths (0 = maximum likelihood).")]
+TablesDirOpt = Annotated[Path | None, typer.Option(
+    help="Write paper tables (CSV, Markdown, LaTeX) here.")]
+
+
 def compare(
-    file: Annotated[Path, typer.Argument(
-        help="Ratings CSV (rater,item,system,criterion,score), a relative export "
-        "(system, system_b, score), or a corpus name/directory.")],
-    criterion: Annotated[str | None, typer.Option(help="Criterion to analyse.")] = None,
-    method: Annotated[Method | None, typer.Option(
-        help="wilcoxon (default for ratings), glm-tukey, friedman, ordinal (cumulative logit "
-        "with contrasts and a proportional-odds check), mixed (crossed random rater and item "
-        "effects); for pairwise judgements: bradley-terry (default) or sign.")] = None,
-    pairing: Annotated[PairingOpt, typer.Option(
-        help="Wilcoxon pairs: by item, or lsed (k-th lowest with k-th lowest per rater).")
-    ] = PairingOpt.item,
-    correction: Annotated[CorrectionOpt | None, typer.Option(
-        help="Over all pairs (default: bonferroni for wilcoxon, holm otherwise).")] = None,
-    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
-    scale: Annotated[str | None, typer.Option(help="Declared scale 'MIN,MAX' (checked; for "
-                                              "pairwise judgements its middle is 'no "
-                                              "preference').")] = None,
-    drop_incomplete: Annotated[bool, typer.Option(
-        "--drop-incomplete", help="Friedman: drop items lacking a system.")] = False,
-    zscore: Annotated[bool, typer.Option(
-        "--zscore", help="Analyse per-rater z-scores (WMT Direct Assessment) instead of raw "
-        "scores.")] = False,
+    file: CompareFileArg,
+    criterion: CompareCriterionOpt = None,
+    method: CompareMethodOpt = None,
+    pairing: ComparePairingOpt = PairingOpt.item,
+    correction: CompareCorrectionOpt = None,
+    alpha: CompareAlphaOpt = 0.05,
+    scale: CompareScaleOpt = None,
+    drop_incomplete: DropIncompleteOpt = False,
+    zscore: ZscoreOpt = False,
     qc: QcOpt = QCOpt.keep,
-    factors: Annotated[str, typer.Option(
-        help="glm-tukey: nuisance factors besides system (comma-separated; '' for none).")
-    ] = "rater,item",
-    max_dense_gib: Annotated[float, typer.Option(
-        help="Largest dense design matrix a model may build (GiB).")] = 1.0,
-    seed: Annotated[int, typer.Option(help="Seed for the bootstrap (bradley-terry).")] = 0,
-    n_boot: Annotated[int, typer.Option(help="Bootstrap replicates (bradley-terry).")] = 1000,
-    resample: Annotated[ResampleOpt, typer.Option(
-        help="bradley-terry bootstrap unit: judgements, items or raters.")
-    ] = ResampleOpt.judgements,
-    bt_ties: Annotated[TiesOpt, typer.Option(
-        help="bradley-terry: a tie counts half a win each (half) or is dropped.")
-    ] = TiesOpt.half,
-    bt_prior: Annotated[float, typer.Option(
-        help="bradley-terry: Gaussian prior precision on strengths (0 = maximum likelihood).")
-    ] = 0.0,
-    out_dir: Annotated[Path | None, typer.Option(
-        help="Write paper tables (CSV, Markdown, LaTeX) here.")] = None,
+    factors: FactorsOpt = "rater,item",
+    max_dense_gib: MaxDenseGibOpt = 1.0,
+    seed: BootSeedOpt = 0,
+    n_boot: NBootOpt = 1000,
+    resample: BootResampleOpt = ResampleOpt.judgements,
+    bt_ties: BtTiesOpt = TiesOpt.half,
+    bt_prior: BtPriorOpt = 0.0,
+    out_dir: TablesDirOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -270,6 +289,13 @@ def compare(
                      zscore=zscore, qc=qc.value,
                      **({"seed": seed} if res.method == "bradley-terry" else {}))
     run.update(res.run)
+    _write_and_show_comparison(res, run, out_dir, as_json)
+
+
+def _write_and_show_comparison(res: SystemComparison, run: dict[str, Any],
+                               out_dir: Path | None, as_json: bool) -> None:
+    """Write the comparison's paper tables to ``out_dir`` (when given), then print it: a JSON
+    object with its run record, or its messages (stderr), tables and summary lines."""
     if out_dir is not None:
         for name, table in res.tables.items():
             table.write(out_dir, name)

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
+from nlgeval.cli._common import JsonOpt, QuietOpt, SeedOpt, emit_json, setup, split_list
 from nlgeval.cli._ratings_source import load_ratings
 from nlgeval.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from nlgeval.human.power import PowerResult, VarianceComponents
+    from nlgeval.tables import PaperTable
 
 plan_app = typer.Typer(help="Plan a human evaluation: power of a system comparison.",
                        no_args_is_help=True)
@@ -55,43 +59,65 @@ def _ints(value: str, what: str) -> list[int]:
     return out
 
 
+# The options of ``plan power``, in the order its ``--help`` lists them: each one's type and help
+# text (the flag is the parameter's name; the default is in the signature of :func:`plan_power`).
+PilotArg = Annotated[Path | None, typer.Argument(
+    help="Pilot ratings (rater,item,system,criterion,score): variance components are "
+    "estimated from them (mixed model). Omit to state them with --sd-*.")]
+EffectOpt = Annotated[float, typer.Option(
+    help="Difference between two systems to detect, on the rating scale.")]
+CriterionOpt = Annotated[str | None, typer.Option(help="Criterion of the pilot.")]
+ItemsOpt = Annotated[str, typer.Option(help="Numbers of items to try.")]
+RatersPerItemOpt = Annotated[str, typer.Option(help="Raters per output to try.")]
+DesignChoiceOpt = Annotated[DesignOpt, typer.Option(
+    help="paired: same raters for both outputs of an item; between: different raters; "
+    "independent: each system on its own items.")]
+TestChoiceOpt = Annotated[PowerTestOpt, typer.Option(help="Analysis of per-item means.")]
+PoolOpt = Annotated[int | None, typer.Option(help="Size of the rater pool.")]
+ComparisonsOpt = Annotated[int, typer.Option(
+    help="Planned number of pairwise comparisons (Bonferroni).")]
+AlphaOpt = Annotated[float, typer.Option(help="Significance level.")]
+TargetOpt = Annotated[float, typer.Option(help="Power to reach.")]
+ScaleOpt = Annotated[str | None, typer.Option(
+    help="Rating scale 'MIN,MAX': simulated ratings are rounded to its points.")]
+SdRaterOpt = Annotated[float | None, typer.Option(help="SD of rater effects.")]
+SdItemOpt = Annotated[float | None, typer.Option(help="SD of item effects.")]
+SdResidualOpt = Annotated[float | None, typer.Option(help="Residual SD.")]
+MeanOpt = Annotated[float | None, typer.Option(help="Mean rating (for --scale).")]
+SimsOpt = Annotated[int, typer.Option(help="Simulated experiments per grid point.")]
+OutDirOpt = Annotated[Path | None, typer.Option(
+    help="Write the table (CSV, Markdown, LaTeX) and the plot (PNG, PDF) here.")]
+BackendOpt = Annotated[str, typer.Option(
+    help="Run the grid points on serial, process (local pool) or dask (see --scheduler); "
+    "never changes a number.")]
+SchedulerOpt = Annotated[str | None, typer.Option(
+    help="Dask scheduler: local:N (a LocalCluster) or an address such as "
+    "tcp://host:8786. Implies --backend dask.")]
+
+
 @plan_app.command("power")
 def plan_power(
-    pilot: Annotated[Path | None, typer.Argument(
-        help="Pilot ratings (rater,item,system,criterion,score): variance components are "
-        "estimated from them (mixed model). Omit to state them with --sd-*.")] = None,
-    effect: Annotated[float, typer.Option(
-        help="Difference between two systems to detect, on the rating scale.")] = 0.5,
-    criterion: Annotated[str | None, typer.Option(help="Criterion of the pilot.")] = None,
-    items: Annotated[str, typer.Option(help="Numbers of items to try.")] = "10,20,40,80,160",
-    raters_per_item: Annotated[str, typer.Option(
-        help="Raters per output to try.")] = "1,3,5",
-    design: Annotated[DesignOpt, typer.Option(
-        help="paired: same raters for both outputs of an item; between: different raters; "
-        "independent: each system on its own items.")] = DesignOpt.paired,
-    test: Annotated[PowerTestOpt, typer.Option(help="Analysis of per-item means.")
-                    ] = PowerTestOpt.t,
-    pool: Annotated[int | None, typer.Option(help="Size of the rater pool.")] = None,
-    comparisons: Annotated[int, typer.Option(
-        help="Planned number of pairwise comparisons (Bonferroni).")] = 1,
-    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
-    target: Annotated[float, typer.Option(help="Power to reach.")] = 0.8,
-    scale: Annotated[str | None, typer.Option(
-        help="Rating scale 'MIN,MAX': simulated ratings are rounded to its points.")] = None,
-    sd_rater: Annotated[float | None, typer.Option(help="SD of rater effects.")] = None,
-    sd_item: Annotated[float | None, typer.Option(help="SD of item effects.")] = None,
-    sd_residual: Annotated[float | None, typer.Option(help="Residual SD.")] = None,
-    mean: Annotated[float | None, typer.Option(help="Mean rating (for --scale).")] = None,
-    sims: Annotated[int, typer.Option(help="Simulated experiments per grid point.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed for numpy.random.default_rng.")] = 0,
-    out_dir: Annotated[Path | None, typer.Option(
-        help="Write the table (CSV, Markdown, LaTeX) and the plot (PNG, PDF) here.")] = None,
-    backend: Annotated[str, typer.Option(
-        help="Run the grid points on serial, process (local pool) or dask (see --scheduler); "
-        "never changes a number.")] = "serial",
-    scheduler: Annotated[str | None, typer.Option(
-        help="Dask scheduler: local:N (a LocalCluster) or an address such as "
-        "tcp://host:8786. Implies --backend dask.")] = None,
+    pilot: PilotArg = None,
+    effect: EffectOpt = 0.5,
+    criterion: CriterionOpt = None,
+    items: ItemsOpt = "10,20,40,80,160",
+    raters_per_item: RatersPerItemOpt = "1,3,5",
+    design: DesignChoiceOpt = DesignOpt.paired,
+    test: TestChoiceOpt = PowerTestOpt.t,
+    pool: PoolOpt = None,
+    comparisons: ComparisonsOpt = 1,
+    alpha: AlphaOpt = 0.05,
+    target: TargetOpt = 0.8,
+    scale: ScaleOpt = None,
+    sd_rater: SdRaterOpt = None,
+    sd_item: SdItemOpt = None,
+    sd_residual: SdResidualOpt = None,
+    mean: MeanOpt = None,
+    sims: SimsOpt = 1000,
+    seed: SeedOpt = 0,
+    out_dir: OutDirOpt = None,
+    backend: BackendOpt = "serial",
+    scheduler: SchedulerOpt = None,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -108,17 +134,40 @@ def plan_power(
     >>> res.exit_code
     0
     """
-    from nlgeval.human.power import (
-        VarianceComponents,
-        components_from_pilot,
-        plot_power,
-        simulate_power,
-    )
-    from nlgeval.human.ratings import parse_scale
+    from nlgeval.human.power import plot_power, simulate_power
     from nlgeval.provenance import run_record
-    from nlgeval.tables import PaperTable
 
     setup(quiet)
+    vc, sc, source = _variance_components(pilot, criterion, scale, sd_rater, sd_item,
+                                          sd_residual, mean)
+    res = simulate_power(effect, vc, items=_ints(items, "items"),
+                         raters_per_item=_ints(raters_per_item, "raters-per-item"),
+                         design=design.value, test=test.value, pool=pool,
+                         alpha=alpha, comparisons=comparisons, scale=sc, n_sims=sims,
+                         seed=seed, target=target, scheduler=scheduler,
+                         backend="dask" if scheduler and backend == "serial" else backend)
+    table = _power_table(res, vc, source, effect, alpha, comparisons)
+    if out_dir is not None:
+        table.write(out_dir, "power")
+        plot_power(res, out_dir / "power")
+    if as_json:
+        emit_json({**res.to_dict(), "source": source,
+                   "run": run_record(seed=seed, command="plan power")})
+        return
+    _print_power(table, res, target)
+
+
+def _variance_components(
+    pilot: Path | None, criterion: str | None, scale: str | None, sd_rater: float | None,
+    sd_item: float | None, sd_residual: float | None, mean: float | None,
+) -> tuple[VarianceComponents, tuple[float, float] | None, str]:
+    """The variance components to simulate, the rating scale and where the components come
+    from: estimated from the pilot ratings (mixed model), or stated (--sd-residual at least);
+    a stated SD or --mean replaces the pilot's, and a --scale without a pilot or --mean puts
+    the mean in the middle of the scale."""
+    from nlgeval.human.power import VarianceComponents, components_from_pilot
+    from nlgeval.human.ratings import parse_scale
+
     sc = parse_scale(scale)
     if pilot is not None:
         df, sc_pilot, crit = load_ratings(pilot, criterion, scale)
@@ -138,13 +187,15 @@ def plan_power(
                                **({"mean": mean} if mean is not None else {})})
     if sc is not None and mean is None and pilot is None:
         vc = VarianceComponents(**{**vc.to_dict(), "mean": (sc[0] + sc[1]) / 2})
-    res = simulate_power(effect, vc, items=_ints(items, "items"),
-                         raters_per_item=_ints(raters_per_item, "raters-per-item"),
-                         design=design.value, test=test.value, pool=pool,
-                         alpha=alpha, comparisons=comparisons, scale=sc, n_sims=sims,
-                         seed=seed, target=target, scheduler=scheduler,
-                         backend="dask" if scheduler and backend == "serial" else backend)
-    table = PaperTable(
+    return vc, sc, source
+
+
+def _power_table(res: PowerResult, vc: VarianceComponents, source: str, effect: float,
+                 alpha: float, comparisons: int) -> PaperTable:
+    """The power grid as a paper table, its caption stating the simulation and its inputs."""
+    from nlgeval.tables import PaperTable
+
+    return PaperTable(
         data=res.table.rename(columns={"n_items": "Items", "raters_per_item": "Raters/output",
                                        "n_ratings": "Ratings", "power": "Power",
                                        "mc_se": "MC SE"}),
@@ -153,13 +204,10 @@ def plan_power(
         f"{alpha:g} / {comparisons}); variance components from {source}: rater "
         f"{vc.rater:.3g}, item {vc.item:.3g}, residual {vc.residual:.3g}.",
         label="tab:power", digits={"Power": 3, "MC SE": 3}, notes=res.notes)
-    if out_dir is not None:
-        table.write(out_dir, "power")
-        plot_power(res, out_dir / "power")
-    if as_json:
-        emit_json({**res.to_dict(), "source": source,
-                   "run": run_record(seed=seed, command="plan power")})
-        return
+
+
+def _print_power(table: PaperTable, res: PowerResult, target: float) -> None:
+    """The table, then the fewest items that reach ``target`` for each number of raters."""
     typer.echo(table.to_markdown())
     best = res.smallest()
     for r in best.itertuples():
