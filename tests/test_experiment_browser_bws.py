@@ -94,3 +94,63 @@ def test_bws_keyboard_only_on_a_phone(tmp_path: Path) -> None:
                  for _t, g in choices.groupby("tuple_id"))
     assert got == sorted(picks)
     assert len(picks) == choices["tuple_id"].nunique() == n_tuples
+
+
+FORECAST = ("The weather will be dry and sunny in the morning with light winds from the south "
+            "west, becoming cloudy later with a chance of showers in the north by the evening")
+
+
+def _boxes(page) -> list[dict]:  # noqa: ANN001
+    """Each shown text's place on screen and whether it is cut (its text taller than shown)."""
+    return page.evaluate("""() => [...document.querySelectorAll('article.output')].map(a => {
+        const r = a.getBoundingClientRect(), t = a.querySelector('.text');
+        return {top: r.top, bottom: r.bottom, cut: t.scrollHeight > t.clientHeight + 1,
+                expanded: a.getAttribute('aria-expanded')}; })""")
+
+
+def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
+    """On a 375 x 667 phone the four texts of a tuple (28 words each) are all in view, on
+    arrival and while the choices below are scrolled to (the panel is sticky): each is cut to
+    a few lines and a tap shows it in full; a desktop window, and a phone without
+    JavaScript, show every text whole as before."""
+    texts = {(f"S{k}", i): f"S{k}: {FORECAST}" for k in range(1, 5) for i in ("i1", "i2")}
+    d = write_experiment(tmp_path / "bws", mode="bws", systems=4, items=2, evaluators=1,
+                         practice=0, criteria="", questionnaire=False, text_of=texts,
+                         extra="[bws]\nquestion = \"Best and worst?\"\n")
+    token = create_experiment(d).evaluators["token"].iloc[0]
+    with sync_api.sync_playwright() as p, running_server(d) as srv:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        phone = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True,
+                                    has_touch=True)
+        page = phone.new_page()
+        page.goto(f"{srv.base}/e/{token}")
+        page.get_by_role("button", name="Start").tap()
+        page.wait_for_selector("text=Best and worst?")
+        for where in ("top", "scrolled to the choices"):
+            boxes = _boxes(page)
+            assert len(boxes) == 4
+            assert all(b["top"] >= 0 and b["bottom"] <= 667 for b in boxes), (where, boxes)
+            assert all(b["cut"] and b["expanded"] == "false" for b in boxes), boxes
+            page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+            page.wait_for_function("window.scrollY > 0")
+        page.screenshot(path=str(tmp_path / "bws-small-phone.png"))
+        cut = _boxes(page)
+        page.locator("article.output").nth(1).tap()  # text 2 in full ...
+        opened = _boxes(page)
+        assert [b["expanded"] for b in opened] == ["false", "true", "false", "false"]
+        assert not opened[1]["cut"] and opened[1]["bottom"] > cut[1]["bottom"] + 30
+        page.locator("article.output").nth(1).press("Enter")  # ... and cut again (keyboard)
+        assert _boxes(page) == cut
+        page.locator("input[name=best][value='2']").check()
+        page.locator("input[name=worst][value='4']").check()
+        page.get_by_role("button", name="Next").tap()
+        page.wait_for_selector("text=1 item remaining")
+        for ctx in (browser.new_context(viewport={"width": 1280, "height": 900}),
+                    browser.new_context(viewport={"width": 375, "height": 667},
+                                        is_mobile=True, java_script_enabled=False)):
+            page = ctx.new_page()
+            page.goto(f"{srv.base}/e/{token}")
+            boxes = _boxes(page)
+            assert len(boxes) == 4 and not any(b["cut"] or b["expanded"] for b in boxes)
+            ctx.close()
+        browser.close()
