@@ -224,7 +224,6 @@ def significant_differences(
     X, systems, h_item, h_sys = _score_cube(seg, finite, human, metric_names,
                                             higher_is_better)
     bound = dict(bound or {})
-    crit_of = human["criterion"].to_numpy()
     score = human["score"].to_numpy(float)
     cache: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
     frames = []
@@ -234,7 +233,8 @@ def significant_differences(
             continue
         # the tests pair outputs: every metric of the criterion must score them
         complete = np.isfinite(X[use]).all(axis=0)
-        sel = crit_of == crit
+        # compared as a column: its to_numpy() would be a Python str per row (5 M at scale)
+        sel = (human["criterion"] == crit).to_numpy(dtype=bool)
         total = np.zeros(X.shape[1:])
         count = np.zeros_like(total)
         np.add.at(total, (h_item[sel], h_sys[sel]), score[sel])
