@@ -15,8 +15,11 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
+from _validate_synth import synthetic_corpus
 
+from nlgeval.cli import main
 from nlgeval.cli.meta_analysis import MetaAnalyseOptions, meta_analyse
 from nlgeval.cli.validate import ValidateOptions, validate
 from nlgeval.errors import InputError
@@ -83,3 +86,55 @@ def test_validate_options_errors_name_the_option(changed: dict[str, Any], start:
     with pytest.raises(InputError) as err:
         ValidateOptions(**_validate_defaults(**changed)).settings()
     assert str(err.value).startswith(start), str(err.value)
+
+
+def _run(argv: list[str]) -> int:
+    """``nlgeval ARGV`` in this process: its exit status."""
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def _study_without_texts(tmp_path: Path) -> tuple[Path, Path]:
+    """Ratings and long metric scores of the synthetic corpus, ``ter_like`` lower-is-better."""
+    corpus, seg = synthetic_corpus(n_systems=5, n_items=12, with_reference_system=False)
+    ratings, scores = tmp_path / "ratings.csv", tmp_path / "scores.csv"
+    corpus.ratings.to_csv(ratings, index=False)
+    seg.to_csv(scores, index=False)
+    return ratings, scores
+
+
+@pytest.mark.parametrize("flags", [[], ["--quiet"], ["--json"]])
+def test_validate_prints_each_warning_once_unless_quiet(tmp_path: Path, flags: list[str],
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    ratings, scores = _study_without_texts(tmp_path)
+    code = _run(["validate", "--human", str(ratings), "--scores", str(scores),
+                 "--metrics", "none", "--resamples", "0", "--permutations", "0",
+                 "--figures", "none", "--backend", "serial", "--out", str(tmp_path / "r"),
+                 *flags])
+    assert code == 0, capsys.readouterr().err
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: ")]
+    # ter_like falls as the ratings rise: the study asks whether lower is better, in one line
+    negative = [ln for ln in lines if "'ter_like' correlates significantly negatively" in ln]
+    assert len(negative) == (0 if "--quiet" in flags else 1), lines
+    assert len(lines) == len(set(lines))
+
+
+def test_meta_analyse_prints_warnings_unless_quiet_or_json(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    effects = tmp_path / "effects.csv"
+    # three studies of two effects each: robust variance estimation on 2 degrees of freedom
+    # warns (Tipton 2015)
+    pd.DataFrame({"study": list("aabbcc"), "r": [0.3, 0.35, 0.6, 0.5, 0.4, 0.45],
+                  "n": [40, 40, 60, 60, 50, 50]}).to_csv(effects, index=False)
+    shown = {}
+    for flags in ([], ["--quiet"], ["--json"]):
+        assert _run(["meta-analyse", "--effects", str(effects), "--dependence", "rve",
+                     *flags]) == 0
+        shown[tuple(flags)] = [ln for ln in capsys.readouterr().err.splitlines()
+                               if ln.startswith("warning: ")]
+    assert len(shown[()]) == 1 and "2 degrees of freedom" in shown[()][0], shown
+    assert shown[("--quiet",)] == [] and shown[("--json",)] == []

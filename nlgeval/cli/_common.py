@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -51,6 +53,32 @@ def emit_json(obj: Any) -> None:
         }
     """
     sys.stdout.write(dumps(obj) + "\n")
+
+
+@contextmanager
+def warnings_on_stderr(show: bool = True) -> Iterator[None]:
+    """Record every warning the block raises; when it ends without an error, print each
+    distinct message once on stderr as ``warning: <message>`` (nothing unless ``show``).
+
+    A command's library call may warn once per metric or criterion with the same message; the
+    user sees it once, after the work, not as Python's ``UserWarning`` lines.
+
+    Examples:
+        >>> import contextlib, io
+        >>> err = io.StringIO()
+        >>> with contextlib.redirect_stderr(err):
+        ...     with warnings_on_stderr():
+        ...         for _ in range(3):
+        ...             warnings.warn("few items")
+        >>> err.getvalue()
+        'warning: few items\\n'
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    if show:
+        for msg in dict.fromkeys(str(w.message) for w in caught):
+            typer.echo(f"warning: {msg}", err=True)
 
 
 def split_list(value: str | None) -> list[str] | None:

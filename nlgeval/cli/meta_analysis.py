@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from nlgeval.cli._common import JsonOpt, QuietOpt, SeedOpt, emit_json, setup, split_list
+from nlgeval.cli._common import (
+    JsonOpt,
+    QuietOpt,
+    SeedOpt,
+    emit_json,
+    setup,
+    split_list,
+    warnings_on_stderr,
+)
 
 # The command's options, in the order ``nlgeval meta-analyse --help`` lists them: each one's
 # flag, type and help text (its default is in the signature of :func:`meta_analyse`).
@@ -174,18 +181,13 @@ class MetaAnalyseOptions:
             tau2=self.tau2, hartung_knapp=self.hartung_knapp, confidence_level=self.confidence,
             prediction=self.prediction, moderator=self.moderator, compare=self.compare,
             dependence=self.dependence, rho=self.rho)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result, inputs = run_meta_analysis(
+        with warnings_on_stderr(show=not self.quiet and not self.as_json):
+            return run_meta_analysis(
                 corpora=split_list(self.corpora) or [], study_dirs=self.study_dirs or [],
                 effects=self.effects, metrics=split_list(self.metrics),
                 criterion_map=self.criterion_map, level=self.level, variance=self.variance,
                 n_resamples=self.resamples, seed=self.seed, data_dir=self.data_dir,
                 settings=settings, split=self.split)
-        if not self.quiet and not self.as_json:
-            for msg in dict.fromkeys(str(w.message) for w in caught):
-                typer.echo(f"warning: {msg}", err=True)
-        return result, inputs
 
 
 def _json(result: Any, inputs: dict[str, Any], out: Path | None, dependence: str

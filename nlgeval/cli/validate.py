@@ -6,14 +6,21 @@ import dataclasses
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from nlgeval.cli._common import JsonOpt, QuietOpt, SeedOpt, emit_json, setup, split_list
+from nlgeval.cli._common import (
+    JsonOpt,
+    QuietOpt,
+    SeedOpt,
+    emit_json,
+    setup,
+    split_list,
+    warnings_on_stderr,
+)
 from nlgeval.errors import InputError
 
 # The command's options, in the order ``nlgeval validate --help`` lists them: each one's flag,
@@ -325,13 +332,8 @@ def _run_study(corp: Any, metrics: list[str] | None, settings: Any, ext: Any,
     (unless ``quiet``)."""
     from nlgeval.report import run_validation
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        study = run_validation(corp, metrics, settings=settings, scores=ext)
-    if not quiet:
-        for msg in dict.fromkeys(str(w.message) for w in caught):
-            typer.echo(f"warning: {msg}", err=True)
-    return study
+    with warnings_on_stderr(show=not quiet):
+        return run_validation(corp, metrics, settings=settings, scores=ext)
 
 
 def _write_and_show(study: Any, corpus_name: str, out_dir: Path, fig_formats: Any,
