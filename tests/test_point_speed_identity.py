@@ -488,3 +488,20 @@ def test_criterion_matrices_one_pass_equals_per_metric(monkeypatch: pytest.Monke
         bad = dataclasses.replace(prep, segments=dup)
         with pytest.raises(InputError, match="more than one row"):
             stages.criterion_matrices(bad, prep.criteria[0])
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+def test_output_codes_number_pairs_like_factorize(dtype):
+    """output_codes against the two ways it replaces: pd.factorize of joined strings
+    (missing -> -1) and of a MultiIndex's tuples (missing counted as a name)."""
+    from nlgeval.report.verdict import output_codes
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        s = pd.Series(rng.choice(["a", "b", None, "c"], n), dtype=dtype).astype(str)
+        i = pd.Series(rng.choice(["1", None, "2", "a"], n), dtype=dtype).astype(str)
+        joined = pd.factorize(s + "\x00" + i)[0]
+        tuples = pd.MultiIndex.from_arrays([s, i]).factorize()[0]
+        assert np.array_equal(output_codes(s, i), joined)
+        assert np.array_equal(output_codes(s, i, missing_as_name=True), tuples)
