@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from nlgeval.corpus import Corpus
@@ -94,15 +95,79 @@ def segments_frame(
     >>> segments_frame(seg, h, ["A"], ["m"], ["q"]).columns.tolist()
     ['system', 'item', 'm', 'q']
     """
-    m = seg[seg["system"].isin(systems)].pivot_table(
-        index=["system", "item"], columns="metric", values="score", aggfunc="first")
-    h = human[human["system"].isin(systems)].pivot_table(
-        index=["system", "item"], columns="criterion", values="score", aggfunc="first")
-    h = h.rename(columns={c: f"{c} (human)" for c in h.columns if c in m.columns})
-    wide = m.join(h, how="inner").reset_index()
+    seg, human = seg[seg["system"].isin(systems)], human[human["system"].isin(systems)]
+    # what the pandas pivots and their inner join gave (see _pivot_first), from integer codes:
+    # their group keys for the 20 M names of a 5 M-output study took 1.5 GB
+    names = {k: _sorted_names(seg[k], human[k]) for k in ("system", "item")}
+    m_pairs, m = _pivot_first(seg, "metric", names)
+    h_pairs, h = _pivot_first(human, "criterion", names)
+    h = {f"{c} (human)" if c in m else c: v for c, v in h.items()}
+    at_h = pd.Index(h_pairs).get_indexer(m_pairs)  # the inner join, in the metrics' order
+    rows = np.flatnonzero(at_h >= 0)
+    sys_code, item_code = np.divmod(m_pairs[rows], max(1, len(names["item"])))
+    wide = pd.DataFrame({"system": names["system"].take(sys_code),
+                         "item": names["item"].take(item_code),
+                         **{c: v[rows] for c, v in m.items()},
+                         **{c: v[at_h[rows]] for c, v in h.items()}})
+    # the joined columns' name, as pandas gives it: one side's when the other has none
+    wide.columns.name = None if m and h else "metric" if m else "criterion" if h else None
     keep = ["system", "item", *[c for c in metrics if c in wide.columns],
             *[c for c in criteria if c in wide.columns]]
     return wide[keep]
+
+
+def _sorted_names(*columns: pd.Series) -> pd.Index:
+    """The distinct names of the columns in sorted order (missing left out), from one
+    factorize of each column (not a string per row)."""
+    names = pd.Index(pd.factorize(columns[0])[1])
+    for column in columns[1:]:
+        names = names.union(pd.Index(pd.factorize(column)[1]))
+    return names.sort_values()
+
+
+def _name_codes(column: pd.Series, names: pd.Index) -> np.ndarray:
+    """Each row's position in ``names`` (-1: missing), from one factorize of the column."""
+    codes, uniques = pd.factorize(column)
+    return np.append(names.get_indexer(uniques), -1)[codes]  # the last slot: missing
+
+
+def _pivot_first(frame: pd.DataFrame, column: str, names: dict[str, pd.Index]
+                 ) -> tuple[np.ndarray, dict[Any, np.ndarray]]:
+    """The rows and columns of ``frame.pivot_table(index=["system", "item"], columns=column,
+    values="score", aggfunc="first")``: the outputs' (system, item) codes in the pivot's row
+    order and, per value of ``column`` with a score, its first non-missing score of each
+    output (NaN where none). Hand-written because the pivot's group keys cost gigabytes at
+    scale; its order is pandas': rows sorted by system, then by the item level, which is
+    sorted unless the group-by's level holds an item no group with a score is left of
+    (``MultiIndex.remove_unused_levels`` then orders it by first appearance)."""
+    n_items = max(1, len(names["item"]))
+    sc, ic = _name_codes(frame["system"], names["system"]), _name_codes(frame["item"],
+                                                                          names["item"])
+    pair = np.where((sc < 0) | (ic < 0), -1, sc * n_items + ic)
+    groups, labels = pd.factorize(frame[column])
+    score = frame["score"].to_numpy(dtype=float)
+    valid = (pair >= 0) & (groups >= 0) & ~np.isnan(score)
+    firsts = {}
+    for k in range(len(labels)):
+        rows = np.flatnonzero(valid & (groups == k))
+        if rows.size:  # the pivot drops a column without a score
+            out, first = np.unique(pair[rows], return_index=True)  # first in row order
+            firsts[labels[k]] = (out, score[rows[first]])
+    pairs = np.unique(np.concatenate([o for o, _ in firsts.values()])) if firsts else \
+        np.empty(0, dtype=np.int64)
+    order = np.arange(len(pairs))
+    item_of = pairs % n_items
+    if np.unique(item_of).size < np.unique(ic[ic >= 0]).size:  # an unused item level
+        seen, first = np.unique(item_of, return_index=True)
+        rank = np.empty(n_items, dtype=np.int64)
+        rank[seen[np.argsort(first, kind="stable")]] = np.arange(seen.size)
+        order = np.lexsort((rank[item_of], pairs // n_items))
+    cols = {}
+    for name, (out, vals) in firsts.items():
+        col = np.full(len(pairs), np.nan)
+        col[np.searchsorted(pairs, out)] = vals
+        cols[name] = col[order]
+    return pairs[order], cols
 
 
 def published_table(
