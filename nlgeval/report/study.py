@@ -296,6 +296,9 @@ def run_study(
     timings = Timings()
     with timings.step("scoring"):
         prep = prepare_scores(corpus, settings, inputs)
+    # the given scores are in prep now: a caller that handed them over (the CLI) gets their
+    # memory back for the statistics (0.4 GB at 5 M scored outputs)
+    inputs = None
     # backend "auto": worker processes for the criteria when the work pays for them
     settings = settings.for_study(len(prep.criteria), len(prep.systems) * len(prep.rated_items),
                                   len(prep.metrics))
