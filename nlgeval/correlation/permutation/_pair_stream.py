@@ -116,25 +116,31 @@ class PreparedGroups:
             self.joined = np.empty((3 * len(self.pairs), np.size(prep.Y)))
         for g0 in range(0, len(self.pairs), group):
             chunk = self.pairs[g0:g0 + group]
-            prepared = [prep.terms(a, b) for a, b in chunk]
-            terms = [t for t, _, _ in prepared]
-            for pair, (_, r_a, r_b) in zip(chunk, prepared, strict=True):
+            cols = None  # segment level: the group's stacked (D, E, F) rows
+            if prep.level == "segment":
+                cols = self.joined[3 * g0:3 * (g0 + len(chunk))] if self.joined is not None \
+                    else np.empty((3 * len(chunk), np.size(prep.Y)))
+            terms = []
+            for k, pair in enumerate(chunk):
+                t, r_a, r_b = prep.terms(*pair)
                 self.r[pair] = (r_a, r_b)
-            self.groups.append(self._group(terms, memo, g0) | {"start": g0, "size": len(chunk)})
+                if cols is not None:  # D, E, F written now and let go: one pair's at a time,
+                    # not the group's and their stacked copies (0.7 GB at 5 M cells)
+                    for j, X in enumerate(t[4:]):
+                        cols[3 * k + j] = X.reshape(-1)
+                    t = t[:4]  # V, A0, B0, H0: what the sums take
+                terms.append(t)
+            self.groups.append(self._group(terms, memo, cols)
+                               | {"start": g0, "size": len(chunk)})
         if self.joined is not None:
             self.sums = [np.concatenate(v) for v in zip(*(g["sums"] for g in self.groups),
                                                          strict=True)]
         self.verdict: bool | None = None  # the joined product checked and equal
 
-    def _group(self, terms: list, memo: dict | None, g0: int) -> dict:
-        if self.level == "segment":
-            cols = [np.stack([D, E, F]).reshape(3, -1) for *_, D, E, F in terms]
-            sums = _stack_sums(terms, None, range(9), memo)
-            if self.joined is None:
-                return {"cols": np.concatenate(cols), "sums": sums}
-            for k, c in enumerate(cols):
-                self.joined[3 * (g0 + k):3 * (g0 + k + 1)] = c
-            return {"cols": None, "sums": sums}
+    def _group(self, terms: list, memo: dict | None, cols: np.ndarray | None) -> dict:
+        if self.level == "segment":  # the columns in self.joined, else in the group's own
+            return {"cols": None if self.joined is not None else cols,
+                    "sums": _stack_sums(terms, None, range(9), memo)}  # of V, A0, B0, H0
         if self.level == "system":
             return {"D": np.ascontiguousarray(np.stack([t[4] for t in terms])),
                     "sums": _stack_sums(terms, 1, (0, 1, 4, 7), memo)}
