@@ -366,21 +366,14 @@ def _independent_stages(corpus: Corpus, prep: PreparedScores, settings: Validati
 
             seg, human = prep.segments, prep.human
             sig_df = significant_differences(
-                _rows(seg, seg["system"].isin(prep.systems)
-                      & ~seg["metric"].isin(prep.system_only)),
-                _rows(human, human["system"].isin(prep.systems)), prep.criteria,
+                seg[seg["system"].isin(prep.systems) & ~seg["metric"].isin(prep.system_only)],
+                human[human["system"].isin(prep.systems)], prep.criteria,
                 prep.higher_is_better, settings.alpha, sig_notes, prep.bound)
     published = None
     if is_webnlg2020(corpus.name):
         published = published_table(corpus, prep.segments, prep.systems, prep.metrics,
                                     prep.criteria, settings.normalise, prep.human)
     return metric_sys, human_sys, hum_corr, rater_df, ceilings, sig_df, sig_notes, published
-
-
-def _rows(frame: pd.DataFrame, keep: pd.Series) -> pd.DataFrame:
-    """``frame[keep]``, or ``frame`` itself when every row is kept: a boolean selection
-    copies every column, ~0.8 GB for the scores and ratings of a 5 M-output study."""
-    return frame if bool(keep.all()) else frame[keep]
 
 
 def example_study() -> ValidationStudy:
