@@ -24,6 +24,9 @@ QuietOpt = Annotated[
     bool, typer.Option("--quiet", "-q", help="No progress bars or chatter (CI-friendly).")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for numpy.random.default_rng.")]
+#: ``--data-dir`` of the commands that load a named corpus (validate, meta-analyse)
+DataDirOpt = Annotated[Path | None, typer.Option(
+    "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
 
 
 def setup(quiet: bool) -> None:

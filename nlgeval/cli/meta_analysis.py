@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from nlgeval.cli._common import (
+    DataDirOpt,
     JsonOpt,
     QuietOpt,
     SeedOpt,
@@ -74,8 +75,6 @@ ResamplesOpt = Annotated[int | None, typer.Option(
                         "200 when the variance comes from the bootstrap).")]
 ConfidenceOpt = Annotated[float, typer.Option(
     "--confidence", help="Level of the confidence and prediction intervals.")]
-DataDirOpt = Annotated[Path | None, typer.Option(
-    "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
 OutOpt = Annotated[Path | None, typer.Option(
     "--out", help="Write the report (HTML, Markdown, LaTeX tables, forest plots, "
                   "run.json) to this folder.")]

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from nlgeval.cli._common import (
+    DataDirOpt,
     JsonOpt,
     QuietOpt,
     SeedOpt,
@@ -47,8 +48,6 @@ MinCoverageOpt = Annotated[float, typer.Option(
                            "score.")]
 LpOpt = Annotated[str | None, typer.Option(
     "--lp", help="Language pair of an mtme:PATH test set, e.g. en-de.")]
-DataDirOpt = Annotated[Path | None, typer.Option(
-    "--data-dir", help="Folder with the corpora (default: $NLGEVAL_DATA or the cache).")]
 MetricsOpt = Annotated[str | None, typer.Option(
     "--metrics", help="Comma-separated metric specs, e.g. bleu,chrf++,ter, or none to "
                       "compute none (default: bleu,chrf,chrf++,ter,rouge1,rouge2,rougeL,"
