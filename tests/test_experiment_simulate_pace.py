@@ -94,9 +94,11 @@ def test_dry_run_times_are_the_drawn_ones(tmp_path: Path, monkeypatch: pytest.Mo
     per_trial = rows.groupby(["participant", "position"])["time_on_task_ms"].first()
     # pages in the order they were answered: each evaluator's trials, then the questionnaire
     pages = iter(drawn)
+    drawn_s = []
     for ev in r.evaluators.itertuples():
         got = per_trial.loc[ev.participant].sort_index().to_numpy()
         mine = [next(pages) for _ in range(len(got) + 1)]
+        drawn_s.append(sum(ms for *_, ms in mine) / 1000)
         assert {b for b, *_ in mine} == {ev.behaviour}
         assert mine[-1][1] == 0  # the questionnaire: nothing to read
         overhead = got - np.array([ms for *_, ms in mine[:-1]])
@@ -108,6 +110,47 @@ def test_dry_run_times_are_the_drawn_ones(tmp_path: Path, monkeypatch: pytest.Mo
     assert next(pages, None) is None
     assert {w for _b, w, _ms in drawn if w} >= {12 + 4}  # 12 words + "input data of iK"
     assert wall_ms < sum(ms for *_, ms in drawn) / 3  # nobody waited for real
+    # the simulated time: each evaluator's session on their own clock is the time drawn for
+    # their pages plus the real time of their requests (rounded to 0.1 s); the run's
+    # simulated time spans the longest session, the evaluators' time adds them up
+    wall_s, sim_s = wall_ms / 1000, r.evaluators["simulated_s"].to_numpy()
+    assert ((sim_s >= np.array(drawn_s) - 0.06) & (sim_s <= np.array(drawn_s) + wall_s + 0.06)
+            ).all(), (sim_s, drawn_s)
+    assert abs(r.evaluator_seconds - sim_s.sum()) <= 0.06 * (len(sim_s) + 1)
+    assert sim_s.max() - 0.06 <= r.simulated_seconds <= sim_s.max() + wall_s + 0.06
+    assert r.simulated_seconds > 10 * r.seconds  # the real time is printed apart
+
+
+def test_cli_prints_the_simulated_and_the_real_time(tmp_path: Path) -> None:
+    """The command's summary gives the time on the simulated evaluators' clocks (what the
+    stored times span, and the evaluators' time summed) and, apart, the real seconds."""
+    import re
+
+    d = _study(tmp_path, words=12)
+    res = CliRunner().invoke(cli_app, ["experiment", "simulate", str(d), "--evaluators", "3",
+                                       "--seed", "4"])
+    assert res.exit_code == 0, res.output
+    m = re.search(r"simulated time ((?:\d+ h )?(?:\d+ min )?[\d.]+ s), "
+                  r"((?:\d+ h )?(?:\d+ min )?[\d.]+ s) of evaluators' time; "
+                  r"real time ([\d.]+) s\)", res.output)
+    assert m, res.output
+
+    def secs(text: str) -> float:
+        units = {"h": 3600, "min": 60, "s": 1}
+        return sum(float(v) * units[u] for v, u in re.findall(r"([\d.]+) (h|min|s)", text))
+
+    x = load_experiment(d)
+    try:
+        tot = export_ratings(x.store, x.cfg, include_practice=True, include_checks=True)
+    finally:
+        x.store.dispose()
+    per_trial = tot.groupby(["rater", "position"])["time_on_task_ms"].first()
+    on_task = per_trial.groupby(level="rater").sum() / 1000  # one session each
+    span, person, real = secs(m.group(1)), secs(m.group(2)), float(m.group(3))
+    assert span >= on_task.max() - 0.5 and person >= on_task.sum() - 1.5
+    assert person <= on_task.sum() + 3 * real + 60 * 3  # + the questionnaire pages
+    assert span > 10 * real
+    assert sim.format_duration(3725.2) == "1 h 2 min 5 s"
 
 
 @pytest.mark.parametrize("simulated", [False, True])

@@ -372,11 +372,14 @@ def _add_simulate(exp: typer.Typer) -> None:
         if as_json:
             emit_json(r)
             return
+        from nlgeval.experiment.simulate import format_duration as dur
+
         typer.echo(r.evaluators.to_string(index=False))
         shown = ", ".join(f"{s}={v:g}" for s, v in r.qualities.items())
         typer.echo(f"{int((r.evaluators['outcome'] == 'finished').sum())} of {evaluators} "
-                   f"simulated evaluator(s) finished ({r.requests} requests in "
-                   f"{r.seconds:.1f} s); latent "
+                   f"simulated evaluator(s) finished ({r.requests} requests; simulated time "
+                   f"{dur(r.simulated_seconds)}, {dur(r.evaluator_seconds)} of evaluators' "
+                   f"time; real time {r.seconds:.1f} s); latent "
                    f"qualities: {shown}; next: nlgeval experiment export {directory} --out DIR")
 
 

@@ -65,7 +65,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SimulationResult", "simulate_experiment"]
 
-EVALUATOR_COLUMNS = ["simulated", "behaviour", "participant", "evaluator", "trials", "outcome"]
+EVALUATOR_COLUMNS = ["simulated", "behaviour", "participant", "evaluator", "trials", "outcome",
+                     "simulated_s"]
 _MAX_STEPS = 10_000  # pages per evaluator: far more than any trial set
 READING_WPM = 238  # silent reading rate of non-fiction in English (Brysbaert 2019)
 ANSWER_MS = 2000  # a diligent rater's time per answer given (a scale, a choice, a span)
@@ -80,14 +81,22 @@ class SimulationResult(Result):
     an analysis should recover) and one row per simulated evaluator (``simulated`` number,
     ``behaviour``, platform ``participant`` id, the trial set's ``evaluator`` name, pages
     ``trials`` answered, ``outcome``: ``finished``, ``full`` when no set was left, or
-    ``already finished`` when an earlier run used the same participant id), the
-    HTTP ``requests`` made and the wall-clock ``seconds`` the run took.
+    ``already finished`` when an earlier run used the same participant id; ``simulated_s``:
+    the seconds from their first page to their last on their simulated clock), the HTTP
+    ``requests`` made and the real (wall-clock) ``seconds`` the run took. The simulated time:
+    ``simulated_seconds``, from the first page of the first evaluator to the last answer of
+    the last on the simulated clocks (what the stored times span; the evaluators run one
+    after another for real, but their simulated sessions overlap as a crowd's do), and
+    ``evaluator_seconds``, the sum of their sessions (the person-time a real study pays).
+    With ``pace_ms`` the clocks are the real one.
 
     Examples
     --------
     >>> r = SimulationResult(Path("study"), 1, {"A": 0.8}, pd.DataFrame(), 0)
     >>> r.to_dict()["directory"]
     'study'
+    >>> format_duration(5025.4), format_duration(42.25), format_duration(0.5)
+    ('1 h 23 min 45 s', '42.2 s', '0.5 s')
     """
 
     directory: Path
@@ -96,9 +105,26 @@ class SimulationResult(Result):
     evaluators: pd.DataFrame
     requests: int
     seconds: float = 0.0
+    simulated_seconds: float = 0.0
+    evaluator_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "directory": str(self.directory)}
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` for people: ``1 h 23 min 45 s``, ``12 min 5 s`` or ``42.2 s``.
+
+    Examples
+    --------
+    >>> format_duration(3600), format_duration(61.4)
+    ('1 h 0 min 0 s', '1 min 1 s')
+    """
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    s = int(round(seconds))
+    h, m = divmod(s // 60, 60)
+    return (f"{h} h " if h else "") + f"{m} min {s % 60} s"
 
 
 class _Forms(HTMLParser):
@@ -508,7 +534,10 @@ def simulate_experiment(
 
         def one(k: int) -> tuple[dict[str, Any], int]:
             browser = _Browser(base, f"10.0.{k // 250}.{k % 250 + 1}", paced=bool(pace_ms))
+            start = time.time()
             row = _take_part(browser, x, raters[k - 1], k, links[k - 1], paces[k - 1])
+            end = time.time() + browser.ahead_ms / 1000  # on the simulated clock
+            row.update(simulated_s=round(end - start, 1), _start=start, _end=end)
             return row, browser.requests
 
         with ThreadPoolExecutor(concurrency) as pool:
@@ -521,4 +550,7 @@ def simulate_experiment(
     table = pd.DataFrame([row for row, _n in done], columns=EVALUATOR_COLUMNS)
     table["evaluator"] = table["evaluator"].map(lambda t: name_of.get(t, ""))
     requests = sum(n for _row, n in done)
-    return SimulationResult(directory, seed, q, table, requests, round(seconds, 3))
+    span = max(r["_end"] for r, _n in done) - min(r["_start"] for r, _n in done)
+    person = sum(r["_end"] - r["_start"] for r, _n in done)
+    return SimulationResult(directory, seed, q, table, requests, round(seconds, 3),
+                            round(span, 1), round(person, 1))
