@@ -69,6 +69,115 @@ def _require_distributed() -> Any:
     return distributed
 
 
+class LocalClusterTarget:
+    """Where a :class:`DaskBackend` runs: a ``LocalCluster`` of ``workers`` single-threaded
+    worker processes on 127.0.0.1 with :data:`LEAN_WORKER_CONFIG`, started on connecting and
+    stopped by :meth:`DaskBackend.close` (``dashboard``: serve one on a free port)."""
+
+    owns_client = True
+
+    def __init__(self, workers: int, dashboard: bool = True) -> None:
+        self.workers = workers
+        self.dashboard = dashboard
+
+    def connect(self, distributed: Any) -> tuple[Any, Any]:
+        """Start the cluster; its client and the cluster."""
+        import dask
+
+        # single-threaded worker processes: the kernels hold the GIL; loopback only; the
+        # nannies pass the lean settings on to their workers (also to restarted ones)
+        with dask.config.set(LEAN_WORKER_CONFIG):
+            cluster = distributed.LocalCluster(
+                n_workers=self.workers, threads_per_worker=1, processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0" if self.dashboard else None,
+                silence_logs=40,
+            )
+        try:
+            return distributed.Client(cluster, set_as_default=False), cluster
+        except BaseException:
+            cluster.close()  # no backend holds it yet: stop it here
+            raise
+
+
+class SchedulerAddress:
+    """Where a :class:`DaskBackend` runs: a running scheduler, by address (``tcp://host:8786``)
+    or scheduler file (``*.json``); ``timeout`` (seconds) bounds connecting and waiting for its
+    first worker. The cluster is left running; one worker is assumed before connecting."""
+
+    owns_client = True
+    workers = 1
+
+    def __init__(self, target: str, timeout: float) -> None:
+        self.target = target
+        self.timeout = timeout
+
+    def connect(self, distributed: Any) -> tuple[Any, None]:
+        """Connect and wait for a worker; the client (no cluster of ours)."""
+        target, timeout = self.target, self.timeout
+        try:
+            if target.endswith(".json") and os.path.exists(target):
+                client = distributed.Client(scheduler_file=target, set_as_default=False,
+                                            timeout=timeout)
+            else:
+                client = distributed.Client(target, set_as_default=False, timeout=timeout)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise InputError(f"could not reach the Dask scheduler at {target!r} ({exc}; "
+                             f"timeout {timeout:g} s)") from None
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError:
+            client.close()
+            raise InputError(f"the Dask scheduler at {target!r} has no workers (waited "
+                             f"{timeout:g} s)") from None
+        return client, None
+
+
+class ExistingClient:
+    """Where a :class:`DaskBackend` runs: a ``distributed.Client`` connected by the caller,
+    used as it is and never closed here."""
+
+    owns_client = False
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    @property
+    def workers(self) -> int:
+        """The workers its scheduler knows now (at least 1)."""
+        return max(1, len(self.client.scheduler_info()["workers"]))
+
+    def connect(self, distributed: Any) -> tuple[Any, None]:
+        """The caller's client (no cluster of ours)."""
+        return self.client, None
+
+
+DaskTarget = LocalClusterTarget | SchedulerAddress | ExistingClient
+
+
+def dask_target(scheduler: str | None = None, *, client: Any = None, dashboard: bool = True,
+                timeout: float = 60.0) -> DaskTarget:
+    """The target of ``DaskBackend(scheduler, client=..., dashboard=..., timeout=...)``:
+    ``client`` if given, else from :func:`parse_scheduler` a :class:`LocalClusterTarget`
+    (``local``: one worker per core) or a :class:`SchedulerAddress`.
+
+    Examples
+    --------
+    >>> dask_target("local:3").workers
+    3
+    >>> t = dask_target(" tcp://10.0.0.5:8786 ", timeout=5)
+    >>> type(t).__name__, t.target, t.timeout, t.workers
+    ('SchedulerAddress', 'tcp://10.0.0.5:8786', 5.0, 1)
+    """
+    timeout = float(timeout)
+    if client is not None:
+        return ExistingClient(client)
+    kind, target = parse_scheduler(scheduler)
+    if kind == "local":
+        return LocalClusterTarget(int(target or os.cpu_count() or 1), dashboard)
+    return SchedulerAddress(str(target), timeout)
+
+
 class DaskBackend:
     """Run tasks on a Dask ``distributed`` cluster.
 
@@ -101,18 +210,14 @@ class DaskBackend:
                  announce: Callable[[str], None] | None = None,
                  dashboard: bool = True, timeout: float = 60.0, retries: int = 0) -> None:
         self.scheduler = scheduler if client is None else str(client.scheduler.address)
-        self._kind, self._target = ("client", None) if client is not None else \
-            parse_scheduler(scheduler)
+        self._target = dask_target(scheduler, client=client, dashboard=dashboard,
+                                   timeout=timeout)
         self._client = client
         self._cluster: Any = None
-        self._own = client is None
+        self._own = self._target.owns_client
         self._depth = 0
         self._announce = announce
-        self._dashboard = dashboard
-        self._timeout = float(timeout)
         self.retries = int(retries)
-        if self._kind == "local":
-            self._local_workers = int(self._target or os.cpu_count() or 1)
         _require_distributed()
 
     # -- connection ----------------------------------------------------------------------
@@ -126,9 +231,7 @@ class DaskBackend:
         """Workers known now (a LocalCluster's size before it starts)."""
         if self._client is not None:
             return max(1, len(self._client.scheduler_info()["workers"]))
-        if self._kind == "local":
-            return self._local_workers
-        return 1
+        return self._target.workers
 
     @property
     def dashboard_link(self) -> str | None:
@@ -152,38 +255,7 @@ class DaskBackend:
             self.close()
 
     def _connect(self) -> None:
-        distributed = _require_distributed()
-        if self._kind == "local":
-            import dask
-
-            # single-threaded worker processes: the kernels hold the GIL; loopback only; the
-            # nannies pass the lean settings on to their workers (also to restarted ones)
-            with dask.config.set(LEAN_WORKER_CONFIG):
-                self._cluster = distributed.LocalCluster(
-                    n_workers=self._local_workers, threads_per_worker=1, processes=True,
-                    host="127.0.0.1",
-                    dashboard_address="127.0.0.1:0" if self._dashboard else None,
-                    silence_logs=40,
-                )
-            self._client = distributed.Client(self._cluster, set_as_default=False)
-        else:
-            target = str(self._target)
-            try:
-                if target.endswith(".json") and os.path.exists(target):
-                    self._client = distributed.Client(scheduler_file=target, set_as_default=False,
-                                                      timeout=self._timeout)
-                else:
-                    self._client = distributed.Client(target, set_as_default=False,
-                                                      timeout=self._timeout)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise InputError(f"could not reach the Dask scheduler at {target!r} ({exc}; "
-                                 f"timeout {self._timeout:g} s)") from None
-            try:
-                self._client.wait_for_workers(1, timeout=self._timeout)
-            except TimeoutError:
-                self.close()
-                raise InputError(f"the Dask scheduler at {target!r} has no workers (waited "
-                                 f"{self._timeout:g} s)") from None
+        self._client, self._cluster = self._target.connect(_require_distributed())
         if self._announce is not None:
             dash = self.dashboard_link
             self._announce(
