@@ -161,32 +161,20 @@ def _variance_components(
     pilot: Path | None, criterion: str | None, scale: str | None, sd_rater: float | None,
     sd_item: float | None, sd_residual: float | None, mean: float | None,
 ) -> tuple[VarianceComponents, tuple[float, float] | None, str]:
-    """The variance components to simulate, the rating scale and where the components come
-    from: estimated from the pilot ratings (mixed model), or stated (--sd-residual at least);
-    a stated SD or --mean replaces the pilot's, and a --scale without a pilot or --mean puts
-    the mean in the middle of the scale."""
-    from nlgeval.human.power import VarianceComponents, components_from_pilot
+    """The variance components to simulate (:func:`nlgeval.human.power.variance_components`
+    on the pilot file's ratings or on the stated SDs), the rating scale (--scale, else the
+    pilot corpus's) and where the components come from."""
+    from nlgeval.human.power import variance_components
     from nlgeval.human.ratings import parse_scale
 
     sc = parse_scale(scale)
+    df, source = None, "stated variance components"
     if pilot is not None:
         df, sc_pilot, crit = load_ratings(pilot, criterion, scale)
-        vc = components_from_pilot(df)
         sc = sc or sc_pilot
         source = f"pilot {pilot} ({crit}, {len(df)} ratings)"
-    else:
-        if sd_residual is None:
-            raise InputError("give pilot ratings, or at least --sd-residual (and --sd-rater, "
-                             "--sd-item)")
-        vc = VarianceComponents(rater=(sd_rater or 0.0) ** 2, item=(sd_item or 0.0) ** 2,
-                                residual=sd_residual ** 2, mean=0.0)
-        source = "stated variance components"
-    overrides = {k: v ** 2 for k, v in (("rater", sd_rater), ("item", sd_item),
-                                          ("residual", sd_residual)) if v is not None}
-    vc = VarianceComponents(**{**vc.to_dict(), **overrides,
-                               **({"mean": mean} if mean is not None else {})})
-    if sc is not None and mean is None and pilot is None:
-        vc = VarianceComponents(**{**vc.to_dict(), "mean": (sc[0] + sc[1]) / 2})
+    vc = variance_components(df, sd_rater=sd_rater, sd_item=sd_item, sd_residual=sd_residual,
+                             mean=mean, scale=sc)
     return vc, sc, source
 
 

@@ -76,7 +76,12 @@ from nlgeval.human.pairwise import (
     pairwise_outcomes,
     sign_tests,
 )
-from nlgeval.human.power import PowerResult, VarianceComponents, simulate_power
+from nlgeval.human.power import (
+    PowerResult,
+    VarianceComponents,
+    simulate_power,
+    variance_components,
+)
 from nlgeval.human.qc import RaterQC, apply_qc, rater_quality
 from nlgeval.human.ratings import read_ratings, validate_ratings
 from nlgeval.human.span_agreement import SpanAgreement, span_agreement
@@ -95,5 +100,5 @@ __all__ = [
     "pairwise_cohen_kappa", "pairwise_outcomes", "pairwise_wilcoxon", "rater_quality",
     "rater_zscores", "read_ratings", "sign_tests", "signed_rank",
     "significant_difference_agreement", "significant_difference_pairs", "simulate_power",
-    "validate_ratings",
+    "validate_ratings", "variance_components",
 ]

@@ -95,6 +95,74 @@ def components_from_pilot(ratings: pd.DataFrame) -> VarianceComponents:
                               mean=float(pd.to_numeric(ratings["score"]).mean()))
 
 
+def variance_components(
+    pilot: pd.DataFrame | None = None,
+    *,
+    sd_rater: float | None = None,
+    sd_item: float | None = None,
+    sd_residual: float | None = None,
+    mean: float | None = None,
+    scale: str | Sequence[float] | None = None,
+) -> VarianceComponents:
+    """The variance components to plan with (Card et al. 2020, section 5): REML estimates from
+    pilot ratings (:func:`components_from_pilot`, the mixed model of
+    :mod:`nlgeval.human.mixed`), or stated as standard deviations (``sd_residual`` at least;
+    a missing ``sd_rater`` or ``sd_item`` is 0). A stated SD replaces the pilot's component
+    (squared), and ``mean`` the pilot's mean. Without a pilot the mean is ``mean``, else the
+    middle of ``scale`` when one is given, else 0. ``nlgeval plan power`` calls this.
+
+    Parameters
+    ----------
+    pilot : DataFrame, optional
+        Pilot ratings of one criterion (``rater, item, system, criterion, score``).
+    sd_rater, sd_item, sd_residual : float, optional
+        Stated standard deviations of the rater, item and residual terms (rating-scale
+        units); each replaces the pilot's estimate. Without a pilot ``sd_residual`` is needed.
+    mean : float, optional
+        Mean rating; replaces the pilot's mean.
+    scale : str or (float, float), optional
+        Rating scale ``"MIN,MAX"``; without a pilot or ``mean`` the mean is its middle.
+
+    Returns
+    -------
+    VarianceComponents
+        Variances (SDs squared) and mean of the ratings model.
+
+    Examples
+    --------
+    >>> variance_components(sd_rater=0.5, sd_residual=1.0, scale="1,7").to_dict()
+    {'rater': 0.25, 'item': 0.0, 'residual': 1.0, 'mean': 4.0}
+    >>> rng = np.random.default_rng(0)
+    >>> u, v = rng.normal(0, 0.7, 4), rng.normal(0, 0.5, 10)  # rater and item effects
+    >>> pilot = pd.DataFrame([{"rater": f"r{r}", "item": f"i{i}", "system": s,
+    ...                        "criterion": "q", "score": 3 + u[r] + v[i] + rng.normal(0, 0.8)}
+    ...                       for r in range(4) for i in range(10) for s in ("a", "b")])
+    >>> vc = variance_components(pilot, sd_item=0.5)
+    >>> vc.item, vc.rater == components_from_pilot(pilot).rater
+    (0.25, True)
+    """
+    stated = {"rater": sd_rater, "item": sd_item, "residual": sd_residual, "mean": mean}
+    bad = {k: v for k, v in stated.items() if v is not None and not np.isfinite(v)}
+    bad |= {k: v for k, v in stated.items() if k != "mean" and v is not None and v < 0}
+    if bad:
+        k = next(iter(bad))
+        raise InputError(f"{'mean' if k == 'mean' else 'sd_' + k} must be a finite number"
+                         f"{'' if k == 'mean' else ' >= 0'}, got {bad[k]!r}")
+    if pilot is not None:
+        vc = components_from_pilot(pilot)
+    elif sd_residual is None:
+        raise InputError("give pilot ratings, or at least --sd-residual (and --sd-rater, "
+                         "--sd-item)")
+    else:
+        from nlgeval.human.ratings import parse_scale
+
+        sc = parse_scale(scale)
+        vc = VarianceComponents(rater=0.0, item=0.0, residual=0.0,
+                                mean=0.0 if sc is None else (sc[0] + sc[1]) / 2)
+    given = {k: (v if k == "mean" else v ** 2) for k, v in stated.items() if v is not None}
+    return VarianceComponents(**{**vc.to_dict(), **given})
+
+
 @dataclass(frozen=True)
 class PowerResult(Result):
     """Simulated power for each (items, raters per item) of the grid (Card et al. 2020);
