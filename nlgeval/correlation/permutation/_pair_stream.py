@@ -46,7 +46,6 @@ from nlgeval.correlation.permutation.draws import iter_swap_masks
 
 _NUMPY_MASKS = 1 << 24  # mask cells in all up to which numpy draws them (no compiled loop)
 _EINSUM_BLOCK = 8192  # numpy's buffer: einsum's blocks of items when it reduces over more
-_ONE_BLOCK = 1 << 62  # "one block": the whole item axis
 
 
 def _layout(level: str) -> str:
@@ -275,23 +274,23 @@ def _system_sums(mT: np.ndarray, D: np.ndarray, fused: bool, checked: dict) -> n
     the first chunk of every (draws, pairs) shape is summed by einsum and by the candidate
     orders (einsum's blocks of 8,192 items, one block); the first equal one serves every
     chunk of that shape, einsum itself when none is."""
-    from nlgeval.correlation.permutation._stream_kernels import system_mask_sums
+    from nlgeval.correlation.permutation._stream_kernels import ONE_BLOCK, system_mask_sums
 
     S, n_items, P = mT.shape
     out = np.empty((P, S, D.shape[0]))
     if fused:
         few = min(P, PERM_BLOCK)
         head = np.empty((few, S, D.shape[0]))
-        system_mask_sums(np.ascontiguousarray(mT[:, :, :few]), D, _ONE_BLOCK, head)
+        system_mask_sums(np.ascontiguousarray(mT[:, :, :few]), D, ONE_BLOCK, head)
         if not _same(head, np.einsum("psi,ksi->psk", _float_masks(mT[:, :, :few]), D)):
             return np.einsum("psi,ksi->psk", _float_masks(mT), D)
-        system_mask_sums(mT, D, _ONE_BLOCK, out)
+        system_mask_sums(mT, D, ONE_BLOCK, out)
         return out
     key = (P, D.shape[0])
     if key not in checked:
         want = np.einsum("psi,ksi->psk", _float_masks(mT), D)
         checked[key] = None
-        for block in (_EINSUM_BLOCK, _ONE_BLOCK):
+        for block in (_EINSUM_BLOCK, ONE_BLOCK):
             system_mask_sums(mT, D, block, out)
             if _same(out, want):
                 checked[key] = block
