@@ -494,7 +494,7 @@ def test_criterion_matrices_one_pass_equals_per_metric(monkeypatch: pytest.Monke
 def test_output_codes_number_pairs_like_factorize(dtype):
     """output_codes against the two ways it replaces: pd.factorize of joined strings
     (missing -> -1) and of a MultiIndex's tuples (missing counted as a name)."""
-    from nlgeval.report.verdict import output_codes
+    from nlgeval.codes import pair_codes as output_codes  # moved from report.verdict
 
     rng = np.random.default_rng(7)
     for _ in range(200):

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from nlgeval.codes import text_codes
 from nlgeval.correlation.coefficients import (
     CorrelationResult,
     DegenerateInputWarning,
@@ -301,29 +302,13 @@ class FrameCodes:
         return out
 
 
-def _string_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Series]:
-    """``pd.factorize(column.astype(str))`` from one factorize of the raw column: only the
-    distinct values are turned into strings (two values with one string, 1 and "1", get one
-    code). Also returns each row's raw code, into the returned strings."""
-    raw, uniq = pd.factorize(column, use_na_sentinel=False)
-    names = pd.Series(uniq, dtype=column.dtype)
-    if not (isinstance(column.dtype, pd.StringDtype) and column.dtype.na_value is np.nan):
-        names = names.astype(str)
-        canon, _ = pd.factorize(names)
-        return canon[raw], raw, names
-    # already pandas' str dtype (astype(str) would change nothing): the distinct names are
-    # the strings, numbered in order with the missing one as -1
-    missing = names.isna().to_numpy(dtype=bool)
-    return np.where(missing, -1, np.cumsum(~missing) - 1)[raw], raw, names
-
-
 def _codes(df: pd.DataFrame, name: str) -> tuple[FrameCodes, np.ndarray]:
     """The codes of ``df`` and the key of each row's output (equal keys = the same output)."""
     miss = [c for c in ("system", "item", "score") if c not in df.columns]
     if miss:
         raise InputError(f"{name} scores need columns system, item, score; missing {miss}")
-    sc, sys_raw, sys_names = _string_codes(df["system"])
-    ic, item_raw, item_names = _string_codes(df["item"])
+    sc, sys_raw, sys_names = text_codes(df["system"])
+    ic, item_raw, item_names = text_codes(df["item"])
     n_items = int(ic.max(initial=-1)) + 1  # the distinct item strings (-1 = missing)
     key = sc.astype(np.int64) * max(1, n_items) + ic
     score = df["score"]

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from nlgeval.codes import TextCodes
 from nlgeval.errors import InputError
 from nlgeval.human.compare import correct_pvalues
 
@@ -274,12 +275,12 @@ def _score_cube(
     one (system, item) index shared with ``human`` (every criterion's matrices are slices: no
     pivot per criterion); the system names and the item and system codes of the rows of
     ``human``. Names are numbered as text in order of first appearance, the scores' rows
-    first (:class:`_TextCodes`), and the cube is filled a block of rows at a time: a
-    5 M-output study has 20 M names, which as a string or even an int64 code per row took
-    gigabytes here."""
-    systems = _TextCodes(seg["system"], rows, human["system"])
-    items = _TextCodes(seg["item"], rows, human["item"])
-    mcodes = _TextCodes(seg["metric"], rows, None)
+    first (:class:`nlgeval.codes.TextCodes`), and the cube is filled a block of rows at a
+    time: a 5 M-output study has 20 M names, which as a string or even an int64 code per row
+    took gigabytes here."""
+    systems = TextCodes(seg["system"], rows, human["system"], _CUBE_BLOCK)
+    items = TextCodes(seg["item"], rows, human["item"], _CUBE_BLOCK)
+    mcodes = TextCodes(seg["metric"], rows, None, _CUBE_BLOCK)
     where = {name: k for k, name in enumerate(metrics)}
     to_metric = np.array([where.get(name, -1) for name in mcodes.names], dtype=np.intp)
     X = np.full((len(metrics), len(items.names), len(systems.names)), np.nan)
@@ -293,48 +294,5 @@ def _score_cube(
     return X, systems.names, items.of_other(), systems.of_other()
 
 
-#: rows of the scores frame per block when Table 9's cube is filled (_score_cube)
+#: rows of the scores frame per block when Table 9's cube is filled and its names numbered
 _CUBE_BLOCK = 1 << 20
-
-
-class _TextCodes:
-    """``pd.factorize(pd.concat([column.iloc[rows], other]).astype(str))`` without a string
-    or an int64 per row: one factorize of each raw column (its codes kept as int32), the text
-    of the distinct values only, and the order of first appearance found a block of rows at
-    a time. :meth:`of_rows` gives the codes of some rows of ``column``, :meth:`of_other`
-    those of ``other``, :attr:`names` the names (an object array of str). Hand-written
-    because pandas has no factorize-as-text and the study's frames are large."""
-
-    def __init__(self, column: pd.Series, rows: np.ndarray, other: pd.Series | None) -> None:
-        parts = [column] if other is None else [column, other]
-        raws, texts = [], []
-        for part in parts:
-            raw, uniq = pd.factorize(part, use_na_sentinel=False)
-            raws.append(raw.astype(np.int32) if len(uniq) < 2**31 else raw)
-            texts.append(pd.Series(uniq, dtype=part.dtype).astype(str))
-        ids, names = pd.factorize(pd.concat(texts, ignore_index=True))  # NaN -> -1
-        self._raws = raws
-        self._ids = [ids[:len(texts[0])], ids[len(texts[0]):]]
-        seen = np.zeros(len(names), dtype=bool)
-        order: list[np.ndarray] = []
-        blocks = [(0, rows[lo:lo + _CUBE_BLOCK]) for lo in range(0, len(rows), _CUBE_BLOCK)]
-        if other is not None:
-            blocks += [(1, np.arange(lo, min(lo + _CUBE_BLOCK, len(other))))
-                       for lo in range(0, len(other), _CUBE_BLOCK)]
-        for k, block in blocks:
-            first = pd.unique(self._ids[k][raws[k][block]])  # in order of appearance
-            new = first[(first >= 0) & ~seen[np.maximum(first, 0)]]
-            seen[new] = True
-            order.append(new)
-        order_ids = np.concatenate(order) if order else np.empty(0, dtype=np.intp)
-        self._renumber = np.full(len(names) + 1, -1, dtype=np.intp)  # last slot: missing
-        self._renumber[order_ids] = np.arange(len(order_ids))
-        self.names = np.asarray(names)[order_ids].astype(object)
-
-    def of_rows(self, block: np.ndarray) -> np.ndarray:
-        """The codes of the rows ``block`` (positions) of ``column``."""
-        return self._renumber[self._ids[0][self._raws[0][block]]]
-
-    def of_other(self) -> np.ndarray:
-        """The codes of every row of ``other``."""
-        return self._renumber[self._ids[1][self._raws[1]]]

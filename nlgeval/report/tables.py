@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.codes import name_positions, sorted_names
 from nlgeval.corpus import Corpus
 from nlgeval.correlation.coefficients import DegenerateInputWarning
 from nlgeval.correlation.levels import (
@@ -98,7 +99,7 @@ def segments_frame(
     seg, human = seg[seg["system"].isin(systems)], human[human["system"].isin(systems)]
     # what the pandas pivots and their inner join gave (see _pivot_first), from integer codes:
     # their group keys for the 20 M names of a 5 M-output study took 1.5 GB
-    names = {k: _sorted_names(seg[k], human[k]) for k in ("system", "item")}
+    names = {k: sorted_names(seg[k], human[k]) for k in ("system", "item")}
     m_pairs, m = _pivot_first(seg, "metric", names)
     h_pairs, h = _pivot_first(human, "criterion", names)
     h = {f"{c} (human)" if c in m else c: v for c, v in h.items()}
@@ -116,21 +117,6 @@ def segments_frame(
     return wide[keep]
 
 
-def _sorted_names(*columns: pd.Series) -> pd.Index:
-    """The distinct names of the columns in sorted order (missing left out), from one
-    factorize of each column (not a string per row)."""
-    names = pd.Index(pd.factorize(columns[0])[1])
-    for column in columns[1:]:
-        names = names.union(pd.Index(pd.factorize(column)[1]))
-    return names.sort_values()
-
-
-def _name_codes(column: pd.Series, names: pd.Index) -> np.ndarray:
-    """Each row's position in ``names`` (-1: missing), from one factorize of the column."""
-    codes, uniques = pd.factorize(column)
-    return np.append(names.get_indexer(uniques), -1)[codes]  # the last slot: missing
-
-
 def _pivot_first(frame: pd.DataFrame, column: str, names: dict[str, pd.Index]
                  ) -> tuple[np.ndarray, dict[Any, np.ndarray]]:
     """The rows and columns of ``frame.pivot_table(index=["system", "item"], columns=column,
@@ -141,8 +127,8 @@ def _pivot_first(frame: pd.DataFrame, column: str, names: dict[str, pd.Index]
     sorted unless the group-by's level holds an item no group with a score is left of
     (``MultiIndex.remove_unused_levels`` then orders it by first appearance)."""
     n_items = max(1, len(names["item"]))
-    sc, ic = _name_codes(frame["system"], names["system"]), _name_codes(frame["item"],
-                                                                          names["item"])
+    sc = name_positions(frame["system"], names["system"])
+    ic = name_positions(frame["item"], names["item"])
     pair = np.where((sc < 0) | (ic < 0), -1, sc * n_items + ic)
     groups, labels = pd.factorize(frame[column])
     score = frame["score"].to_numpy(dtype=float)

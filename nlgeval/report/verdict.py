@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.codes import pair_codes, sort_codes
+
 #: Leave-one-rater-out r below which the verdict on a criterion is withheld.
 MIN_AGREEMENT = 0.1
 UNITS = {"system": "systems", "segment": "outputs", "item": "items",
@@ -65,11 +67,11 @@ def rater_ceiling(
     # the rows in the order of r.sort_values(["system", "item", "rater"]), without sorting
     # a copy of the frame (5 M ratings at scale): pandas sorts several columns by each
     # one's ordered Categorical codes, missing last, with a stable np.lexsort
-    order = np.lexsort([_sort_codes(r[c]) for c in ("rater", "item", "system")])
+    order = np.lexsort([sort_codes(r[c]) for c in ("rater", "item", "system")])
     out = {lv: math.nan for lv in levels}
     # the outputs as integer codes (a missing name: no output), in arrays from here on
     sys_s, item_s = r["system"].astype(str), r["item"].astype(str)
-    key = output_codes(sys_s, item_s)[order]
+    key = pair_codes(sys_s, item_s)[order]
     valid = key >= 0  # numbered again in order of first appearance in the sorted rows
     key[valid] = pd.factorize(key[valid])[0]
     count = np.bincount(key[key >= 0])
@@ -118,8 +120,8 @@ def rater_icc(ratings: pd.DataFrame, criterion: str, alpha: float = 0.05) -> tup
     ok = np.isfinite(score)
     # ICC(1,1) is the one-way form in every design (Shrout & Fleiss 1979): one group of
     # ratings per output, split from one sort instead of a pandas group loop
-    codes = output_codes(sub["system"].astype(str)[ok], sub["item"].astype(str)[ok],
-                         missing_as_name=True)
+    codes = pair_codes(sub["system"].astype(str)[ok], sub["item"].astype(str)[ok],
+                       missing_as_name=True)
     order = np.argsort(codes, kind="stable")
     sizes = np.unique(codes, return_counts=True)[1]  # the groups' sizes, in the sorted order
     try:
@@ -130,49 +132,6 @@ def rater_icc(ratings: pd.DataFrame, criterion: str, alpha: float = 0.05) -> tup
         return math.nan, math.nan
     one = next((f for f in forms if f.type == "ICC(1,1)"), None)
     return (float(one.icc), float(one.pvalue)) if one is not None else (math.nan, math.nan)
-
-
-def output_codes(system: pd.Series, item: pd.Series, *, missing_as_name: bool = False
-                 ) -> np.ndarray:
-    """The (system, item) pairs of the rows numbered from 0 in order of first appearance,
-    as ``pd.factorize`` of the pairs would, from one factorize of each column: a 5 M-row
-    ratings frame needs neither a joined string nor a tuple per row (gigabytes).
-
-    A missing system or item gives -1, or with ``missing_as_name`` counts as a name of its
-    own (as the tuples of a ``pd.MultiIndex`` do).
-
-    Parameters
-    ----------
-    system, item : pandas.Series
-        The two columns, of equal length.
-    missing_as_name : bool, default False
-        Number a missing name like any other instead of giving the row -1.
-
-    Returns
-    -------
-    numpy.ndarray
-        One code per row (int).
-
-    Examples
-    --------
-    >>> output_codes(pd.Series(["b", "a", "b", None]), pd.Series(["1", "1", "1", "2"])).tolist()
-    [0, 1, 0, -1]
-    """
-    s = pd.factorize(system, use_na_sentinel=not missing_as_name)[0]
-    i, names = pd.factorize(item, use_na_sentinel=not missing_as_name)
-    pair = s.astype(np.int64) * max(1, len(names)) + i
-    pair[(s < 0) | (i < 0)] = -1
-    codes = np.full(len(pair), -1, dtype=np.intp)
-    ok = pair >= 0
-    codes[ok] = pd.factorize(pair[ok])[0]
-    return codes
-
-
-def _sort_codes(column: pd.Series) -> np.ndarray:
-    """The sort key pandas' ``sort_values`` uses for one of several columns: the codes of the
-    column's ordered Categorical, a missing value after every name."""
-    cat = pd.Categorical(column, ordered=True)
-    return np.where(cat.codes == -1, len(cat.categories), cat.codes)
 
 
 def _agreement(rater_agreement: pd.DataFrame, criterion: str, alpha: float) -> str:
