@@ -114,7 +114,7 @@ def value_text(values: pd.Series) -> pd.Series:
     return values if is_text_dtype(values.dtype) else values.astype(str)
 
 
-def text_ids(*texts: pd.Series, distinct: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
+def text_ids(*texts: pd.Series, distinct: bool = False) -> tuple[list[np.ndarray], pd.Index]:
     """The texts of one or more parts numbered together from 0 in order of first appearance,
     as ``pd.factorize(pd.concat(texts, ignore_index=True))`` numbers them, split back into
     one array per part; a missing text gets -1.
@@ -131,8 +131,8 @@ def text_ids(*texts: pd.Series, distinct: bool = False) -> tuple[list[np.ndarray
     -------
     ids : list of numpy.ndarray
         One id per text, one array per part.
-    names : numpy.ndarray
-        The distinct texts in the order of their ids (object array of str).
+    names : pandas.Index
+        The distinct texts in the order of their ids.
 
     Examples
     --------
@@ -143,10 +143,10 @@ def text_ids(*texts: pd.Series, distinct: bool = False) -> tuple[list[np.ndarray
     if distinct and len(texts) == 1:
         missing = texts[0].isna().to_numpy(dtype=bool)
         ids = np.where(missing, -1, np.cumsum(~missing) - 1)
-        return [ids], texts[0][~missing].to_numpy(dtype=object)
+        return [ids], pd.Index(texts[0][~missing])
     joined, names = pd.factorize(pd.concat(texts, ignore_index=True))
     bounds = np.cumsum([len(t) for t in texts])[:-1]
-    return list(np.split(joined, bounds)), np.asarray(names).astype(object)
+    return list(np.split(joined, bounds)), names
 
 
 def text_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray, pd.Series]:
@@ -260,7 +260,7 @@ class TextCodes:
                                  len(names))
         self._renumber = np.full(len(names) + 1, -1, dtype=np.intp)  # last slot: missing
         self._renumber[order] = np.arange(len(order))
-        self.names = names[order]
+        self.names = np.asarray(names)[order].astype(object)
 
     def of_rows(self, rows: np.ndarray) -> np.ndarray:
         """The codes of some rows of ``column``.
