@@ -40,7 +40,10 @@ CriterionMapOpt = Annotated[Path | None, typer.Option(
                             "language]) replacing the shipped criterion map for the "
                             "corpora it names.")]
 LevelOpt = Annotated[str, typer.Option(
-    "--level", help="Which correlations to pool: segment, system or item.")]
+    "--level", help="Which correlations to pool: segment, system or item; one level for "
+                    "every study: --corpora are run at it (never at a corpus's own default "
+                    "levels, e.g. realsumm's system,item), and a study folder without it is "
+                    "an error. Not used with --effects.")]
 Tau2Opt = Annotated[str, typer.Option(
     "--tau2", help="Between-study variance estimator: dl (DerSimonian & Laird 1986), "
                    "reml (Viechtbauer 2005) or pm (Paule & Mandel 1982).")]

@@ -145,7 +145,7 @@ def run_meta_analysis(
     cmap = load_criterion_map(criterion_map)
     needs_boot = variance == "bootstrap" or level == "item"
     boot = n_resamples if n_resamples is not None else (200 if needs_boot else 0)
-    studies = [read_study(d) for d in study_dirs]
+    studies = _at_level([read_study(d) for d in study_dirs], level)  # before any run
     run_metrics = list(metrics) if metrics else list(DEFAULT_CORPUS_METRICS)
     for c in corpora:
         entry = cmap.corpora.get(c)
@@ -153,7 +153,7 @@ def run_meta_analysis(
             c, run_metrics, [level], split_by=entry.split_by if entry and split else None,
             data_dir=data_dir, n_resamples=boot, seed=seed,
             confidence_level=settings.confidence_level)
-    _check_unique_names(studies)
+    _check_studies(studies, level)
     notes: list[str] = []
     eff = study_effects(studies, cmap, level=level, metrics=metrics, variance=variance,
                         related=settings.dependence == "rve", notes=notes)
@@ -163,6 +163,34 @@ def run_meta_analysis(
               "criterion_map": cmap.source, "level": level, "variance": variance,
               "resamples": boot, "seed": seed}
     return meta_analyse(eff, settings, comparisons=comps, notes=notes), record
+
+
+def _check_studies(studies: Sequence[Study], level: str) -> None:
+    """Unique names, and every study at ``level`` (:func:`_at_level`)."""
+    _check_unique_names(studies)
+    _at_level(studies, level)
+
+
+def _at_level(studies: Sequence[Study], level: str) -> list[Study]:
+    """``studies``, each checked to have Pearson correlations at ``level``: a meta-analysis
+    pools one level for every study, so a study without it (a folder of ``nlgeval validate``
+    run at other levels, e.g. REALSumm's default system and item levels) is an error naming
+    it, never pooled at another level nor left out (which would change the studies pooled)."""
+    for s in studies:
+        corr = s.correlations  # current column names (read_study renames earlier ones)
+        have = [str(v) for v in dict.fromkeys(corr.loc[corr["statistic"] == "pearson",
+                                                       "level"])]
+        if level in have:
+            continue
+        folder = Path(s.source) / "correlations.csv"
+        rerun = f"rerun `nlgeval validate` with --levels {level}, " if folder.is_file() else ""
+        raise InputError(
+            f"study {s.name!r} has no Pearson correlation at the {level} level ("
+            f"{'only at: ' + ', '.join(have) if have else 'none at any level'}); a "
+            f"meta-analysis pools one level for every study: {rerun}choose another --level, "
+            "or leave the study out",
+            file=folder if folder.is_file() else None, column="level" if have else None)
+    return list(studies)
 
 
 def _check_unique_names(studies: Sequence[Study]) -> None:
