@@ -158,7 +158,7 @@ def test_esa_spans_then_a_score(tmp_path: Path) -> None:
     ("mqm", '[mqm]\ncategories = ["Other", "Other"]\n', "mqm.categories"),
     ("mqm", '[mqm]\nseverities = ["critical"]\n', "mqm.severities"),
     ("mqm", '[mqm.weights]\nmajor = "five"\n', "mqm.weights"),
-    ("esa", '[checks]\nrepeats = 1\n', "checks.repeats"),
+    ("esa", '[checks]\nknown_answer = 1\n', "checks.known_answer"),
     ("esa", '[esa]\ncolour = "red"\n', "esa.colour"),
 ])
 def test_span_mode_config_errors_name_the_key(tmp_path: Path, mode: str, extra: str,

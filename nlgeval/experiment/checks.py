@@ -2,8 +2,10 @@
 
 Three kinds: a *repeat* of an earlier main trial (the two answers must agree), a *degraded*
 copy of an output (words shuffled or cut short, which must be rated lower -- Appraise's "bad
-reference" idea, Kocmi et al. 2021; Graham et al. 2013) and, for triangle experiments, a
-*known-answer* triangle (two copies of one text and an unrelated one, which must be picked).
+reference" idea, Kocmi et al. 2021; Graham et al. 2013; in the MQM and ESA modes the copy is
+the text whose errors are marked, as in the ESA campaigns of Kocmi et al. 2024) and, for
+triangle experiments, a *known-answer* triangle (two copies of one text and an unrelated one,
+which must be picked).
 They are spread over the set (one per equal part of it) and scored by
 :func:`nlgeval.experiment.quality.quality_flags`.
 

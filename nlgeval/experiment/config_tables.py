@@ -362,7 +362,7 @@ def _check_kinds(r: Reader, mode: str, asked: dict[str, int]) -> None:
                          "'triangle'); use repeats or degraded here")
         if "known_answer" in kinds:
             raise r.fail(key, f"{mode} experiments use known_answer checks (repeats and "
-                         "degraded outputs apply to absolute and relative judgements)")
+                         "degraded outputs apply to absolute, relative, MQM and ESA judgements)")
         raise r.fail(key, f"{mode} experiments support no {kind} checks (they support: "
                      f"{', '.join(kinds) or 'none'})")
 

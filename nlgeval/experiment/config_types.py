@@ -54,6 +54,8 @@ class ModeSpec(Protocol):
 
     def fingerprint_extra(self, cfg: ExperimentConfig) -> dict[str, Any] | None: ...
 
+    def check_scales(self, cfg: ExperimentConfig) -> dict[str, tuple[float, float]]: ...
+
 
 def mode_spec(name: str) -> ModeSpec:
     """The mode called ``name``, looked up in the mode registry

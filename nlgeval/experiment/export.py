@@ -147,7 +147,7 @@ def export_ratings(
 QC_COLUMNS = ["time_on_task_ms", "speeder", "qc_check", "qc_flags", "qc_passed", "participant"]
 
 SPAN_COLUMNS = ["rater", "item", "system", "start", "end", "category", "severity", "marked",
-                "text", "comment", "practice", "position", "participant"]
+                "text", "comment", "practice", "position", "participant", "qc_check"]
 
 
 def export_spans(store: Store, *, include_practice: bool = False,
@@ -158,7 +158,9 @@ def export_spans(store: Store, *, include_practice: bool = False,
     ``[start, end)``, empty for an error not located in it) plus ``marked`` (the marked
     text), ``text`` (the whole output), the comment, ``practice``, ``position`` and
     ``participant`` -- and one row with empty offsets and severity for an output marked
-    without errors, so every judged output is there.
+    without errors, so every judged output is there. With ``include_checks`` the attention
+    checks' rows come too, ``qc_check`` naming their kind (``repeat``, ``degraded``; empty for
+    real trials); a degraded copy's offsets and ``text`` are those of the copy shown.
 
     Examples
     --------
@@ -181,14 +183,16 @@ def export_spans(store: Store, *, include_practice: bool = False,
     text_of = texts(store) if rows else {}
     recs = []
     for r, sp in mode.span_rows(list(rows)):
-        text = text_of.get((r.system, r.item), "")
+        shown = (r.details or {}).get("texts")  # an attention check's own (degraded) text
+        text = str(shown[0]) if shown else text_of.get((r.system, r.item), "")
         start, end = (sp.start, sp.end) if sp is not None else (None, None)
         recs.append({
             "rater": r.name, "item": r.item, "system": r.system, "start": start, "end": end,
             "category": sp.category if sp else "", "severity": sp.severity if sp else "",
             "marked": text[start:end] if start is not None else "", "text": text,
             "comment": r.comment or "", "practice": bool(r.practice),
-            "position": int(r.position), "participant": r.participant or ""})
+            "position": int(r.position), "participant": r.participant or "",
+            "qc_check": r.qc_kind or ""})
     df = pd.DataFrame.from_records(recs, columns=SPAN_COLUMNS)
     for c in ("start", "end"):  # integers, None where not located (written as empty cells)
         df[c] = pd.Series([None if v is None or pd.isna(v) else int(v) for v in df[c]],

@@ -47,9 +47,12 @@ def _with_breakdown(raw: pd.DataFrame, spans: pd.DataFrame, cfg: ExperimentConfi
     """The MQM export plus the per-category criteria ``MQM-Accuracy``, ``MQM-Fluency``, ...
     of every rated output, from its spans (:func:`nlgeval.human.spans.mqm_span_ratings`
     with the study's weights; as the WMT21 TED corpus has them), each with its rater's
-    quality-control columns."""
+    quality-control columns. Attention-check rows get no breakdown (a repeat or a degraded
+    copy of an output would be merged with the output itself)."""
     from nlgeval.human.spans import mqm_span_ratings
 
+    if "qc_check" in spans:
+        spans = spans[spans["qc_check"] == ""]
     if raw.empty or spans.empty:
         return raw
     cols = ["rater", "item", "system", "start", "end", "category", "severity"]

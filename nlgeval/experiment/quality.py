@@ -15,6 +15,15 @@ is 1/2^n), so configure ``degraded`` >= 5; with fewer pairs every pair must go t
 triangle fails when the odd text is not picked. **Speeder**: the median time on task over the
 answered main trials is below ``speeder_ms``.
 
+In the error-span modes the checks compare the segment score (the mode's
+:meth:`~nlgeval.experiment.modes.Mode.check_scales`), as the ESA campaigns of Kocmi et al.
+(2024) compare the scores of their degraded copies with the originals': ESA's 0-100 score, and
+the MQM score on its range from Freitag et al. 2021's floor (five major errors or one
+Non-translation, -25) to 0, so a degraded copy must get more or severer errors (the one-sided
+paired test above on the MQM scores) and a repeat an MQM score within ``repeat_tolerance`` x 25
+points (6.25: one major error of difference passes, two fail). The marked spans themselves
+are not compared (the same errors marked with other boundaries are no failure).
+
 The verdict: ``not started`` (never pressed Start: not reported as passed), ``in progress``
 (trials or checks still to answer; flags so far are shown), ``released`` (the kept answers of
 a set given back to the pool, which will never be complete), ``passed`` or ``failed``;
@@ -42,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.experiment.config import TRIANGLE_CRITERION, ExperimentConfig
+from nlgeval.experiment.modes.spans import SPAN_KEY
 from nlgeval.experiment.storage import Store
 from nlgeval.experiment.storage.reports import quality_rows
 from nlgeval.human.qc import MIN_DEGRADED_PAIRS, degraded_test
@@ -128,7 +138,8 @@ def _quality_data(store: Store) -> tuple[Sequence[Any], dict[int, list[Any]],
     evs, trials, judg = quality_rows(store)
     resp: dict[int, dict[str, float]] = {}
     for tid, crit, v in judg:
-        resp.setdefault(tid, {})[crit] = float(v)
+        if not crit.startswith(SPAN_KEY):  # an error span (MQM, ESA): the score is checked
+            resp.setdefault(tid, {})[crit] = float(v)
     by_ev: dict[int, list[Any]] = {}
     for t in trials:
         by_ev.setdefault(t.evaluator_id, []).append(t)
@@ -206,7 +217,7 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
     2         3         0        not started
     """
     checks = cfg.checks if cfg is not None else None
-    scale = {c.name: (c.scale_min, c.scale_max) for c in cfg.criteria} if cfg else {}
+    scale = cfg.mode_impl.check_scales(cfg) if cfg else {}
 
     def norm(crit: str, v: float) -> float:
         lo, hi = scale.get(crit, (0.0, 1.0))

@@ -409,8 +409,7 @@ def _take_part(browser: _Browser, x: Experiment, rater: SimulatedRater, who: int
             data = _answer_start(fields, x.cfg, rater)
         elif "/trial/" in action:
             trial = TrialView(*x.trials[int(action.rsplit("/", 1)[1])])
-            data = answer_trial(fields, trial, x.cfg, rater,
-                                x.texts.get((trial.system, trial.item), ""))
+            data = answer_trial(fields, trial, x.cfg, rater, texts_for(x, trial)[0]["text"])
             row["trials"] += 1
             browser.spend(pace.trial(x, trial, fields, data))
         elif action.endswith("/questionnaire"):

@@ -8,12 +8,14 @@ anyone is paid:
   on the criterion's scale (a verbal descriptor scale takes its nearest point). A relative
   trial places the difference of the two systems' qualities on the preference scale; a
   triangle trial finds the odd text with a probability that grows with the difference of the
-  two sources' qualities. A repeated output gets the same answer, a degraded copy the bottom
-  of the scale, a known-answer triangle its odd text: diligent raters pass every attention
-  check, and the systems' ranking by quality is what an analysis should recover.
+  two sources' qualities. A repeated output gets the same answer (the same error spans), a
+  degraded copy the bottom of the scale (error spans: more, all major), a known-answer
+  triangle its odd text: diligent raters pass every attention check, and the systems' ranking
+  by quality is what an analysis should recover.
 - ``spammer``: every answer uniformly at random over the scale (or the options), checks too.
 - ``attention-fail``: main trials at random, and every attention check the wrong way (a
-  repeat far from the first answer, a degraded copy rated at the top, a wrong odd text), so
+  repeat far from the first answer, a degraded copy rated at the top or marked without
+  errors, a wrong odd text), so
   the study's quality flags (:mod:`nlgeval.experiment.quality`) should catch them.
 
 Examples
@@ -119,6 +121,7 @@ class SimulatedRater:
     item_effect: Mapping[str, float]
     bias: float = 0.0
     memory: dict[tuple[str, str, str | None, str], float] = field(default_factory=dict)
+    marked: dict[tuple[str, str], list[dict[str, object]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.behaviour == "diligent":
@@ -189,9 +192,50 @@ class SimulatedRater:
 
     def error_spans(self, t: TrialView, text: str, categories: list[str],
                     severities: list[str]) -> list[dict[str, object]]:
-        """Error spans for an MQM or ESA trial, on whole words at random positions: a
-        diligent rater marks about ``4 x (1 - quality)`` errors, major ones with probability
-        ``1 - quality``; the others mark 0 to 3 errors of random severity."""
+        """Error spans for an MQM or ESA trial (``text``: the output shown), on whole words at
+        random positions: a diligent rater marks about ``4 x (1 - quality)`` errors, major
+        ones with probability ``1 - quality``; the others mark 0 to 3 errors of random
+        severity. Attention checks: a diligent rater marks a repeated output's errors again
+        and, on a degraded copy, two errors more than on the original, all major; an
+        attention-check failer marks no error on a degraded copy and, on a repeat, none
+        (the original had two or more) or three major errors more; a spammer, at random."""
+        key = (t.item, t.system)
+        if t.qc_kind in ("repeat", "degraded") and self.behaviour != "spammer":
+            return self._check_spans(t, text, self.marked.get(key, []), categories,
+                                     severities)
+        spans = self._random_spans(t, text, categories, severities)
+        if t.qc_kind is None:
+            self.marked[key] = spans
+        return spans
+
+    def _check_spans(self, t: TrialView, text: str, first: list[dict[str, object]],
+                     categories: list[str], severities: list[str]
+                     ) -> list[dict[str, object]]:
+        """The spans of a repeat or a degraded copy given those of the original."""
+        if t.qc_kind == "repeat" and not self.careless:
+            return [dict(s) for s in first]
+        if t.qc_kind == "degraded" and self.careless:
+            return []
+        if t.qc_kind == "repeat" and len(first) >= 2:
+            return []
+        n = len(first) + (3 if t.qc_kind == "repeat" else 2)
+        extra = [] if t.qc_kind == "degraded" else [dict(s) for s in first]
+        sev = "major" if "major" in severities else severities[-1]
+        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+        taken = {(s["start"], s["end"]) for s in extra}
+        free = [w for w in words if w not in taken]
+        k = min(n - len(extra), len(free))
+        for w in sorted(self.rng.choice(len(free), size=k, replace=False)) if k else []:
+            start, end = free[int(w)]
+            extra.append({"start": start, "end": end, "quote": text[start:end],
+                          "severity": sev, "category": self.pick(categories)})
+        if len(extra) < n:  # more errors than words: one not located (missing content)
+            extra.append({"start": None, "end": None, "severity": sev,
+                          "category": self.pick(categories)})
+        return extra
+
+    def _random_spans(self, t: TrialView, text: str, categories: list[str],
+                      severities: list[str]) -> list[dict[str, object]]:
         words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
         if self.careless:
             n, p_major = int(self.rng.integers(0, 4)), 0.5

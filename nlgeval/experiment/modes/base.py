@@ -87,6 +87,11 @@ class Mode:
         """What, beyond the criteria, the stored judgements depend on (None: nothing)."""
         return None
 
+    def check_scales(self, cfg: ExperimentConfig) -> dict[str, tuple[float, float]]:
+        """The range ``(low, high)`` of each stored criterion the attention checks compare
+        (:mod:`nlgeval.experiment.quality` scales answers by it): the criteria's scales."""
+        return {c.name: (c.scale_min, c.scale_max) for c in cfg.criteria}
+
     # -- allocation ----------------------------------------------------------------------
 
     def symbols(self, n_systems: int) -> int:

@@ -77,6 +77,12 @@ class Esa(SpanMode):
             raise r.fail("left_label", "the scale's ends need labels")
         return out
 
+    def check_scales(self, cfg: Any) -> dict[str, tuple[float, float]]:
+        """The 0-100 score: repeats within ``repeat_tolerance`` of it, degraded copies
+        scored lower (the Direct Assessment checks, Graham et al. 2013, on ESA's score)."""
+        sc = cfg.options.scale
+        return {self.score_name: (sc.scale_min, sc.scale_max)}
+
     def parse_form(self, x: Any, errors: dict[str, str]
                    ) -> tuple[dict[str, float], dict[str, bool]]:
         from flask import request

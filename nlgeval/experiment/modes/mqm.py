@@ -126,6 +126,15 @@ class Mqm(SpanMode):
     def fingerprint_extra(self, cfg: Any) -> dict[str, Any] | None:
         return asdict(cfg.options)
 
+    def check_scales(self, cfg: Any) -> dict[str, tuple[float, float]]:
+        """The MQM score from its floor to 0: five errors of the largest weight or one
+        Non-translation (Freitag et al. 2021; -25 with their weights). A repeat may differ
+        by ``repeat_tolerance`` of that range (6.25 points by default: one major error, not
+        two); a degraded copy must score lower: more or severer errors."""
+        from nlgeval.corpora.wmt21_ted.mqm import MQMWeights
+
+        return {self.score_name: (MQMWeights.coerce(cfg.options.weights or None).floor, 0.0)}
+
     def parse_form(self, x: Any, errors: dict[str, str]
                    ) -> tuple[dict[str, float], dict[str, bool]]:
         from flask import request

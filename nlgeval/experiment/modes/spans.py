@@ -144,16 +144,19 @@ def trial_text(x: Any) -> str:
 
 class SpanMode(Mode):
     """The shared part of the error-span modes: one output per trial (a Latin square over the
-    systems), no rating criteria, spans stored as judgements, a segment score.
+    systems), no rating criteria, spans stored as judgements, a segment score. Attention
+    checks compare the segment scores (:meth:`check_scales`): a repeated output must get
+    about the same score, degraded copies lower ones, as in the ESA campaigns of Kocmi et al.
+    (2024) run in Appraise (copies with injected errors, repeated items).
 
     Examples
     --------
     >>> SpanMode().criteria, SpanMode().check_kinds, SpanMode().shows_texts
-    ('forbidden', (), False)
+    ('forbidden', ('repeat', 'degraded'), False)
     """
 
     criteria = "forbidden"
-    check_kinds: tuple[str, ...] = ()
+    check_kinds: tuple[str, ...] = ("repeat", "degraded")
     shows_texts = False
     scripts = ("spans.js",)
     #: the criterion of the segment score
