@@ -6,9 +6,9 @@ data. This module does that for the comparison of two systems:
 
 * the ratings model is the mixed model of :mod:`nlgeval.human.mixed`,
   ``score = mu + beta_system + u_rater + v_item + e``, with variance components taken from a
-  pilot (REML fit) or stated directly, and the difference to detect, ``effect = beta_A -
-  beta_B`` on the rating scale, stated by the user (a pilot's own estimate is too noisy to plan
-  with: Card et al. 2020, section 5);
+  pilot (REML fit) or stated directly (:func:`variance_components`), and the difference to
+  detect, ``effect = beta_A - beta_B`` on the rating scale, stated by the user (a pilot's own
+  estimate is too noisy to plan with: Card et al. 2020, section 5);
 * a design is ``n_items`` items, each with both systems' outputs, each output rated by
   ``raters_per_item`` raters; ``design="paired"`` (both outputs of an item rated by the same
   raters, as in a rating form showing both) or ``"between"`` (different raters for the two
