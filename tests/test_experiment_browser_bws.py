@@ -101,11 +101,13 @@ FORECAST = ("The weather will be dry and sunny in the morning with light winds f
 
 
 def _boxes(page) -> list[dict]:  # noqa: ANN001
-    """Each shown text's place on screen and whether it is cut (its text taller than shown)."""
+    """Each shown text's place on screen, whether it is cut (its text taller than shown) and
+    the state of its toggle button (None when it has none or it is hidden)."""
     return page.evaluate("""() => [...document.querySelectorAll('article.output')].map(a => {
-        const r = a.getBoundingClientRect(), t = a.querySelector('.text');
+        const r = a.getBoundingClientRect(), t = a.querySelector('.text'),
+              b = a.querySelector('button.toggle');
         return {top: r.top, bottom: r.bottom, cut: t.scrollHeight > t.clientHeight + 1,
-                expanded: a.getAttribute('aria-expanded')}; })""")
+                expanded: b && !b.hidden ? b.getAttribute('aria-expanded') : null}; })""")
 
 
 def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
@@ -139,7 +141,9 @@ def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
         opened = _boxes(page)
         assert [b["expanded"] for b in opened] == ["false", "true", "false", "false"]
         assert not opened[1]["cut"] and opened[1]["bottom"] > cut[1]["bottom"] + 30
-        page.locator("article.output").nth(1).press("Enter")  # ... and cut again (keyboard)
+        toggle = page.locator("article.output").nth(1).locator("button.toggle")
+        assert toggle.get_attribute("aria-label") == "Text 2"
+        toggle.press("Enter")  # ... and cut again (keyboard, on its toggle)
         assert _boxes(page) == cut
         page.locator("input[name=best][value='2']").check()
         page.locator("input[name=worst][value='4']").check()
@@ -153,4 +157,52 @@ def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
             boxes = _boxes(page)
             assert len(boxes) == 4 and not any(b["cut"] or b["expanded"] for b in boxes)
             ctx.close()
+        browser.close()
+
+
+def test_bws_text_shown_in_full_stays_open_while_words_are_selected(tmp_path: Path) -> None:
+    """On a phone, a text shown in full stays open when the evaluator taps inside it or
+    selects words in it (a tap used to cut it again); only its toggle cuts it, and a tap on a
+    cut text (or its toggle) shows it in full."""
+    texts = {(f"S{k}", i): f"S{k}: {FORECAST}" for k in range(1, 5) for i in ("i1", "i2")}
+    d = write_experiment(tmp_path / "bws", mode="bws", systems=4, items=2, evaluators=1,
+                         practice=0, criteria="", questionnaire=False, text_of=texts,
+                         extra="[bws]\nquestion = \"Best and worst?\"\n")
+    token = create_experiment(d).evaluators["token"].iloc[0]
+    with sync_api.sync_playwright() as p, running_server(d) as srv:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        phone = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True,
+                                    has_touch=True)
+        page = phone.new_page()
+        page.goto(f"{srv.base}/e/{token}")
+        page.get_by_role("button", name="Start").tap()
+        page.wait_for_selector("text=Best and worst?")
+        box = page.locator("article.output").nth(2)
+        text, toggle = box.locator(".text"), box.locator("button.toggle")
+        text.tap()  # a cut text: shown in full
+        assert [b["expanded"] for b in _boxes(page)] == ["false", "false", "true", "false"]
+        for _ in range(3):  # taps inside the open text leave it open
+            text.tap(position={"x": 40, "y": 30})
+            assert _boxes(page)[2]["expanded"] == "true" and not _boxes(page)[2]["cut"]
+        r = text.bounding_box()
+        assert r is not None
+        page.evaluate("""() => { window.selectedAtClick = []; document.addEventListener(
+            'click', () => window.selectedAtClick.push(String(window.getSelection())), true);
+            }""")
+        for x0, y0, x1, y1 in ((30, 8, 200, 8), (10, 10, 150, 45)):  # words selected by
+            page.mouse.move(r["x"] + x0, r["y"] + y0)                # dragging over them
+            page.mouse.down()
+            page.mouse.move(r["x"] + x1, r["y"] + y1, steps=10)
+            page.mouse.up()
+            assert _boxes(page)[2]["expanded"] == "true"
+        chosen = [c.strip() for c in page.evaluate("window.selectedAtClick") if c.strip()]
+        assert chosen and all(c in text.inner_text() for c in chosen), chosen
+        page.evaluate("window.getSelection().removeAllRanges()")
+        toggle.tap()  # the toggle cuts it again ...
+        assert _boxes(page)[2]["expanded"] == "false" and _boxes(page)[2]["cut"]
+        toggle.tap()  # ... and shows it in full
+        assert _boxes(page)[2]["expanded"] == "true"
+        toggle.press("Space")
+        assert _boxes(page)[2]["expanded"] == "false"
+        assert [b["expanded"] for b in _boxes(page)] == ["false"] * 4
         browser.close()

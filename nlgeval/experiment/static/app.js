@@ -13,35 +13,50 @@ document.addEventListener("DOMContentLoaded", function () {
     slider.addEventListener("change", mark);
   });
   // A best-worst tuple on a phone: the CSS cuts each text to a few lines (narrow screens
-  // only) so that the whole tuple stays in view; a text that is cut becomes a toggle (tap,
-  // Enter or Space) that shows it in full and cuts it again.
-  document.querySelectorAll(".judged.tuple").forEach(function (panel) {
+  // only) so that the whole tuple stays in view. A text that is cut gets a small toggle
+  // button under its label (its accessible name is the label; Enter or Space) that shows it
+  // in full and cuts it again; a tap on a cut text shows it in full too. A click or a
+  // selection inside a text shown in full leaves it open (evaluators select words there),
+  // only its toggle cuts it again.
+  document.querySelectorAll(".judged.tuple").forEach(function (panel, p) {
     panel.classList.add("compact");
-    var boxes = panel.querySelectorAll(".context, .output");
+    var boxes = [];
+    panel.querySelectorAll(".context, .output").forEach(function (box, k) {
+      var head = box.querySelector("h2");
+      var text = box.querySelector(".text");
+      if (!head || !text) { return; }
+      text.id = text.id || "tuple-" + p + "-text-" + k;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "toggle";
+      button.hidden = true;
+      button.setAttribute("aria-controls", text.id);
+      button.setAttribute("aria-label", head.textContent.trim());
+      box.appendChild(button);
+      boxes.push({box: box, text: text, button: button});
+    });
     var mark = function () {
-      boxes.forEach(function (box) {
-        var text = box.querySelector(".text");
-        var open = box.classList.contains("expanded");
-        if (open || (text && text.scrollHeight > text.clientHeight + 1)) {
-          box.setAttribute("role", "button");
-          box.setAttribute("tabindex", "0");
-          box.setAttribute("aria-expanded", open ? "true" : "false");
-        } else {
-          box.removeAttribute("role");
-          box.removeAttribute("tabindex");
-          box.removeAttribute("aria-expanded");
-        }
+      boxes.forEach(function (b) {
+        var open = b.box.classList.contains("expanded");
+        var cut = b.text.scrollHeight > b.text.clientHeight + 1;
+        b.button.hidden = !(open || cut);
+        b.button.setAttribute("aria-expanded", open ? "true" : "false");
+        b.box.classList.toggle("cut", cut && !open);
       });
     };
-    boxes.forEach(function (box) {
-      var toggle = function () {
-        if (!box.hasAttribute("aria-expanded")) { return; }
-        box.classList.toggle("expanded");
+    boxes.forEach(function (b) {
+      b.button.addEventListener("click", function (e) {
+        e.stopPropagation();
+        b.box.classList.toggle("expanded");
         mark();
-      };
-      box.addEventListener("click", toggle);
-      box.addEventListener("keydown", function (e) {
-        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(); }
+      });
+      b.box.addEventListener("click", function () {
+        var sel = window.getSelection ? window.getSelection() : null;
+        if (sel && !sel.isCollapsed && b.box.contains(sel.anchorNode)) { return; }
+        if (b.box.classList.contains("cut")) {  // a tap on a cut text: shown in full
+          b.box.classList.add("expanded");
+          mark();
+        }
       });
     });
     mark();
