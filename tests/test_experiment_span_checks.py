@@ -7,21 +7,27 @@ one-sided Wilcoxon p-value by enumerating the signed-rank distribution)."""
 
 from __future__ import annotations
 
+import html
 import itertools
+import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from experiment_helpers import write_experiment
+from experiment_helpers import csrf_of, form_action, write_experiment
 from scipy import stats
 from typer.testing import CliRunner
 
 from nlgeval.cli import app as cli_app
 from nlgeval.errors import InputError
+from nlgeval.experiment import create_experiment
+from nlgeval.experiment.app import create_app
 from nlgeval.experiment.config import load_config
 from nlgeval.experiment.config_tables import parse_checks
 from nlgeval.experiment.modes import get_mode
+from nlgeval.experiment.quality import quality_flags
 from nlgeval.experiment.simulate import simulate_experiment
 
 RUN = CliRunner()
@@ -184,3 +190,64 @@ def test_degraded_copies_are_marked_on_the_text_shown(tmp_path: Path, mode: str)
     _ok(["experiment", "export", str(d), "--out", str(clean)])
     plain = pd.read_csv(clean / "spans.csv", keep_default_na=False)
     assert (plain["qc_check"] == "").all() and len(plain) < len(spans)
+
+
+def _major(text: str, k: int) -> dict:
+    """A major error on the ``k``-th word of ``text``."""
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    a, b = words[k]
+    return {"start": a, "end": b, "quote": text[a:b], "severity": "major",
+            "category": "Accuracy/Mistranslation"}
+
+
+def _run_set(c, tok: str, first, again) -> int:  # noqa: ANN001
+    """Answer every trial of the set: ``first(text)`` for an output seen the first time,
+    ``again(text)`` for its repeat (every output's text is its own); the repeats seen."""
+    seen: set[str] = set()
+    repeats = 0
+    page = c.get(f"/e/{tok}").get_data(as_text=True)
+    assert c.post(f"/e/{tok}/start", data={"csrf": csrf_of(page)}).status_code == 303
+    for _ in range(50):
+        page = c.get(f"/e/{tok}").get_data(as_text=True)
+        m = re.search(r'class="span-text[^>]*>([^<]*)<', page)
+        if m is None:
+            return repeats
+        text = html.unescape(m.group(1))
+        repeats += text in seen
+        data = (again if text in seen else first)(text)
+        seen.add(text)
+        r = c.post(form_action(page), data={"csrf": csrf_of(page), **data})
+        assert r.status_code == 303, r.get_data(as_text=True)[:500]
+    raise AssertionError("the set never ended")
+
+
+@pytest.mark.parametrize("mode", ["mqm", "esa"])
+def test_repeat_tolerance_on_the_segment_score(tmp_path: Path, mode: str) -> None:
+    """Hand-made answers at the tolerance's edge: MQM 25 x 0.25 = 6.25 points (one major
+    error of difference passes, two fail); ESA 100 x 0.25 = 25 points (exactly 25 passes,
+    26 fails)."""
+    d = write_experiment(tmp_path / mode, mode=mode, criteria="", practice=0, evaluators=3,
+                         questionnaire=False, extra="[checks]\nrepeats = 1\nspeeder_ms = 0\n")
+    made = create_experiment(d)
+    app = create_app(d)
+    app.testing = True
+    c = app.test_client()
+    toks = [str(t) for t in made.evaluators["token"]]
+
+    def mqm(n: int):  # noqa: ANN202
+        def answer(text: str) -> dict:
+            spans = [_major(text, k) for k in range(n)]
+            return {"spans": json.dumps(spans), **({} if spans else {"no_errors": "1"})}
+        return answer
+
+    def esa(score: int):  # noqa: ANN202
+        return lambda text: {"spans": "[]", "c0": str(score), "c0_moved": "1"}
+
+    plans = ([(mqm(1), mqm(2)), (mqm(0), mqm(2)), (mqm(2), mqm(1))] if mode == "mqm" else
+             [(esa(50), esa(75)), (esa(50), esa(76)), (esa(80), esa(55))])
+    for tok, (first, again) in zip(toks, plans, strict=True):
+        assert _run_set(c, tok, first, again) == 1
+    ext = app.extensions["nlgeval_experiment"]
+    flags = quality_flags(ext["store"], ext["config"]).set_index("evaluator")
+    assert flags["flags"].tolist() == ["", "failed_repeat", ""]
+    assert flags["verdict"].tolist() == ["passed", "failed", "passed"]
