@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from nlgeval.errors import InputError
 from nlgeval.experiment.config import TRIANGLE_CRITERION, ExperimentConfig
 from nlgeval.experiment.modes.spans import SPAN_KEY
 from nlgeval.experiment.storage import Store
@@ -146,6 +147,49 @@ def _quality_data(store: Store) -> tuple[Sequence[Any], dict[int, list[Any]],
     return evs, by_ev, resp
 
 
+def _scaled_check(ts: list[Any], resp: dict[int, dict[str, float]]
+                  ) -> tuple[Any, str] | None:
+    """The first answered repeat or degraded check among an evaluator's trials ``ts`` whose
+    verdict scales answers by a criterion's range (as :func:`_one` does), with that
+    criterion; None when there is none."""
+    at = {t.position: t for t in ts}
+    for t in ts:
+        if t.qc_kind not in ("repeat", "degraded"):
+            continue
+        d = t.details or {}
+        orig = at.get(d.get("of_position"))
+        mine = resp.get(t.id)
+        o = resp.get(orig.id, {}) if orig is not None else {}
+        if not mine or not o:
+            continue
+        crits = list(mine) if "degraded_slot" in d else [c for c in mine if c in o]
+        if crits:
+            return t, crits[0]
+    return None
+
+
+def _refuse_without_config(store: Store, evs: Sequence[Any], by_ev: dict[int, list[Any]],
+                           resp: dict[int, dict[str, float]]) -> None:
+    """Raise :class:`~nlgeval.errors.InputError` when :func:`quality_flags` was called
+    without the experiment's config but an answered repeat or degraded check needs it: those
+    compare answers on the criteria's ranges (the mode's ``check_scales``: the configured
+    scales, ESA's 0-100, MQM's floor under the study's weights) with the study's
+    ``repeat_tolerance`` and ``alpha``, which only the config gives. Nothing is raised when no
+    such check was answered (the flags then need no range)."""
+    for ev in evs:
+        hit = _scaled_check(by_ev.get(ev.id, []), resp)
+        if hit is None:
+            continue
+        t, crit = hit
+        mode = store.meta().get("mode", "absolute")
+        raise InputError(
+            f"quality_flags needs the experiment's config (cfg) to score evaluator "
+            f"{ev.name!r}'s {t.qc_kind} check (position {t.position} of their set): it "
+            f"compares the {crit!r} answers on that criterion's range ({mode} mode), with "
+            "the study's [checks] repeat_tolerance and alpha, which only the config gives; "
+            "pass it: quality_flags(store, load_config(DIRECTORY))", column=crit)
+
+
 def _one(ev: Any, ts: list[Any], resp: dict[int, dict[str, float]],
          norm: Callable[[str, float], float], tol: float, alpha: float,
          speeder_ms: int) -> dict[str, Any]:
@@ -205,6 +249,12 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
     degraded_pvalue, median_time_on_task_ms, speeder, flags`` (``failed_repeat``,
     ``failed_degraded``, ``failed_known_answer``, ``speeder``), ``verdict, passed``.
 
+    ``cfg`` is the experiment's config (:func:`nlgeval.experiment.load_config`): repeats and
+    degraded copies are scored on its criteria's ranges (the mode's ``check_scales``) with its
+    ``[checks]`` settings. Without it, an answered repeat or degraded check is an
+    :class:`~nlgeval.errors.InputError` naming the evaluator, trial and criterion (no range
+    is guessed), and speeders are not flagged (the threshold is the config's).
+
     Examples
     --------
     >>> from nlgeval.experiment.sandbox import example_experiment
@@ -227,6 +277,8 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
     alpha = getattr(checks, "alpha", 0.05) if checks is not None else 0.05
     speeder_ms = checks.speeder_ms if checks is not None else 0
     evs, by_ev, resp = _quality_data(store)
+    if cfg is None:
+        _refuse_without_config(store, evs, by_ev, resp)
     rows = [_one(ev, by_ev.get(ev.id, []), resp, norm, tol, alpha, speeder_ms) for ev in evs]
     df = pd.DataFrame(rows, columns=FLAG_COLUMNS)
     df["median_time_on_task_ms"] = df["median_time_on_task_ms"].astype("Int64")
