@@ -90,6 +90,11 @@ def run(h: Path, s: Path, out: Path, extra: list[str]) -> tuple[float, float, in
     return wall, cpu, peak, proc.returncode
 
 
+def _mib(n: int) -> str:
+    """Bytes as MiB (to fit the memory model) and as the GB of the error messages."""
+    return f"{n / 2**20:,.0f} MiB ({format_bytes(n)})"
+
+
 def stage_times(out: Path) -> str:
     """The stage times (wall seconds) that run.json records, on one line."""
     try:
@@ -120,8 +125,8 @@ def main() -> None:
         n = systems * items
         est = estimate_study_memory(systems, items, args.metrics, 1)
         print(f"{systems} x {items:,} | {n:,} | {wall:.1f} s (load {load:.1f} -> "
-              f"{os.getloadavg()[0]:.1f}) | {cpu:.1f} s | {format_bytes(peak)} | "
-              f"{peak / n:,.0f} | {format_bytes(est.bytes)} | {rc}", flush=True)
+              f"{os.getloadavg()[0]:.1f}) | {cpu:.1f} s | {_mib(peak)} | "
+              f"{peak / n:,.0f} | {_mib(est.bytes)} | {rc}", flush=True)
         if stages:
             print(f"  stages: {stages}", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}", file=sys.stderr)

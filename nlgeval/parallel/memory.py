@@ -6,11 +6,12 @@ the bootstrap draws its item indices in chunks of rows and computes Pearson in b
 resamples, the permutation tests draw their swap masks a few million cells at a time. So the
 memory grows linearly with the number of scored outputs and not with the number of resamples:
 :func:`estimate_study_memory` is a linear model of that: the lower of two lines fitted to the
-peak resident memory of studies of 0.2, 1 and 5 million scored outputs
+peak resident memory of studies of 40,000 to 5 million scored outputs with 3 and 10 metrics
 (``benchmarks/bench_scale_memory.py``; docs/scale.md). The peak grows more slowly beyond a
 million outputs than below (the statistics' fixed-size chunks and the interpreter weigh less
 and less), so one line through the small studies overstates a large one and one line through
-the large studies overstates a small one; each line lies above the measured peaks it covers.
+the large studies overstates a small one; each line lies 10-15 % above the measured peaks it
+was fitted to.
 :func:`check_study_memory` refuses, in one line, a study that will not fit in the memory that
 is free (or in ``NLGEVAL_MEMORY_LIMIT``, e.g. ``4GB``), naming the estimate and what would fit.
 """
@@ -26,18 +27,19 @@ from nlgeval.errors import InputError
 #: bytes per value of the study (one metric's score or one criterion's human score of one
 #: output: the file as read, the tidy frames, the aligned matrices and the statistics' chunks)
 #: and the fixed part (interpreter, libraries); fitted to the peak resident memory (VmHWM) of
-#: `nlgeval validate --backend serial` measured on 2026-11-26 (docs/scale.md, "Memory and
-#: system time"): the line through 1.25 x the peak of 20 x 2,000 outputs x (3 metrics + 1
-#: criterion) = 0.16 M values (420 MiB) and 1.03 x that of 20 x 10,000 (0.8 M values,
-#: 816 MiB); at 20 x 50,000 (4 M values, 1.69 GiB) the second line is the lower
-BYTES_PER_VALUE = 516
-BASE_BYTES = 447 * 2**20
+#: `nlgeval validate` (default statistics, 1 criterion) measured with
+#: benchmarks/bench_scale_memory.py on 2026-11-26 at 09:20-09:46 (docs/scale.md, "The memory
+#: model refitted"): the line through 1.15 x the peak of 20 x 2,000 outputs x (3 metrics + 1
+#: criterion) = 0.16 M values (473 MiB) and 1.1 x that of 20 x 10,000 (0.8 M values, 662 MiB)
+BYTES_PER_VALUE = 301
+BASE_BYTES = 499 * 2**20
 
-#: the second line, for large studies: 1.1 x the line through the peaks of 20 x 50,000 (4 M
-#: values, 1.69 GiB, as above) and 20 x 250,000 (20 M values, 4.11 GiB, measured before the
-#: allocator and preparation changes of 2026-11-26, kept as the 5 M point; docs/scale.md)
-LARGE_BYTES_PER_VALUE = 179
-LARGE_BASE_BYTES = 1225 * 2**20
+#: the second line, for large studies: through 1.1 x the peaks of 20 x 25,000 outputs with 10
+#: metrics (5.5 M values, 1,462 MiB) and of 20 x 250,000 with 3 metrics (20 M values,
+#: 3,262 MiB); it lies 7-16 % above the peaks of 20 x 50,000 and 20 x 125,000 (3 metrics), and
+#: the small line 34 % above that of 20 x 10,000 with 10 metrics (2.2 M values, 841 MiB)
+LARGE_BYTES_PER_VALUE = 144
+LARGE_BASE_BYTES = 859 * 2**20
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30,
           "gb": 2**30, "t": 2**40, "tb": 2**40}
@@ -51,7 +53,7 @@ class MemoryEstimate:
     --------
     >>> est = estimate_study_memory(20, 250_000, metrics=3, criteria=1)
     >>> est.scored_outputs, format_bytes(est.bytes)
-    (5000000, '4.5 GB')
+    (5000000, '3.5 GB')
     """
 
     bytes: int
@@ -146,10 +148,10 @@ def check_study_memory(est: MemoryEstimate, available: int | None = None) -> Non
     --------
     >>> est = estimate_study_memory(20, 250_000, metrics=3, criteria=1)
     >>> try:
-    ...     check_study_memory(est, available=4 * 2**30)
+    ...     check_study_memory(est, available=3 * 2**30)
     ... except InputError as err:
     ...     print(str(err)[:62])
-    this study needs an estimated 4.5 GB of memory (20 systems x 2
+    this study needs an estimated 3.5 GB of memory (20 systems x 2
     """
     free = available_memory() if available is None else available
     if free is None or est.bytes <= free:
