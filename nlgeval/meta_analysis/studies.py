@@ -219,8 +219,11 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
     always does (its r is a mean of per-item correlations, for which ``1/(n - 3)`` does not
     hold). ``related=True`` adds the map's related criteria of each construct (several
     dependent effects per study, for robust variance estimation). Correlations that cannot be
-    pooled are left out with a line in ``notes``. A study's correlations may name their
-    columns ``statistic, value`` or, as earlier versions did, ``coefficient, r``.
+    pooled are left out with a line in ``notes``; so, without ``metrics``, is a metric that a
+    study has no Pearson correlation for at ``level`` (e.g. system-level scores only, pooled
+    at segment level) while it has one at another level or another study has it at ``level``.
+    A study's correlations may name their columns ``statistic, value`` or, as earlier versions
+    did, ``coefficient, r``.
 
     Parameters
     ----------
@@ -256,15 +259,18 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
     """
     notes = notes if notes is not None else []
     rows: list[dict[str, Any]] = []
+    shared = None if metrics is not None else _metrics_at(studies, cmap, level)
     for study in studies:
         entry = cmap.corpora.get(study.corpus)
         if entry is None:
             notes.append(f"{study.name}: corpus {study.corpus!r} is not in the criterion map "
                          "(give --criterion-map FILE): left out")
             continue
-        corr = _current_names(study.correlations)
-        corr = corr[(corr["level"] == level) & (corr["statistic"] == "pearson")]
+        every = _current_names(study.correlations)
+        corr = every[(every["level"] == level) & (every["statistic"] == "pearson")]
         wanted = metrics if metrics is not None else list(dict.fromkeys(corr["metric"]))
+        if shared is not None:
+            notes += _left_out_metrics(study.name, every, wanted, shared, level)
         for metric in wanted:
             for construct, criterion in cmap.criteria_of(study.corpus, related):
                 hit = corr[(corr["metric"] == metric) & (corr["criterion"] == criterion)]
@@ -275,6 +281,34 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
     cols = ["metric", "construct", "study", "corpus", "task", "language", "criterion", "level",
             "r", "n", "vi"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _metrics_at(studies: Sequence[Study], cmap: CriterionMap, level: str) -> list[str]:
+    """The metrics with a Pearson correlation at ``level`` in any study the map knows."""
+    seen: dict[str, None] = {}
+    for study in studies:
+        if study.corpus in cmap.corpora:
+            corr = _current_names(study.correlations)
+            seen.update(dict.fromkeys(corr.loc[(corr["level"] == level)
+                                               & (corr["statistic"] == "pearson"), "metric"]))
+    return list(seen)
+
+
+def _left_out_metrics(name: str, every: pd.DataFrame, wanted: Sequence[str],
+                      shared: Sequence[str], level: str) -> list[str]:
+    """A note for each metric of the study (``every``: its correlations) or of another study
+    at ``level`` (``shared``) that the study has no Pearson correlation for at ``level``."""
+    pearson = every[every["statistic"] == "pearson"]
+    out = []
+    for metric in dict.fromkeys([*shared, *every["metric"]]):
+        if metric in wanted:
+            continue
+        at = ", ".join(map(str, dict.fromkeys(pearson.loc[pearson["metric"] == metric,
+                                                          "level"])))
+        why = (f"no Pearson correlation at the {level} level (only at: {at})" if at
+               else "no Pearson correlation in the study")
+        out.append(f"{name}: {metric} ({level}): {why}: left out")
+    return out
 
 
 def _effect_row(study: Study, hit: pd.DataFrame, metric: str, construct: str, criterion: str,
