@@ -103,8 +103,7 @@ def run_meta_analysis(
     Parameters
     ----------
     corpora, study_dirs, effects, metrics, criterion_map, level, variance, split : see above
-        Inputs (above); metrics to pool (default all: every metric a study has at ``level``;
-        a study without one is named in the notes), criterion map file, level, variance.
+        Inputs; metrics to pool (default all, one a study lacks noted), map, level, variance.
     n_resamples, seed, resamples, data_dir : int, int, int, str or Path, optional
         Bootstrap resamples of studies run now, their seed, deprecated name, corpus folder.
     settings, **options : MetaSettings, optional; keyword options
