@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _cli import exit_status
 from _validate_synth import synthetic_corpus
 
-from nlgeval.cli import main
 from nlgeval.cli.meta_analysis import MetaAnalyseOptions, meta_analyse
 from nlgeval.cli.validate import ValidateOptions, validate
 from nlgeval.errors import InputError
@@ -88,13 +88,6 @@ def test_validate_options_errors_name_the_option(changed: dict[str, Any], start:
     assert str(err.value).startswith(start), str(err.value)
 
 
-def _run(argv: list[str]) -> int:
-    """``nlgeval ARGV`` in this process: its exit status."""
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def _study_without_texts(tmp_path: Path) -> tuple[Path, Path]:
@@ -111,7 +104,7 @@ def test_validate_prints_each_warning_once_unless_quiet(tmp_path: Path, flags: l
                                                         capsys: pytest.CaptureFixture[str]
                                                         ) -> None:
     ratings, scores = _study_without_texts(tmp_path)
-    code = _run(["validate", "--human", str(ratings), "--scores", str(scores),
+    code = exit_status(["validate", "--human", str(ratings), "--scores", str(scores),
                  "--metrics", "none", "--resamples", "0", "--permutations", "0",
                  "--figures", "none", "--backend", "serial", "--out", str(tmp_path / "r"),
                  *flags])
@@ -132,7 +125,7 @@ def test_meta_analyse_prints_warnings_unless_quiet_or_json(
                   "n": [40, 40, 60, 60, 50, 50]}).to_csv(effects, index=False)
     shown = {}
     for flags in ([], ["--quiet"], ["--json"]):
-        assert _run(["meta-analyse", "--effects", str(effects), "--dependence", "rve",
+        assert exit_status(["meta-analyse", "--effects", str(effects), "--dependence", "rve",
                      *flags]) == 0
         shown[tuple(flags)] = [ln for ln in capsys.readouterr().err.splitlines()
                                if ln.startswith("warning: ")]

@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import run_cli as run
 from scipy import stats
 
-from nlgeval.cli import main
 from nlgeval.meta_analysis import random_effects
 
 KEYS = {"r_pooled", "ci_low", "ci_high", "pi_low", "pi_high", "tau2", "i2", "q", "k"}
@@ -31,14 +31,6 @@ MOLLOY = pd.DataFrame({
     "n": [109, 749, 55, 107, 72, 65, 174, 326, 58, 771, 56, 91, 116, 537, 158, 65]})
 
 
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture(scope="module")

@@ -18,18 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _cli import run_cli as run
 
 from nlgeval.cli import main
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture(scope="module")

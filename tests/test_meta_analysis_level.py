@@ -17,19 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _cli import run_cli as run
 
 from nlgeval.cli import main
 from nlgeval.errors import InputError
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture(scope="module")
