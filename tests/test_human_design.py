@@ -229,6 +229,21 @@ def test_block_design_counts_refused_with_the_count_that_fits() -> None:
         latin_square_design(3, 6, 6, seed=1, scenarios_per_evaluator=3, allow_incomplete=True)
 
 
+def test_raters_per_output_error_names_the_exact_count() -> None:
+    # 60 evaluators are a multiple of 2 blocks x 3 systems, yet k = 2 needs exactly 12: the
+    # message must not claim "a multiple of 6" (which 60 is) and says what 60 would give
+    with pytest.raises(InputError) as err:
+        latin_square_design(3, 30, 60, seed=1, scenarios_per_evaluator=15, raters_per_output=2)
+    msg = str(err.value)
+    assert "multiple of 6" not in msg
+    assert "need exactly 12 evaluators; use 12" in msg and "give 10 raters per output" in msg
+    # without k the evaluator count only has to be a multiple of blocks x systems
+    with pytest.raises(InputError, match="need a multiple of 6 evaluators; use 6"):
+        latin_square_design(3, 30, 8, seed=1, scenarios_per_evaluator=15)
+    d = latin_square_design(3, 30, 12, seed=1, scenarios_per_evaluator=15, raters_per_output=2)
+    assert d.summary().raters_per_output == 2
+
+
 def test_one_block_is_the_classic_design() -> None:
     # the classic design equals one block with all scenarios: same trials for the same seed
     a = latin_square_design(4, 8, 8, seed=3)

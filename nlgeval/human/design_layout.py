@@ -119,12 +119,17 @@ def _check_block_counts(n_s: int, n_e: int, n: int, kind: str, m: int, k: int | 
     if k is not None and (isinstance(k, bool) or k < 1):
         raise InputError(f"raters per output must be at least 1, got {k!r}")
     need = None if k is None else blocks * k * n
-    if n_e % (blocks * n) or (need is not None and n_e != need):
-        target = need if need is not None else max(blocks * n, n_e // (blocks * n) * blocks * n)
+    if need is not None and n_e != need:
+        fits = (f" ({n_e} evaluators give {n_e // (blocks * n)} raters per output)"
+                if n_e % (blocks * n) == 0 else "")
         raise InputError(
-            f"{n_e} evaluators do not fit: {blocks} block(s) of {m} scenarios x "
-            f"{k if k is not None else 'k'} rater(s) per output x {n} {kind} need a multiple "
-            f"of {blocks * n} evaluators; use {target}")
+            f"{n_e} evaluators do not fit: {blocks} block(s) of {m} scenarios x {k} rater(s) "
+            f"per output x {n} {kind} need exactly {need} evaluators; use {need}{fits}")
+    if n_e % (blocks * n):
+        target = max(blocks * n, n_e // (blocks * n) * blocks * n)
+        raise InputError(
+            f"{n_e} evaluators do not fit: {blocks} block(s) of {m} scenarios x k rater(s) per "
+            f"output x {n} {kind} need a multiple of {blocks * n} evaluators; use {target}")
     return []
 
 
