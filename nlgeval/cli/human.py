@@ -133,7 +133,7 @@ def latin_square(
     quiet: QuietOpt = False,
 ) -> None:
     """Build a randomised Latin-square design (LG-Eval): trials per evaluator, balanced.
-
+    \f
     Examples
     --------
     >>> from typer.testing import CliRunner
@@ -258,7 +258,7 @@ def compare(
 ) -> None:
     """Which generators do humans rate differently? Wilcoxon, GLM + Tukey, Friedman, ordinal,
     mixed model; sign tests and Bradley-Terry for pairwise (relative) judgements.
-
+    \f
     Examples
     --------
     >>> import tempfile, pathlib
@@ -332,7 +332,7 @@ def agreement(
 ) -> None:
     """Inter-rater agreement (Cohen, Fleiss, Krippendorff, ICC) and per-rater summaries; with
     ``--spans``, agreement on error spans.
-
+    \f
     Examples
     --------
     >>> import tempfile, pathlib
