@@ -50,6 +50,7 @@ from nlgeval.scores._columns import (
     fill_metadata,
     metric_directions,
     per_metric,
+    refuse_misspelt_key,
     row_metadata,
 )
 from nlgeval.scores._parse import MISSING_TOKENS as MISSING_TOKENS
@@ -158,6 +159,7 @@ def tidy_scores(
             "a score file needs a 'system' column (wide: system, item, <metric>...; long: "
             f"system, item, metric, score); found: {', '.join(cols) or 'none'}",
             file=file, row=1 if file is not None else None)
+    refuse_misspelt_key(cols, file)
     if "item" not in df.columns:
         df["item"] = ""
     for c in ("system", "item"):

@@ -5,6 +5,7 @@ per-criterion judge is about), ``higher_is_better`` (a metric's direction, long 
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,49 @@ def parse_flags(values: pd.Series, file: str | Path | None, rows: pd.Series, col
             raise InputError(f"'{values.iloc[k]}' is not a yes/no value (write true or false)",
                              file=file, row=int(rows.iloc[k]), column=column)
     return out
+
+
+def misspelt_key(cols: list[str]) -> tuple[str, str] | None:
+    """``(key, column)`` when a key column of a score file is absent but a column looks like it
+    (``Item``, ``itme``, ``items``; ``Score``/``metrics`` beside a long file's other key), else
+    ``None``. Read as they are, such a column would be taken for a metric (or the rows for
+    system-level scores) and the error would name a score, not the column.
+
+    >>> misspelt_key(["system", "itme", "comet"])
+    ('item', 'itme')
+    >>> misspelt_key(["system", "item", "metric", "Score"])
+    ('score', 'Score')
+    >>> misspelt_key(["system", "comet"]) is None     # system-level scores
+    True
+    """
+    wanted = [k for k, absent in (("item", "item" not in cols),
+                                  ("score", "metric" in cols and "score" not in cols),
+                                  ("metric", "score" in cols and "metric" not in cols)) if absent]
+    others = [c for c in cols if c not in ("system", "item", "metric", "score", *META_COLUMNS)]
+    for key in wanted:
+        for c in others:
+            low = c.strip().lower()
+            if low == key or difflib.SequenceMatcher(None, key, low).ratio() >= 0.75:
+                return key, c
+    return None
+
+
+def refuse_misspelt_key(cols: list[str], file: str | Path | None) -> None:
+    """Raise :class:`~nlgeval.errors.InputError` naming a column :func:`misspelt_key` finds.
+
+    >>> refuse_misspelt_key(["system", "Item", "comet"], "s.csv")
+    Traceback (most recent call last):
+    ...
+    nlgeval.errors.InputError: s.csv, row 1, column 'Item': no 'item' column: did you mean ...
+    """
+    lookalike = misspelt_key(cols)
+    if lookalike is None:
+        return
+    key, col = lookalike
+    why = ("without an 'item' column every score is read as a system-level score"
+           if key == "item" else "a long file needs both a 'metric' and a 'score' column")
+    raise InputError(f"no '{key}' column: did you mean '{key}'? (rename it: {why})",
+                     file=file, row=1 if file is not None else None, column=col)
 
 
 def row_metadata(df: pd.DataFrame, file: str | Path | None, row_col: str) -> pd.DataFrame:

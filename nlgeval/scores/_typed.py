@@ -14,6 +14,7 @@ import pandas as pd
 
 from nlgeval.io import ROW
 from nlgeval.io.typed import read_typed, tidy_categorical
+from nlgeval.scores._columns import misspelt_key
 from nlgeval.scores._parse import MISSING_TOKENS
 
 _ITEM_MISSING = ("nan", "none", "null")
@@ -57,6 +58,8 @@ def typed_scores(path: Path, metric: str | None) -> pd.DataFrame | None:
         return None
     n = len(df)
     cols = [c for c in df.columns if c != ROW]
+    if misspelt_key(cols) is not None:  # the checking path names the column
+        return None
     system = df["system"].array
     item = (tidy_categorical(df["item"].array, _ITEM_MISSING) if "item" in df.columns
             else _constant("", n))

@@ -1,0 +1,87 @@
+"""Defects found by walking the guides as a new user (README, docs/validate.md, metrics.md,
+corpora.md, mtme.md, pairwise.md, ties.md, meta-analysis.md), each with the step that hit it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nlgeval.errors import InputError
+from nlgeval.scores import read_scores, tidy_scores
+from tests._cli import run_cli
+
+DEMO = Path(__file__).resolve().parents[1] / "corpora" / "demo"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# docs/validate.md, "Score files": a misspelt key column of a score file was read as a metric
+# (or its rows as system-level scores), so the error named a score cell, a duplicate or a
+# coverage share -- or, for one row per system with numeric item ids, nothing at all.
+MISSPELT = [
+    ("system,itme,comet\ntemplate,w01,0.5\nneural,w01,0.6\n", "item", "itme"),
+    ("system,Item,metric,score\ntemplate,w01,x,1\ntemplate,w02,x,2\n", "item", "Item"),
+    ("system,items,comet\ntemplate,w01,0.5\n", "item", "items"),
+    ("system,item,metric,Score\ntemplate,w01,x,1\n", "score", "Score"),
+    ("system,item,metrc,score\ntemplate,w01,x,1\n", "metric", "metrc"),
+]
+
+
+@pytest.mark.parametrize(("text", "key", "column"), MISSPELT)
+def test_misspelt_key_column_is_named(tmp_path: Path, text: str, key: str, column: str) -> None:
+    path = _write(tmp_path, "scores.csv", text)
+    with pytest.raises(InputError) as err:
+        read_scores(path)
+    msg = str(err.value)
+    assert msg.startswith(f"{path}, row 1, column '{column}': no '{key}' column")
+    assert f"did you mean '{key}'?" in msg
+
+
+def test_one_row_per_system_with_misspelt_item_is_not_read_silently(tmp_path: Path) -> None:
+    # numeric item ids under 'Item': the fast typed reader took 'Item' for a second metric of
+    # system-level scores and returned them without a word
+    path = _write(tmp_path, "scores.csv", "system,Item,comet\nA,1,0.5\nB,1,0.7\n")
+    with pytest.raises(InputError, match="did you mean 'item'"):
+        read_scores(path)
+
+
+def test_misspelt_item_from_python_frame() -> None:
+    frame = pd.DataFrame({"system": ["A", "B"], "Item": ["1", "1"], "m": [0.5, 0.7]})
+    with pytest.raises(InputError, match=r"column 'Item': no 'item' column"):
+        tidy_scores(frame)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # system-level scores (no item column), wide and long files: read as before
+    ("system,comet\nA,0.5\nB,0.7\n", [("comet", "A", "", 0.5), ("comet", "B", "", 0.7)]),
+    ("system,item,comet,time\nA,1,0.5,3\n", [("comet", "A", "1", 0.5), ("time", "A", "1", 3.0)]),
+    ("system,item,metric,score\nA,1,x,2\n", [("x", "A", "1", 2.0)]),
+    ("system,item,score\nA,1,2\n", [("score", "A", "1", 2.0)]),
+])
+def test_well_formed_files_unchanged(tmp_path: Path, text: str,
+                                     expected: list[tuple[str, str, str, float]]) -> None:
+    got = read_scores(_write(tmp_path, "scores.csv", text))
+    rows = [(str(m), str(s), str(i), float(v)) for m, s, i, v in
+            got[["metric", "system", "item", "score"]].itertuples(index=False)]
+    assert sorted(rows) == sorted(expected)
+
+
+def test_validate_misspelt_item_one_line_exit_2(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    scores = _write(tmp_path, "comet.csv",
+                    "system,itme,comet\ntemplate,w01,0.5\nneural,w01,0.6\n")
+    out = tmp_path / "out"
+    code, _, err = run_cli(["validate", str(DEMO), "--scores", str(scores), "--metrics", "none",
+                            "--quiet", "--out", str(out)], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert "comet.csv, row 1, column 'itme'" in lines[0]
+    assert "did you mean 'item'?" in lines[0]
+    assert not out.exists()
