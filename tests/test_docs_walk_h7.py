@@ -85,3 +85,23 @@ def test_validate_misspelt_item_one_line_exit_2(tmp_path: Path,
     assert "comet.csv, row 1, column 'itme'" in lines[0]
     assert "did you mean 'item'?" in lines[0]
     assert not out.exists()
+
+
+# docs/meta-analysis.md, "Your own table": a misspelt --moderator listed the computed columns
+# (yi, vi, weight, _row) as if they were moderators, with no "did you mean".
+def test_meta_analyse_misspelt_moderator(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    effects = _write(tmp_path, "effects.csv",
+                     "study,r,n,task\nA,0.3,100,d2t\nB,0.4,80,d2t\nC,0.1,200,mt\nD,0.35,50,mt\n")
+    code, _, err = run_cli(["meta-analyse", "--effects", str(effects), "--moderator", "taks",
+                            "--quiet"], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert "column 'taks'" in lines[0] and "did you mean 'task'?" in lines[0]
+    listed = lines[0].split("have: ")[1]
+    assert "task" in listed and not {"yi", "vi", "weight", "_row"} & set(
+        listed.rstrip(")").split(", "))
+    code, out, _ = run_cli(["meta-analyse", "--effects", str(effects), "--moderator", "task",
+                            "--json"], capsys)
+    assert code == 0 and '"moderators"' in out

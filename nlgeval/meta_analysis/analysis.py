@@ -15,6 +15,7 @@ small number of data sets.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -290,11 +291,25 @@ def _pooled_row(metric: str, construct: str, level: str, fit: RandomEffects) -> 
     return row
 
 
+#: Columns of the pooled effects that are no study-level moderator (the effect, its variance).
+_NOT_MODERATORS = frozenset({"metric", "construct", "level", "r", "n", "vi", "yi", "weight",
+                             "_row"})
+
+
+def _unknown_moderator(mod: str, columns: list[str]) -> None:
+    """The error for a ``--moderator`` that is not a study-level column, with a "did you mean"
+    among the columns that are (not among the effect, its variance and weight)."""
+    have = [c for c in columns if c not in _NOT_MODERATORS]
+    close = difflib.get_close_matches(mod.lower(), [c.lower() for c in have], n=1, cutoff=0.6)
+    hint = f"did you mean '{have[[c.lower() for c in have].index(close[0])]}'?; " if close else ""
+    raise InputError(f"moderator {mod!r} is not a study-level column of the effects ({hint}"
+                     f"have: {', '.join(have) or 'none'})", column=mod)
+
+
 def _moderators(used: pd.DataFrame, settings: MetaSettings, notes: list[str]) -> pd.DataFrame:
     mod = settings.moderator
     if mod not in used.columns:
-        raise InputError(f"moderator {mod!r} is not a column of the effects (have: "
-                         f"{', '.join(map(str, used.columns))})", column=mod)
+        _unknown_moderator(str(mod), [str(c) for c in used.columns])
     rows = []
     for (metric, construct), sub in used.groupby(["metric", "construct"], sort=False):
         levels = sub[mod].astype(str)
