@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
+from nlgeval.cli import app
 from nlgeval.errors import InputError
 from nlgeval.scores import read_scores, tidy_scores
 from tests._cli import run_cli
@@ -105,3 +107,12 @@ def test_meta_analyse_misspelt_moderator(tmp_path: Path,
     code, out, _ = run_cli(["meta-analyse", "--effects", str(effects), "--moderator", "task",
                             "--json"], capsys)
     assert code == 0 and '"moderators"' in out
+
+
+# docs/metrics.md scores every published corpus (and docs/corpora.md lists six); score --help
+# named three of them as if they were all.
+def test_score_help_points_to_the_corpus_list() -> None:
+    res = CliRunner().invoke(app, ["score", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "see `nlgeval corpora list`" in res.output
+    assert "(webnlg2020, e2e, novikova2017)" not in res.output

@@ -31,7 +31,7 @@ SEGMENT_FORMATS = (".csv", ".tsv", ".parquet")
 
 def score(
     corpus: Annotated[
-        str, typer.Argument(help="Corpus name (webnlg2020, e2e, novikova2017) or directory.")
+        str, typer.Argument(help="Corpus name (see `nlgeval corpora list`) or directory.")
     ],
     metrics: Annotated[
         str,
