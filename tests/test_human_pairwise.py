@@ -228,9 +228,29 @@ def test_midpoint_and_winner_tables() -> None:
     w = pd.DataFrame({"system": ["A", "B", "A"], "system_b": ["B", "A", "C"],
                       "winner": ["A", "A", "tie"]})
     o = pairwise_outcomes(w)
-    assert list(o["outcome"]) == [1, -1, 0] and list(o["system_a"]) == ["A", "A", "A"]
+    # row 2 (B vs A, winner A) is a win for A: it was -1 when the name "A" was read as the
+    # code "a" (the left system, B)
+    assert list(o["outcome"]) == [1, 1, 0] and list(o["system_a"]) == ["A", "A", "A"]
     with pytest.raises(InputError, match="winner 'Z' is neither"):
         pairwise_outcomes(w.assign(winner=["Z", "A", "A"]))
+
+
+def test_winner_names_systems_called_a_and_b_before_codes() -> None:
+    # the same judgements with systems named A/B and named X/Y give the same outcomes; the
+    # codes a/b (model_a/model_b) still mean the left/right system when no name matches
+    sys_a = ["A", "B", "B", "A", "A", "C"]
+    sys_b = ["B", "A", "C", "C", "B", "B"]
+    won = ["A", "A", "B", "C", "B", "B"]
+    rename = {"A": "X", "B": "Y", "C": "Z"}
+    named = pairwise_outcomes(pd.DataFrame({"system": sys_a, "system_b": sys_b, "winner": won}))
+    other = pairwise_outcomes(pd.DataFrame({"system": [rename[s] for s in sys_a],
+                                            "system_b": [rename[s] for s in sys_b],
+                                            "winner": [rename[s] for s in won]}))
+    # oriented as the systems first appear (A, B, C): the last row (C vs B, B won) is B over C
+    assert named["outcome"].tolist() == other["outcome"].tolist() == [1, 1, 1, -1, -1, 1]
+    codes = pairwise_outcomes(pd.DataFrame({"system": ["X", "Y"], "system_b": ["Y", "X"],
+                                            "winner": ["b", "model_a"]}))
+    assert codes["outcome"].tolist() == [-1, -1]  # Y won both
 
 
 def test_pair_orientation_follows_the_file_when_consistent() -> None:

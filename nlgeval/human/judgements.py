@@ -112,8 +112,11 @@ def pairwise_outcomes(
             raise InputError(f"winner {w.iloc[pos]!r} is neither system of its pair "
                              f"('{df['system'].iloc[pos]}', '{df['system_b'].iloc[pos]}') nor "
                              "a tie", column="winner")
-        outcome = np.where(wl.isin({"a", "model_a"}), 1,
-                           np.where(wl.isin({"b", "model_b"}), -1, outcome))
+        # a/b codes only where the winner names neither system: systems called "A" and "B"
+        # (or "a", "b") are named, and the name decides
+        code = ~((w == df["system"]) | (w == df["system_b"])).to_numpy()
+        outcome = np.where(code & wl.isin({"a", "model_a"}), 1,
+                           np.where(code & wl.isin({"b", "model_b"}), -1, outcome))
         pref = np.full(len(df), np.nan)
     else:
         score = pd.to_numeric(df["score"], errors="coerce").to_numpy(dtype=float)
