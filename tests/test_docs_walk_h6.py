@@ -3,10 +3,16 @@ the pages' commands: help texts that agree with the pages."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from nlgeval.cli import app
+from nlgeval.errors import InputError
+from nlgeval.human import read_ratings
+from nlgeval.human.qc import rater_quality
 
 _COMMANDS = [["design", "latin-square"], ["design", "bws"], ["compare"], ["agreement"],
              ["plan", "power"], ["spans", "score"], ["bws", "score"]]
@@ -20,3 +26,45 @@ def test_help_shows_no_doctest(command: list[str]) -> None:
     assert res.exit_code == 0, res.output
     assert ">>>" not in res.output and "Examples" not in res.output
     assert "Usage" in res.output
+
+
+def _export_with_two_copies(tmp_path: Path) -> Path:
+    """An export with --include-checks where two degraded copies copy the same output (as
+    the online experiment allocates them: five copies of six trials may repeat one)."""
+    rows = ["rater,item,system,criterion,score,position,qc_check"]
+    outputs = [(i, s) for i in range(3) for s in ("S0", "S1")]
+    for r, good in (("r1", True), ("r2", False)):
+        for pos, (i, s) in enumerate(outputs):
+            rows.append(f"{r},w{i},{s},fluency,{4 if good else 2},{pos + 1},")
+        for k, (i, s) in enumerate([outputs[j] for j in (0, 1, 1, 2, 3)]):  # (w0, S1) twice
+            rows.append(f"{r},w{i},{s},fluency,{1 if good else 3},{7 + k},degraded")
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_two_degraded_copies_of_one_output_are_two_checks(tmp_path: Path) -> None:
+    path = _export_with_two_copies(tmp_path)
+    df = read_ratings(path, keep_checks=True)
+    assert (df["qc_check"].fillna("") == "degraded").sum() == 10
+    qc = rater_quality(df)
+    t = qc.raters.set_index("rater")
+    assert t.loc["r1", "n_degraded_pairs"] == 5 and t.loc["r1", "degraded_ok"]
+    assert not t.loc["r2", "degraded_ok"]
+    # the same check row twice (same trial position) and a repeated real judgement still fail
+    text = path.read_text().splitlines()
+    dup_check = tmp_path / "dup_check.csv"
+    dup_check.write_text("\n".join([*text, text[-1]]) + "\n")
+    with pytest.raises(InputError, match="duplicate judgement"):
+        read_ratings(dup_check, keep_checks=True)
+    dup_main = tmp_path / "dup_main.csv"
+    dup_main.write_text("\n".join([*text, text[1].replace(",1,", ",20,")]) + "\n")
+    with pytest.raises(InputError, match="duplicate judgement"):
+        read_ratings(dup_main, keep_checks=True)
+
+
+def test_compare_qc_drop_on_an_export_with_two_copies(tmp_path: Path) -> None:
+    path = _export_with_two_copies(tmp_path)
+    res = CliRunner().invoke(app, ["compare", str(path), "--qc", "drop", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["qc"]["removed"] == ["r2"]

@@ -132,10 +132,25 @@ def validate_ratings(
     if "system_b" in df.columns:  # relative judgements: the pair is the key
         df["system_b"] = df["system_b"].fillna("").astype(str).str.strip()
         key = ("rater", "item", "system", "system_b", "criterion")
-    if keep_checks and "qc_check" in df.columns:  # a repeat check re-rates the same output
-        key = (*key, "qc_check")
-    check_unique(df, key, file=file, what="judgement")
+    _check_unique_judgements(df, key, file, keep_checks)
     return df.reset_index(drop=True)
+
+
+def _check_unique_judgements(df: pd.DataFrame, key: tuple[str, ...],
+                             file: str | Path | None, keep_checks: bool) -> None:
+    """Refuse a judgement given twice. A repeat check re-rates the same output, and two
+    checks may copy one output (two degraded copies of it): a check row is told apart by
+    its ``qc_check`` and, when the export has one, its trial's ``position``."""
+    if not (keep_checks and "qc_check" in df.columns):
+        check_unique(df, key, file=file, what="judgement")
+        return
+    key = (*key, "qc_check")
+    checks = (df["qc_check"].fillna("").astype(str).str.strip() != "").to_numpy()
+    if "position" in df.columns and checks.any():
+        check_unique(df[checks], (*key, "position"), file=file, what="judgement")
+        check_unique(df[~checks], key, file=file, what="judgement")
+        return
+    check_unique(df, key, file=file, what="judgement")
 
 
 def _drop_practice_and_checks(df: pd.DataFrame, file: str | Path | None,
