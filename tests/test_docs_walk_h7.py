@@ -116,3 +116,24 @@ def test_score_help_points_to_the_corpus_list() -> None:
     assert res.exit_code == 0, res.output
     assert "see `nlgeval corpora list`" in res.output
     assert "(webnlg2020, e2e, novikova2017)" not in res.output
+
+
+# docs/meta-analysis.md, "Criterion harmonisation": a criterion misspelt in a --criterion-map
+# file left one note per metric ("bleu x Fluncy: no Pearson correlation in the study") that did
+# not say the criterion itself is not in the study, nor which criteria are.
+def test_criterion_map_misspelt_criterion_noted_once_with_did_you_mean(tmp_path: Path) -> None:
+    from nlgeval.meta_analysis import Study, study_effects
+    from nlgeval.meta_analysis.criteria import load_criterion_map
+
+    cmap_file = _write(tmp_path, "map.csv", "corpus,construct,criterion\n"
+                                            "e2e,fluency,naturalnes\ne2e,overall,quality\n")
+    corr = pd.DataFrame({"metric": ["bleu", "chrf", "bleu", "chrf"],
+                         "criterion": ["naturalness", "naturalness", "quality", "quality"],
+                         "level": ["segment"] * 4, "statistic": ["pearson"] * 4,
+                         "value": [0.2, 0.3, 0.25, 0.35], "n": [100] * 4})
+    notes: list[str] = []
+    eff = study_effects([Study("e2e", "e2e", corr)], load_criterion_map(cmap_file), notes=notes)
+    assert sorted(eff["criterion"]) == ["quality", "quality"]   # the rest is pooled as before
+    assert notes == ["e2e: criterion 'naturalnes' (fluency) of the criterion map is not in the "
+                     "study (did you mean 'naturalness'?; criteria: naturalness, quality): "
+                     "left out"]

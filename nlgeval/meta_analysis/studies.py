@@ -16,6 +16,7 @@ construct and study, using the criterion map (:mod:`nlgeval.meta_analysis.criter
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -271,16 +272,40 @@ def study_effects(studies: Sequence[Study], cmap: CriterionMap, *, level: str = 
         wanted = metrics if metrics is not None else list(dict.fromkeys(corr["metric"]))
         if shared is not None:
             notes += _left_out_metrics(study.name, every, wanted, shared, level)
+        absent: list[str] = []  # noted after the study's correlations
+        mapped = _rated_criteria(study.name, every, cmap.criteria_of(study.corpus, related),
+                                 absent)
         for metric in wanted:
-            for construct, criterion in cmap.criteria_of(study.corpus, related):
+            for construct, criterion in mapped:
                 hit = corr[(corr["metric"] == metric) & (corr["criterion"] == criterion)]
                 row = _effect_row(study, hit, metric, construct, criterion, level, variance,
                                   notes)
                 if row is not None:
                     rows.append({**row, "task": entry.task, "language": entry.language})
+        notes += absent
     cols = ["metric", "construct", "study", "corpus", "task", "language", "criterion", "level",
             "r", "n", "vi"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def _rated_criteria(name: str, every: pd.DataFrame, mapped: Sequence[tuple[str, str]],
+                    notes: list[str]) -> list[tuple[str, str]]:
+    """The map's ``(construct, criterion)`` pairs whose criterion the study has correlations
+    for; one note for each other (a criterion the map names but the study does not rate, e.g.
+    misspelt in a ``--criterion-map`` file), with a "did you mean" among the study's criteria,
+    instead of one note per metric."""
+    have = list(dict.fromkeys(map(str, every["criterion"])))
+    kept = []
+    for construct, criterion in mapped:
+        if criterion in have:
+            kept.append((construct, criterion))
+            continue
+        close = difflib.get_close_matches(criterion.lower(), [h.lower() for h in have], n=1)
+        hint = (f"did you mean {have[[h.lower() for h in have].index(close[0])]!r}?; "
+                if close else "")
+        notes.append(f"{name}: criterion {criterion!r} ({construct}) of the criterion map is not "
+                     f"in the study ({hint}criteria: {', '.join(have) or 'none'}): left out")
+    return kept
 
 
 def _metrics_at(studies: Sequence[Study], cmap: CriterionMap, level: str) -> list[str]:
