@@ -137,3 +137,20 @@ def test_criterion_map_misspelt_criterion_noted_once_with_did_you_mean(tmp_path:
     assert notes == ["e2e: criterion 'naturalnes' (fluency) of the criterion map is not in the "
                      "study (did you mean 'naturalness'?; criteria: naturalness, quality): "
                      "left out"]
+
+
+# docs/validate.md lists `--lp LP (for mtme:PATH)`: with a named corpus it was ignored without a
+# word, so `validate wmt21-ted-ende --lp zh-en` ran en-de.
+@pytest.mark.parametrize("source", [["demo"], ["--human", "ratings"]])
+def test_lp_without_mtme_is_refused(source: list[str], tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    scores = _write(tmp_path, "comet.csv", "system,item,comet\ntemplate,w01,0.5\n")
+    args = ([str(DEMO)] if source == ["demo"]
+            else ["--human", str(DEMO / "ratings.csv"), "--scores", str(scores)])
+    out = tmp_path / "out"
+    code, _, err = run_cli(["validate", *args, "--lp", "zh-en", "--quiet", "--out", str(out)],
+                           capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "--lp applies only to an mtme:PATH test set" in lines[0]
+    assert not out.exists()

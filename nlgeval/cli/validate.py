@@ -470,6 +470,9 @@ def _load_inputs(
     from nlgeval.corpora import load_corpus
     from nlgeval.scores import combine_scores, ratings_corpus, read_scores
 
+    if lp and not (corpus or "").lower().startswith("mtme:"):
+        raise InputError(f"--lp {lp}: --lp applies only to an mtme:PATH test set (a corpus "
+                         "such as wmt21-ted-zhen is one language pair already): leave it out")
     if human is not None:
         if corpus is not None:
             raise InputError("give either a corpus or --human RATINGS, not both")
