@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from nlgeval.cli import app
+from nlgeval.cli import app, main
 from nlgeval.errors import InputError
 from nlgeval.human import read_ratings
 from nlgeval.human.qc import rater_quality
@@ -68,3 +68,30 @@ def test_compare_qc_drop_on_an_export_with_two_copies(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["compare", str(path), "--qc", "drop", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["qc"]["removed"] == ["r2"]
+
+
+@pytest.mark.parametrize(("edit", "column", "count"), [
+    (("evaluators = 3 ", "evaluators = 4 "), "evaluators", "4 evaluators"),
+    (None, "items", "7 items"),
+])
+def test_create_names_the_config_key_when_counts_do_not_fit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: tuple[str, str] | None,
+        column: str, count: str) -> None:
+    # docs/experiment.md: create fails with one line naming the file and key, with the
+    # nearest counts that fit; create has no --allow-incomplete to suggest
+    d = tmp_path / "study"
+    assert CliRunner().invoke(app, ["experiment", "init", str(d)]).exit_code == 0
+    toml = d / "experiment.toml"
+    if edit is not None:
+        toml.write_text(toml.read_text().replace(*edit))
+    else:  # a seventh item every system has an output for
+        with (d / "outputs.csv").open("a") as f:
+            f.write("human,w7,x\nneural,w7,y\ntemplate,w7,z\n")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["experiment", "create", str(d)])
+    assert exc.value.code == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert f"experiment.toml, column '{column}'" in line and count in line
+    assert "nearest that fit" in line and "allow" not in line and "scenario" not in line

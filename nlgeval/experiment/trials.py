@@ -142,8 +142,6 @@ def latin_square_trials(
     ...     trials[["system", "system_b"]].notna().all().tolist()
     [True, True]
     """
-    from nlgeval.human.design import latin_square_design
-
     all_items = mat.corpus.items
     for it in cfg.practice_items:
         if it not in all_items:
@@ -178,15 +176,31 @@ def latin_square_trials(
                 "list the items to use in items = [...] or set sample_items = N)",
                 file=cfg.outputs or cfg.path,
             )
-    design = latin_square_design(
-        list(mat.systems), items, evaluators, seed=seed, relative=cfg.mode_impl.pairwise,
-        practice=cfg.practice, practice_scenarios=list(cfg.practice_items) or None,
-    )
+    design = _latin_square(cfg, list(mat.systems), items, evaluators, seed)
     t = design.trials.rename(columns={"scenario": "item"}).copy()
     if "system_b" not in t.columns:
         t["system_b"] = None
     t["details"] = None
     return t, design.summary().to_text()
+
+
+def _latin_square(cfg: ExperimentConfig, systems: list[str], items: list[str],
+                  evaluators: int, seed: int) -> Any:
+    """The Latin square of the trial sets; counts that do not fit are an error naming the
+    config and its ``evaluators`` (or ``items``) key, in the config's words (items, not
+    scenarios; ``create`` has no ``--allow-incomplete``)."""
+    from nlgeval.human.design import latin_square_design
+
+    try:
+        return latin_square_design(
+            systems, items, evaluators, seed=seed, relative=cfg.mode_impl.pairwise,
+            practice=cfg.practice, practice_scenarios=list(cfg.practice_items) or None)
+    except InputError as err:
+        if not err.message.startswith("the counts do not fit a Latin square"):
+            raise
+        msg = err.message.split(" (or pass allow_incomplete")[0].replace(" scenarios ", " items ")
+        column = "evaluators" if " evaluators is not " in msg else "items"
+        raise InputError(msg, file=cfg.path, column=column) from None
 
 
 def triangle_trials(cfg: ExperimentConfig, mat: Materials) -> pd.DataFrame:
