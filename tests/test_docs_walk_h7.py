@@ -154,3 +154,28 @@ def test_lp_without_mtme_is_refused(source: list[str], tmp_path: Path,
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "--lp applies only to an mtme:PATH test set" in lines[0]
     assert not out.exists()
+
+
+# docs/validate.md, "Validate any metric": a score file with a header and no rows ended in a
+# traceback ("No objects to concatenate") with --human, and was passed over without a word
+# beside computed metrics.
+@pytest.mark.parametrize("header", ["system,item,comet\n", "system,item,metric,score\n\n"])
+def test_header_only_score_file_is_one_line(header: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    scores = _write(tmp_path, "comet.csv", header)
+    out = tmp_path / "out"
+    code, _, err = run_cli(["validate", "--human", str(DEMO / "ratings.csv"), "--scores",
+                            str(scores), "--quiet", "--out", str(out)], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert lines == [f"error: {scores}, row 2: no scores: the file has a header but no rows"]
+    assert not out.exists()
+
+
+def test_empty_score_frame_from_python_is_an_input_error() -> None:
+    from nlgeval.corpora import load_corpus
+    from nlgeval.report import run_validation
+
+    empty = pd.DataFrame({"system": [], "item": [], "metric": [], "score": []})
+    with pytest.raises(InputError, match="no metrics to validate"):
+        run_validation(load_corpus(DEMO), [], scores=empty, n_resamples=0, permutations=0)

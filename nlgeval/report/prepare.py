@@ -284,7 +284,8 @@ def _add_external(
         sysv = checked.systems[checked.systems["metric"] == m].set_index("system")["score"]
         filled = rated.assign(metric=m, score=rated["system"].map(sysv).astype(float))
         frames.append(filled[["metric", "system", "item", "score"]])
-    seg = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    kept = [f for f in frames if len(f)]
+    seg = pd.concat(kept, ignore_index=True) if kept else frames[0]  # none: no metric (below)
     if len(checked.systems):
         extra = checked.systems.assign(signature="external")
         cs = pd.concat([c for c in (cs, extra) if c is not None and len(c)],

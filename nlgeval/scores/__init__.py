@@ -226,9 +226,11 @@ def read_scores(path: str | Path, *, metric: str | None = None) -> pd.DataFrame:
         raise InputError("file not found", file=path)
     with arrow_memory_errors():
         typed = typed_scores(path, metric)  # large plain files: typed columns (_typed.py)
-        if typed is not None:
-            return typed
-        return tidy_scores(_read_maybe_gzip(path), file=path, metric=metric)
+        out = (typed if typed is not None
+               else tidy_scores(_read_maybe_gzip(path), file=path, metric=metric))
+    if not len(out):  # a header only: a study would run on nothing from this file
+        raise InputError("no scores: the file has a header but no rows", file=path, row=2)
+    return out
 
 
 def metric_count(path: str | Path) -> int:
