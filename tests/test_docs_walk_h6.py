@@ -4,6 +4,7 @@ the pages' commands: help texts that agree with the pages."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,25 @@ def test_create_names_the_config_key_when_counts_do_not_fit(
     assert "\n" not in line and "Traceback" not in line
     assert f"experiment.toml, column '{column}'" in line and count in line
     assert "nearest that fit" in line and "allow" not in line and "scenario" not in line
+
+
+@pytest.mark.parametrize(("command", "keep", "expected"), [
+    (["compare"], lambda r: r.startswith("r1,i1,A") or r.startswith("r2,i1,A"),
+     "one.csv, column 'system': comparing systems needs at least 2 systems"),
+    (["agreement"], lambda r: r.startswith("r1,"),
+     "one.csv, column 'rater': agreement needs at least 2 raters"),
+])
+def test_errors_about_the_whole_file_name_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str],
+        keep: Callable[[str], bool], expected: str) -> None:
+    # docs/human.md's awkward-input table: one system (compare), one rater (agreement)
+    rows = [f"r{r},i{i},{s},q,{(r + i + k) % 5 + 1}"
+            for r in (1, 2) for i in range(4) for k, s in enumerate("AB")]
+    path = tmp_path / "one.csv"
+    path.write_text("rater,item,system,criterion,score\n"
+                    + "\n".join(r for r in rows if keep(r)) + "\n")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main([*command, str(path)])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "\n" not in err and expected in err

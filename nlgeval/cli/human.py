@@ -3,7 +3,10 @@ in :mod:`nlgeval.cli.human_plan`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -278,18 +281,41 @@ def compare(
 
     setup(quiet)
     df, sc, crit = _load(file, criterion, scale, data_dir, keep_checks=True)
-    res = compare_systems(
-        df, criterion=crit, method=None if method is None else method.value,
-        pairing=pairing.value, correction=None if correction is None else correction.value,
-        alpha=alpha, scale=sc, drop_incomplete=drop_incomplete, zscore=zscore,
-        factors=split_list(factors) or (), max_dense_bytes=max_dense_gib * (1 << 30),
-        seed=seed, n_resamples=n_boot, resample=resample.value, ties=bt_ties.value,
-        prior=bt_prior, qc=qc.value, file=str(file))
+    with _naming(file):
+        res = compare_systems(
+            df, criterion=crit, method=None if method is None else method.value,
+            pairing=pairing.value, correction=None if correction is None else correction.value,
+            alpha=alpha, scale=sc, drop_incomplete=drop_incomplete, zscore=zscore,
+            factors=split_list(factors) or (), max_dense_bytes=max_dense_gib * (1 << 30),
+            seed=seed, n_resamples=n_boot, resample=resample.value, ties=bt_ties.value,
+            prior=bt_prior, qc=qc.value, file=str(file))
     run = run_record(command="compare", file=str(file), criterion=crit, method=res.method,
                      zscore=zscore, qc=qc.value,
                      **({"seed": seed} if res.method == "bradley-terry" else {}))
     run.update(res.run)
     _write_and_show_comparison(res, run, out_dir, as_json)
+
+
+@contextmanager
+def _naming(file: Path) -> Iterator[None]:
+    """An error about the ratings as a whole ("needs at least 2 systems", "near-constant
+    ratings") names the file it came from, as every bad-input error does.
+
+    Examples
+    --------
+    >>> try:
+    ...     with _naming(Path("ratings.csv")):
+    ...         raise InputError("needs at least 2 raters", column="rater")
+    ... except InputError as err:
+    ...     print(err)
+    ratings.csv, column 'rater': needs at least 2 raters
+    """
+    try:
+        yield
+    except InputError as err:
+        if err.file is not None:
+            raise
+        raise dataclasses.replace(err, file=str(file)) from None
 
 
 def _write_and_show_comparison(res: SystemComparison, run: dict[str, Any],
@@ -360,8 +386,9 @@ def agreement(
         span_agreement_cli(file, out_dir=out_dir, as_json=as_json)
         return
     df, sc, crit = _load(file, criterion, scale, data_dir, keep_checks=True)
-    df, qc_report = apply_qc(df, qc.value, scale=sc)
-    rep = agreement_report(df, scale=sc, criterion=crit, min_common=min_common)
+    with _naming(file):
+        df, qc_report = apply_qc(df, qc.value, scale=sc)
+        rep = agreement_report(df, scale=sc, criterion=crit, min_common=min_common)
     table = agreement_table(rep)
     if zscores is not None:
         z = rater_zscores(df)
