@@ -118,3 +118,19 @@ def test_errors_about_the_whole_file_name_it(
         main([*command, str(path)])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "\n" not in err and expected in err
+
+
+def test_triangle_design_names_the_pool_file_for_an_unknown_source(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/triangle.md: design --pool texts.csv --source-a meteorologist ...; a typo in the
+    # source is one line naming the pool file and column
+    pool = tmp_path / "texts.csv"
+    pool.write_text("source,item,text\n" + "".join(
+        f"{s},i{i},{s} text {i}\n" for i in range(6) for s in ("meteorologist", "system")))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["triangle", "design", "--judges", "6", "--seed", "1", "--pool", str(pool),
+              "--source-a", "meteorologst", "--source-b", "system"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "\n" not in err
+    assert f"{pool}, column 'source': source 'meteorologst' is not in the pool" in err

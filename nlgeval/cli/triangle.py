@@ -197,10 +197,16 @@ def design_cmd(
         parts = split_list(items) or []
         item_arg = int(parts[0]) if len(parts) == 1 and parts[0].isdigit() else parts
     pool_df = None if pool is None else read_pool(pool)
-    df = triangle_design(
-        judges, seed=seed, source_a=source_a, source_b=source_b, items=item_arg, pool=pool_df,
-        evaluations_per_judge=evaluations_per_judge, test=test,  # type: ignore[arg-type]  # option string, checked by the library
-    )
+    try:
+        df = triangle_design(
+            judges, seed=seed, source_a=source_a, source_b=source_b, items=item_arg,
+            pool=pool_df, evaluations_per_judge=evaluations_per_judge,
+            test=test,  # type: ignore[arg-type]  # option string, checked by the library
+        )
+    except InputError as err:  # a --source-a/-b the pool does not have: name the pool file
+        if pool is None or err.file is not None or err.column not in ("source", "system"):
+            raise
+        raise InputError(err.message, file=str(pool), column=err.column) from None
     summary = design_summary(df)
     if out is not None:
         write_frame(df, out, QUESTIONNAIRE_FORMATS)

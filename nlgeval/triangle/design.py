@@ -73,7 +73,8 @@ def _pool_items(
         source_b = source_b or next(s for s in sources if s != source_a)
     for s in (source_a, source_b):
         if s not in sources:
-            raise InputError(f"source {s!r} is not in the pool (sources: {', '.join(sources)})")
+            raise InputError(f"source {s!r} is not in the pool (sources: {', '.join(sources)})",
+                             column=src_col)
     if source_a == source_b:
         raise InputError("source_a and source_b must differ")
     texts: dict[tuple[str, str], str] = {}
