@@ -134,3 +134,15 @@ def test_triangle_design_names_the_pool_file_for_an_unknown_source(
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "\n" not in err
     assert f"{pool}, column 'source': source 'meteorologst' is not in the pool" in err
+
+
+@pytest.mark.parametrize("name", ["ratings.csv.gz", "ratings.xlsx", "ratings.json"])
+def test_a_missing_ratings_file_is_not_found_not_a_corpus(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    # docs/human.md: ratings.csv.gz is read directly; a mistyped path to it is "file not
+    # found", not "neither a known corpus nor a corpus directory"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(tmp_path / name)])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and err.endswith(f"{name}: file not found"), err

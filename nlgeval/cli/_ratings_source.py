@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pandas loads with the command, not with ``nlgeval --help``
     import pandas as pd
 
+#: A FILE argument with one of these suffixes is a file (a missing one: "file not found"),
+#: never a corpus name: tables, their compressed forms and what the reader refuses by name.
+_TABLE_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt", ".gz",
+                             ".bz2", ".xz", ".zip", ".xlsx", ".xls", ".ods"})
+
 
 def load_ratings(file: Path, criterion: str | None, scale: str | None,
                  data_dir: Path | None = None, keep_checks: bool = False,
@@ -32,7 +37,7 @@ def load_ratings(file: Path, criterion: str | None, scale: str | None,
     from nlgeval.human.ratings import parse_scale, read_ratings, validate_ratings
 
     sc = parse_scale(scale)
-    if file.is_file() or file.suffix.lower() in (".csv", ".tsv", ".jsonl", ".parquet", ".txt"):
+    if file.is_file() or {s.lower() for s in file.suffixes} & _TABLE_SUFFIXES:
         df = read_ratings(file, criterion=criterion, scale=sc, keep_checks=keep_checks)
         return df, sc, (criterion or str(df["criterion"].iloc[0]))
     from nlgeval.corpora import load_corpus
