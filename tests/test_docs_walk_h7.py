@@ -179,3 +179,45 @@ def test_empty_score_frame_from_python_is_an_input_error() -> None:
     empty = pd.DataFrame({"system": [], "item": [], "metric": [], "score": []})
     with pytest.raises(InputError, match="no metrics to validate"):
         run_validation(load_corpus(DEMO), [], scores=empty, n_resamples=0, permutations=0)
+
+
+# docs/validate.md's options: values that named nothing gave a study without a correlation, or
+# a calibrated epsilon where a fixed one was asked for, with exit status 0 and no word.
+@pytest.mark.parametrize(("options", "expected"), [
+    (["--criteria", ","], "error: --criteria names no criterion"),
+    (["--statistics", "acc_eq", "--levels", "system"],
+     "error: --statistics: 'acc_eq' is not defined at the level(s) asked for (system); "
+     "it is at: segment, item, system-grouped"),
+    (["--statistics", "soft_pairwise_accuracy", "--levels", "segment"],
+     "error: --statistics: 'soft_pairwise_accuracy' is not defined at the level(s) asked for "
+     "(segment); it is at: system"),
+    (["--statistics", "acc_eq", "--epsilon", "blue=0.5"],
+     "error: --epsilon: unknown metric 'blue' (did you mean 'bleu'?"),
+    (["--statistics", "acc_eq", "--epsilon", "BLEU=0.5"],
+     "error: --epsilon: metric 'BLEU' is spelt 'bleu' in this study"),
+])
+def test_options_that_name_nothing_are_refused(options: list[str], expected: str,
+                                               tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code, _, err = run_cli(["validate", str(DEMO), "--metrics", "bleu", *options, "--resamples",
+                            "0", "--permutations", "0", "--quiet", "--out", str(out)], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(expected), lines
+    assert not out.exists()
+
+
+def test_statistic_at_one_of_its_levels_still_runs(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # acc_eq is not defined at system level, but is at segment level: computed there only
+    out = tmp_path / "out"
+    code, _, err = run_cli(["validate", str(DEMO), "--metrics", "bleu", "--statistics",
+                            "pearson,acc_eq", "--levels", "segment,system", "--epsilon",
+                            "bleu=0.5", "--resamples", "0", "--permutations", "0", "--figures",
+                            "none", "--quiet", "--out", str(out)], capsys)
+    assert code == 0, err
+    corr = pd.read_csv(out / "correlations.csv")
+    assert set(zip(corr["level"], corr["statistic"], strict=True)) == {
+        ("segment", "pearson"), ("system", "pearson"), ("segment", "acc_eq")}
+    assert set(corr.loc[corr["statistic"] == "acc_eq", "epsilon"]) == {0.5}

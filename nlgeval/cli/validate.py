@@ -361,7 +361,8 @@ _OPTION_NAMES = {"confidence_level": "--confidence", "alpha": "--alpha",
                  "permutations": "--permutations", "spa_permutations": "--spa-permutations",
                  "n_resamples": "--resamples", "min_coverage": "--min-coverage",
                  "normalise": "--normalise", "seed": "--seed", "backend": "--backend",
-                 "workers": "--workers", "correction": "--correction"}
+                 "workers": "--workers", "correction": "--correction",
+                 "criteria": "--criteria", "statistics:": "--statistics:"}
 
 
 def _default_levels(corpus: str | None) -> list[str]:

@@ -132,6 +132,10 @@ def prepare_scores(
                          "metric scores (--scores)")
     for name in settings.lower_is_better:
         hib[match_name(name, metrics, "metric", "--lower-is-better")] = False
+    for name in settings.epsilon:  # looked up by exact name: a typo would calibrate silently
+        if match_name(name, metrics, "metric", "--epsilon") != name:
+            raise InputError(f"--epsilon: metric '{name}' is spelt "
+                             f"'{match_name(name, metrics, 'metric')}' in this study")
     seg = seg.assign(system=_as_text(seg["system"]), item=_as_text(seg["item"]))
     bad = ~np.isfinite(seg["score"].astype(float))
     if bad.any():

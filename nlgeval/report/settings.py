@@ -21,6 +21,7 @@ from nlgeval.errors import InputError
 from nlgeval.parallel import BACKENDS
 from nlgeval.report.meta_statistics import (
     PRESETS,
+    STATISTICS,
     MetaSettings,
     check_statistic,
     expand_statistics,
@@ -151,9 +152,22 @@ class ValidationSettings(Result):
         if not self.statistics:
             raise InputError("no statistics to compute")
         put(self, "levels", tuple(dict.fromkeys(levels)))
+        self._check_names()
         put(self, "resample", check_resample(self.resample))
         put(self, "epsilon", {str(k): float(v) for k, v in dict(self.epsilon or {}).items()})
         self._check_numbers()
+
+    def _check_names(self) -> None:
+        """An empty criteria list, or a statistic defined at none of the levels, would give a
+        study without a single correlation."""
+        if self.criteria is not None and not self.criteria:
+            raise InputError("criteria names no criterion (leave it out for every rated one)")
+        for label in self.statistics or ():
+            defined = STATISTICS[check_statistic(label)].levels
+            if not set(defined) & set(self.levels):
+                raise InputError(f"statistics: {label!r} is not defined at the level(s) asked "
+                                 f"for ({', '.join(self.levels)}); it is at: "
+                                 f"{', '.join(defined)} (add one to the levels)")
 
     def _check_numbers(self) -> None:
         if self.correction not in CORRECTIONS:
