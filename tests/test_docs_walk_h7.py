@@ -221,3 +221,17 @@ def test_statistic_at_one_of_its_levels_still_runs(tmp_path: Path,
     assert set(zip(corr["level"], corr["statistic"], strict=True)) == {
         ("segment", "pearson"), ("system", "pearson"), ("segment", "acc_eq")}
     assert set(corr.loc[corr["statistic"] == "acc_eq", "epsilon"]) == {0.5}
+
+
+# docs/corpora.md: "`nlgeval corpora info NAME` prints the licence, citation and pinned
+# sources" -- the citation was only in --json.
+def test_corpora_info_prints_the_citation(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(["corpora", "info", "e2e"], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.startswith("licence: ") for line in lines)
+    assert any(line.startswith("source: https://github.com/") for line in lines)
+    assert [line for line in lines if line.startswith("cite: ")] == [
+        "cite: Dusek, O., Novikova, J. and Rieser, V. (2020). Evaluating the state-of-the-art of "
+        "End-to-End Natural Language Generation: The E2E NLG Challenge. Computer Speech & "
+        "Language 59, 123-156. arXiv:1901.07931."]

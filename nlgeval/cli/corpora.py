@@ -79,6 +79,8 @@ def _human(summary: dict[str, Any]) -> str:
     for s in summary.get("sources", []):
         if s.get("repository"):
             lines.append(f"source: {s['repository']} @ {s['commit'][:12]}")
+    cites = dict.fromkeys(s["citation"] for s in summary.get("sources", []) if s.get("citation"))
+    lines += [f"cite: {c}" for c in cites]
     for note in summary.get("notes", []):
         lines.append(f"note: {note}")
     if summary.get("location"):
