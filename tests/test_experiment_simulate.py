@@ -191,7 +191,10 @@ def test_more_evaluators_than_personal_links(tmp_path: Path, capsys: pytest.Capt
     d = _study(tmp_path, evaluators=3)
     for args, says in ((["--evaluators", "4"], "--evaluators 4"),
                        (["--behaviour", "x=1"], "unknown behaviour"),
-                       (["--quality", "human=high"], "SYSTEM=QUALITY")):
+                       (["--quality", "human=high"], "SYSTEM=QUALITY"),
+                       # a typo in a system name ran, leaving 'human' at 0.5
+                       (["--quality", "humn=0.9"], "'humn', which is not a system"),
+                       (["--quality", "human=1.5"], "must be in [0, 1]")):
         with pytest.raises(SystemExit) as exc:
             main(["experiment", "simulate", str(d), *args])
         assert exc.value.code == 2

@@ -462,6 +462,18 @@ def _personal_links(x: Experiment, n: int) -> list[str]:
     return [f"/e/{t}" for t in free["token"].iloc[:n]]
 
 
+def _check_qualities(q: Mapping[str, float], systems: list[str], path: Path) -> None:
+    """A quality for a system the study does not have (a typo would leave the real system at
+    the 0.5 of a system without one), or outside [0, 1], is an error."""
+    for name, v in q.items():
+        if systems and name not in systems:
+            raise InputError(f"quality for '{name}', which is not a system of the study "
+                             f"(systems: {', '.join(systems)})", file=path, column="--quality")
+        if not 0.0 <= float(v) <= 1.0:
+            raise InputError(f"quality of '{name}' must be in [0, 1], got {v!r}", file=path,
+                             column="--quality")
+
+
 def _raters(x: Experiment, n: int, seed: int, behaviour: str | Mapping[str, int] | None,
             qualities: Mapping[str, float] | None, pace_ms: int
             ) -> tuple[list[SimulatedRater], list[_Pace], dict]:
@@ -472,6 +484,7 @@ def _raters(x: Experiment, n: int, seed: int, behaviour: str | Mapping[str, int]
     timing = [np.random.default_rng(s) for s in root.spawn(n)]
     systems = json.loads(x.meta.get("systems", "[]"))
     q = dict(default_qualities(systems) if qualities is None else qualities)
+    _check_qualities(q, systems, x.cfg.path)
     names = sorted({str(t[3]) for t in x.trials.values()})
     effect = dict(zip(names, items.normal(0.0, ITEM_SD, len(names)), strict=True))
     kinds = behaviour_mix(behaviour, n, order)
