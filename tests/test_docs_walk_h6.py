@@ -146,3 +146,17 @@ def test_a_missing_ratings_file_is_not_found_not_a_corpus(
         main(["compare", str(tmp_path / name)])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and err.endswith(f"{name}: file not found"), err
+
+
+def test_items_plan_names_the_file_and_evaluator_with_too_few_ratings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/items.md: items plan pilot.csv; an evaluator with 2 ratings was "distribution 'a':
+    # needs at least 3 ratings", without the file or the column
+    pilot = tmp_path / "pilot.csv"
+    pilot.write_text("rater,score\na,1\na,2\nb,3\nb,2\nb,1\n")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["items", "plan", str(pilot)])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "\n" not in err
+    assert f"{pilot}, column 'rater': rater 'a' has 2 rating(s)" in err

@@ -244,5 +244,8 @@ def distributions_from_ratings(
     for key in sorted(keys.unique()):
         v = values[(keys == key).to_numpy()].to_numpy()
         counts = [int(np.count_nonzero(v == lv)) for lv in levels]
+        if len(v) < 3:  # what distribution_from_counts refuses, said of the file's evaluator
+            raise InputError(f"{by or 'the file'} {key!r} has {len(v)} rating(s); the study "
+                             "needs at least 3 per evaluator", file=file, column=by)
         out.append(distribution_from_counts(str(key), counts, labels))
     return out
