@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -359,3 +360,17 @@ def writers_order(store_a: object, store_b: object) -> list[str]:
     ta.join(20)
     tb.join(20)
     return order
+
+
+def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
+    """Poll ``page.evaluate(expression)`` until it is truthy (``AssertionError`` after
+    ``timeout`` seconds). Playwright's ``page.wait_for_function`` with a string compiles the
+    expression with ``eval`` inside the page when it has to poll, which the experiment's
+    Content Security Policy (``script-src 'self'``) refuses: the test then failed only when
+    the condition was not true at once, i.e. on a loaded machine. ``page.evaluate`` runs
+    through the debugging protocol, which the policy does not cover."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {expression}")
+        page.wait_for_timeout(50)

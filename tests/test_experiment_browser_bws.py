@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from experiment_helpers import running_server, write_experiment
+from experiment_helpers import running_server, wait_until, write_experiment
 from typer.testing import CliRunner
 
 from nlgeval.cli import app as cli_app
@@ -134,7 +134,7 @@ def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
             assert all(b["top"] >= 0 and b["bottom"] <= 667 for b in boxes), (where, boxes)
             assert all(b["cut"] and b["expanded"] == "false" for b in boxes), boxes
             page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
-            page.wait_for_function("window.scrollY > 0")
+            wait_until(page, "window.scrollY > 0")
         page.screenshot(path=str(tmp_path / "bws-small-phone.png"))
         cut = _boxes(page)
         page.locator("article.output").nth(1).tap()  # text 2 in full ...

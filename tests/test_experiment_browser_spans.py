@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from experiment_helpers import running_server, write_experiment
+from experiment_helpers import running_server, wait_until, write_experiment
 
 from nlgeval.experiment import create_experiment
 from nlgeval.experiment.export import export_spans
@@ -204,7 +204,7 @@ def test_phone_viewport_touch_selection(tmp_path: Path, browser) -> None:  # noq
             r.setStart(node, 15); r.setEnd(node, 20);
             const s = window.getSelection(); s.removeAllRanges(); s.addRange(r);
         }""")
-        page.wait_for_function("document.querySelector('.span-selected').textContent !== ''")
+        wait_until(page, "document.querySelector('.span-selected').textContent !== ''")
         page.tap("label:has(input[value=major])")
         page.tap(".span-add")
         assert [(s["quote"], s["severity"]) for s in _spans(page)] == [("sunny", "major")]
