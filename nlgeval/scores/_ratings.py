@@ -19,19 +19,16 @@ from nlgeval.scores._parse import _read_maybe_gzip, _to_float
 from nlgeval.scores._typed import typed_ratings
 
 
-def ratings_corpus(
-    ratings: str | Path | pd.DataFrame,
-    *,
-    name: str | None = None,
-    scales: Mapping[str, tuple[float, float]] | None = None,
-) -> Corpus:
+def ratings_corpus(ratings: str | Path | pd.DataFrame, *, name: str | None = None,
+                   scales: Mapping[str, tuple[float, float]] | None = None) -> Corpus:
     """A text-free :class:`Corpus` from tidy human ratings, for a human + metric scores study.
 
     ``ratings``: a file or frame with ``system, item, criterion, score`` and optionally
     ``rater`` (absent: the scores are already aggregated per output; ``rater`` is set to
     ``"aggregate"`` and rater agreement cannot be computed). The outputs are the rated
     (system, item) pairs, with empty texts; a criterion's scale is ``scales[criterion]`` or the
-    observed range (recorded in the corpus notes).
+    observed range (recorded in the corpus notes). An experiment export's practice and
+    attention-check rows (``practice`` true, ``qc_check`` set) are left out, noted.
 
     Parameters
     ----------
@@ -62,7 +59,7 @@ def ratings_corpus(
         raise InputError(f"a ratings table needs columns system, item, criterion, score "
                          f"(rater optional); missing {', '.join(miss)} (found: "
                          f"{', '.join(present) or 'none'})", file=file, row=1 if file else None)
-    notes = []
+    df, notes = _without_practice_and_checks(df, file)
     if "rater" not in df.columns:
         df["rater"] = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8),
                                                 categories=["aggregate"])
@@ -99,6 +96,35 @@ def ratings_corpus(
     # Corpus.build notes the empty texts as "empty outputs kept"; here there are no texts at all
     return replace(corpus, notes=(*notes, "no texts: a study of human scores and metric "
                                           "scores only"))
+
+
+def _without_practice_and_checks(df: pd.DataFrame, file: Path | None
+                                 ) -> tuple[pd.DataFrame, list[str]]:
+    """The rows that rate the study's outputs, and a note on those left out: practice trials
+    (``practice`` true) and attention checks (a non-empty ``qc_check``: repeats, degraded
+    copies, known answers), which the online experiment's export writes with
+    ``--include-practice`` / ``--include-checks``; the ratings reader of ``compare`` and
+    ``agreement`` leaves them out too. A ``practice`` value that is not yes/no is an error."""
+    keep = np.ones(len(df), dtype=bool)
+    rows = (df[ROW] if ROW in df.columns else pd.Series(np.arange(2, len(df) + 2))
+            ).reset_index(drop=True)
+    counts = []
+    if "practice" in df.columns:
+        practice = np.array(parse_flags(df["practice"].reset_index(drop=True), file, rows,
+                                        "practice", False), dtype=bool)
+        keep &= ~practice
+        counts.append(f"{int(practice.sum())} practice")
+    if "qc_check" in df.columns:
+        check = (df["qc_check"].fillna("").astype(str).str.strip() != "").to_numpy()
+        keep &= ~check
+        counts.append(f"{int(check.sum())} attention-check")
+    if keep.all():
+        return df, []
+    if not keep.any():
+        raise InputError("no ratings: every row is a practice trial or an attention check",
+                         file=file)
+    return df[keep].copy(), [f"{' and '.join(counts)} rows left out (not ratings of the "
+                             "study's outputs)"]
 
 
 def human_flagged(ratings: str | Path | pd.DataFrame) -> list[str]:
