@@ -185,6 +185,7 @@ def test_empty_score_frame_from_python_is_an_input_error() -> None:
 # a calibrated epsilon where a fixed one was asked for, with exit status 0 and no word.
 @pytest.mark.parametrize(("options", "expected"), [
     (["--criteria", ","], "error: --criteria names no criterion"),
+    (["--levels", ","], "error: --levels names no level (',')"),
     (["--statistics", "acc_eq", "--levels", "system"],
      "error: --statistics: 'acc_eq' is not defined at the level(s) asked for (system); "
      "it is at: segment, item, system-grouped"),

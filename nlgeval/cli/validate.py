@@ -255,7 +255,7 @@ class ValidateOptions:
         file flags are added once it is read); its errors name the options."""
         return _settings(
             criteria=split_list(self.criteria),
-            levels=split_list(self.levels) or _default_levels(self.corpus),
+            levels=_levels(self.levels, self.corpus),
             statistics=split_list(self.statistics) or ["pearson"],
             spa_permutations=self.spa_permutations, epsilon=_parse_epsilon(self.epsilon) or {},
             n_resamples=self.resamples, resample=self.resample, normalise=self.normalise,
@@ -365,11 +365,18 @@ _OPTION_NAMES = {"confidence_level": "--confidence", "alpha": "--alpha",
                  "criteria": "--criteria", "statistics:": "--statistics:"}
 
 
-def _default_levels(corpus: str | None) -> list[str]:
-    """Without --levels: the levels a published corpus's paper reports (its descriptor's
-    ``levels``; REALSumm: system, item), else segment and system."""
+def _levels(option: str | None, corpus: str | None) -> list[str]:
+    """The levels --levels names; without it the levels a published corpus's paper reports
+    (its descriptor's ``levels``; REALSumm: system, item), else segment and system. A
+    --levels that names none (``","``) is an error, not the default."""
     from nlgeval.corpora.extras import default_levels
 
+    if option is not None:
+        named = split_list(option)
+        if not named:
+            raise InputError(f"--levels names no level ({option!r}); leave it out for the "
+                             "default levels")
+        return named
     return default_levels(corpus) or ["segment", "system"]
 
 
