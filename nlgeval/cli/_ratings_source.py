@@ -39,15 +39,23 @@ def load_ratings(file: Path, criterion: str | None, scale: str | None,
     sc = parse_scale(scale)
     if file.is_file() or {s.lower() for s in file.suffixes} & _TABLE_SUFFIXES:
         df = read_ratings(file, criterion=criterion, scale=sc, keep_checks=keep_checks)
-        return df, sc, (criterion or str(df["criterion"].iloc[0]))
+        return df, sc, _criterion_of(df, criterion)
     from nlgeval.corpora import load_corpus
 
     corpus = load_corpus(str(file) if not file.is_dir() else file, data_dir)
     df = validate_ratings(corpus.ratings, criterion=criterion, scale=sc,
                           file=f"corpus {corpus.name}", keep_checks=keep_checks
                           ).drop(columns=["_row"])
-    crit = criterion or str(df["criterion"].iloc[0])
+    crit = _criterion_of(df, criterion)
     if sc is None:
         c = corpus.info.criterion(crit)
         sc = (float(c.min), float(c.max))
     return df, sc, crit
+
+
+def _criterion_of(df: pd.DataFrame, criterion: str | None) -> str:
+    """The criterion of the selected ratings as the data spell it (``--criterion`` may name it
+    in another case), else the one asked for."""
+    if "criterion" in df.columns and len(df):
+        return str(df["criterion"].iloc[0])
+    return str(criterion)

@@ -73,7 +73,8 @@ def validate_ratings(
 ) -> pd.DataFrame:
     """Check a ratings frame and return a clean copy (string ids, float score, no practice rows).
 
-    ``criterion`` keeps only that criterion (an unknown name raises, listing those present);
+    ``criterion`` keeps only that criterion (in any case when just one present matches it so;
+    an unknown name raises, listing those present);
     without it, a frame holding several criteria raises when ``require_criterion``. ``scale``
     ``(min, max)`` checks every score. Rows keep their file row in ``_row`` when read from a file.
     The ``criterion`` column may be absent (a single-criterion frame). Attention-check rows
@@ -177,10 +178,14 @@ def _drop_practice_and_checks(df: pd.DataFrame, file: str | Path | None,
 
 def _select_criterion(df: pd.DataFrame, criterion: str | None, file: str | Path | None,
                       require_criterion: bool) -> pd.DataFrame:
-    """The rows of ``criterion`` (an unknown name raises, listing those present); without one,
-    several criteria raise when ``require_criterion``."""
+    """The rows of ``criterion`` (in any case when one criterion present matches it so, as
+    ``nlgeval validate --criteria`` does; an unknown name raises, listing those present);
+    without one, several criteria raise when ``require_criterion``."""
     present = list(dict.fromkeys(df["criterion"]))
     if criterion is not None:
+        folded = [c for c in present if str(c).casefold() == criterion.casefold()]
+        if criterion not in present and len(folded) == 1:
+            criterion = folded[0]
         if criterion not in present:
             raise InputError(
                 f"criterion '{criterion}' not found (criteria present: "
