@@ -90,3 +90,23 @@ def test_known_answer_triangles_need_no_range(tmp_path: Path) -> None:
     finally:
         store.dispose()
 
+
+
+def test_a_criterion_the_config_no_longer_has_is_refused(tmp_path: Path) -> None:
+    """Checks answered on a criterion that the config passed in does not have (renamed after
+    the answers were stored) were scaled as if the answers lay in [0, 1]; now an InputError
+    names the criterion, and the config the answers were given under still works."""
+    import dataclasses
+
+    cfg, store = _study(tmp_path, "absolute", SCORED)
+    try:
+        simulate_experiment(tmp_path / "absolute", evaluators=3, seed=3)
+        assert (quality_flags(store, cfg)["n_checks_answered"] == 7).all()
+        old = cfg.criteria[0].name
+        renamed = dataclasses.replace(cfg, criteria=(
+            dataclasses.replace(cfg.criteria[0], name=f"{old}_v2"), *cfg.criteria[1:]))
+        with pytest.raises(InputError, match="the experiment's config does not have") as e:
+            quality_flags(store, renamed)
+        assert e.value.column == old
+    finally:
+        store.dispose()

@@ -270,7 +270,12 @@ def quality_flags(store: Store, cfg: ExperimentConfig | None = None) -> pd.DataF
     scale = cfg.mode_impl.check_scales(cfg) if cfg else {}
 
     def norm(crit: str, v: float) -> float:
-        lo, hi = scale.get(crit, (0.0, 1.0))
+        if crit not in scale:  # answers stored under a criterion the config no longer has
+            raise InputError(f"attention checks were answered on criterion {crit!r}, which "
+                             f"the experiment's config does not have (it has: "
+                             f"{', '.join(scale) or 'none'}); was the config changed after "
+                             "the answers were stored?", column=crit)
+        lo, hi = scale[crit]
         return (v - lo) / (hi - lo) if hi > lo else 0.0
 
     tol = checks.repeat_tolerance if checks is not None else 0.25
