@@ -75,21 +75,26 @@ def _csv_response(df: pd.DataFrame, name: str) -> Response:
                     headers={"Content-Disposition": f"attachment; filename={name}"})
 
 
+def _participants(x: Experiment) -> pd.DataFrame:
+    from nlgeval.experiment.export import participants_table
+
+    return participants_table(x.store, x.cfg, x.secret)
+
+
+#: the table each download (``DOWNLOADS``) sends as ``<kind>.csv``, from the experiment
+_DOWNLOAD_TABLES: dict[str, Callable[[Experiment], pd.DataFrame]] = {
+    "ratings": lambda x: export_ratings(x.store, x.cfg, include_practice=_query_flag("practice"),
+                                       include_checks=_query_flag("checks")),
+    "questionnaire": lambda x: export_questionnaire(x.store),
+    "flags": lambda x: quality_flags(x.store, x.cfg),
+    "participants": _participants,
+}
+
+
 def _download(kind: str) -> Response:
     if kind not in DOWNLOADS:
         abort(404)
-    x = current_experiment()
-    if kind == "ratings":
-        df = export_ratings(x.store, x.cfg, include_practice=_query_flag("practice"),
-                            include_checks=_query_flag("checks"))
-        return _csv_response(df, "ratings.csv")
-    if kind == "questionnaire":
-        return _csv_response(export_questionnaire(x.store), "questionnaire.csv")
-    if kind == "participants":
-        from nlgeval.experiment.export import participants_table
-
-        return _csv_response(participants_table(x.store, x.cfg, x.secret), "participants.csv")
-    return _csv_response(quality_flags(x.store, x.cfg), "flags.csv")
+    return _csv_response(_DOWNLOAD_TABLES[kind](current_experiment()), f"{kind}.csv")
 
 
 def _comment_rows(x: Experiment) -> tuple[int, dict[str, int], list[dict[str, Any]]]:
