@@ -6,7 +6,10 @@ Nothing is downloaded: Playwright launches ``/usr/bin/chromium``."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -110,11 +113,23 @@ def _boxes(page) -> list[dict]:  # noqa: ANN001
                 expanded: b && !b.hidden ? b.getAttribute('aria-expanded') : null}; })""")
 
 
-def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
-    """On a 375 x 667 phone the four texts of a tuple (28 words each) are all in view, on
-    arrival and while the choices below are scrolled to (the panel is sticky): each is cut to
-    a few lines and a tap shows it in full; a desktop window, and a phone without
-    JavaScript, show every text whole as before."""
+def _after_toggle(page, expanded: list[str]) -> list[dict]:  # noqa: ANN001
+    """The boxes once the toggles' states are ``expanded``: a tap or key press reaches the
+    page's click handler asynchronously, so on a loaded machine the state read at once could
+    still be the old one (CI saw Space's click arrive after the read). Times out with an
+    ``AssertionError`` when the state never comes."""
+    want = "[" + ",".join(f"'{e}'" for e in expanded) + "]"
+    wait_until(page, f"""JSON.stringify([...document.querySelectorAll('article.output')].map(
+        a => {{ const b = a.querySelector('button.toggle');
+               return b && !b.hidden ? b.getAttribute('aria-expanded') : null; }}))
+        === JSON.stringify({want})""")
+    return _boxes(page)
+
+
+@contextmanager
+def _bws_on_phone(tmp_path: Path) -> Iterator[tuple[Any, Any, Any, str]]:
+    """A best-worst study of four 28-word texts per tuple, served and opened on a 375 x 667
+    touch phone at its first tuple: yields the browser, the page, the server and the token."""
     texts = {(f"S{k}", i): f"S{k}: {FORECAST}" for k in range(1, 5) for i in ("i1", "i2")}
     d = write_experiment(tmp_path / "bws", mode="bws", systems=4, items=2, evaluators=1,
                          practice=0, criteria="", questionnaire=False, text_of=texts,
@@ -128,6 +143,16 @@ def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
         page.goto(f"{srv.base}/e/{token}")
         page.get_by_role("button", name="Start").tap()
         page.wait_for_selector("text=Best and worst?")
+        yield browser, page, srv, token
+        browser.close()
+
+
+def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
+    """On a 375 x 667 phone the four texts of a tuple (28 words each) are all in view, on
+    arrival and while the choices below are scrolled to (the panel is sticky): each is cut to
+    a few lines and a tap shows it in full; a desktop window, and a phone without
+    JavaScript, show every text whole as before."""
+    with _bws_on_phone(tmp_path) as (browser, page, srv, token):
         for where in ("top", "scrolled to the choices"):
             boxes = _boxes(page)
             assert len(boxes) == 4
@@ -138,13 +163,12 @@ def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
         page.screenshot(path=str(tmp_path / "bws-small-phone.png"))
         cut = _boxes(page)
         page.locator("article.output").nth(1).tap()  # text 2 in full ...
-        opened = _boxes(page)
-        assert [b["expanded"] for b in opened] == ["false", "true", "false", "false"]
+        opened = _after_toggle(page, ["false", "true", "false", "false"])
         assert not opened[1]["cut"] and opened[1]["bottom"] > cut[1]["bottom"] + 30
         toggle = page.locator("article.output").nth(1).locator("button.toggle")
         assert toggle.get_attribute("aria-label") == "Text 2"
         toggle.press("Enter")  # ... and cut again (keyboard, on its toggle)
-        assert _boxes(page) == cut
+        assert _after_toggle(page, ["false"] * 4) == cut
         page.locator("input[name=best][value='2']").check()
         page.locator("input[name=worst][value='4']").check()
         page.get_by_role("button", name="Next").tap()
@@ -157,30 +181,17 @@ def test_bws_whole_tuple_in_view_on_a_small_phone(tmp_path: Path) -> None:
             boxes = _boxes(page)
             assert len(boxes) == 4 and not any(b["cut"] or b["expanded"] for b in boxes)
             ctx.close()
-        browser.close()
 
 
 def test_bws_text_shown_in_full_stays_open_while_words_are_selected(tmp_path: Path) -> None:
     """On a phone, a text shown in full stays open when the evaluator taps inside it or
     selects words in it (a tap used to cut it again); only its toggle cuts it, and a tap on a
     cut text (or its toggle) shows it in full."""
-    texts = {(f"S{k}", i): f"S{k}: {FORECAST}" for k in range(1, 5) for i in ("i1", "i2")}
-    d = write_experiment(tmp_path / "bws", mode="bws", systems=4, items=2, evaluators=1,
-                         practice=0, criteria="", questionnaire=False, text_of=texts,
-                         extra="[bws]\nquestion = \"Best and worst?\"\n")
-    token = create_experiment(d).evaluators["token"].iloc[0]
-    with sync_api.sync_playwright() as p, running_server(d) as srv:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        phone = browser.new_context(viewport={"width": 375, "height": 667}, is_mobile=True,
-                                    has_touch=True)
-        page = phone.new_page()
-        page.goto(f"{srv.base}/e/{token}")
-        page.get_by_role("button", name="Start").tap()
-        page.wait_for_selector("text=Best and worst?")
+    with _bws_on_phone(tmp_path) as (browser, page, srv, token):
         box = page.locator("article.output").nth(2)
         text, toggle = box.locator(".text"), box.locator("button.toggle")
         text.tap()  # a cut text: shown in full
-        assert [b["expanded"] for b in _boxes(page)] == ["false", "false", "true", "false"]
+        _after_toggle(page, ["false", "false", "true", "false"])
         for _ in range(3):  # taps inside the open text leave it open
             text.tap(position={"x": 40, "y": 30})
             assert _boxes(page)[2]["expanded"] == "true" and not _boxes(page)[2]["cut"]
@@ -199,10 +210,8 @@ def test_bws_text_shown_in_full_stays_open_while_words_are_selected(tmp_path: Pa
         assert chosen and all(c in text.inner_text() for c in chosen), chosen
         page.evaluate("window.getSelection().removeAllRanges()")
         toggle.tap()  # the toggle cuts it again ...
-        assert _boxes(page)[2]["expanded"] == "false" and _boxes(page)[2]["cut"]
+        assert _after_toggle(page, ["false"] * 4)[2]["cut"]
         toggle.tap()  # ... and shows it in full
-        assert _boxes(page)[2]["expanded"] == "true"
+        _after_toggle(page, ["false", "false", "true", "false"])
         toggle.press("Space")
-        assert _boxes(page)[2]["expanded"] == "false"
-        assert [b["expanded"] for b in _boxes(page)] == ["false"] * 4
-        browser.close()
+        _after_toggle(page, ["false"] * 4)
