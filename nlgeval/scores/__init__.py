@@ -159,7 +159,7 @@ def tidy_scores(
             "a score file needs a 'system' column (wide: system, item, <metric>...; long: "
             f"system, item, metric, score); found: {', '.join(cols) or 'none'}",
             file=file, row=1 if file is not None else None)
-    refuse_misspelt_key(cols, file)
+    refuse_misspelt_key(df, cols, file)
     if "item" not in df.columns:
         df["item"] = ""
     for c in ("system", "item"):

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.scores._parse import MISSING_TOKENS
 
 #: Columns of a score file that are not metric scores.
 META_COLUMNS = ("criterion", "higher_is_better", "human")
@@ -41,17 +42,96 @@ def parse_flags(values: pd.Series, file: str | Path | None, rows: pd.Series, col
     return out
 
 
-def misspelt_key(cols: list[str]) -> tuple[str, str] | None:
-    """``(key, column)`` when a key column of a score file is absent but a column looks like it
-    (``Item``, ``itme``, ``items``; ``Score``/``metrics`` beside a long file's other key), else
-    ``None``. Read as they are, such a column would be taken for a metric (or the rows for
-    system-level scores) and the error would name a score, not the column.
+#: What a key column is called up to case, spaces, '_', '-', '.' and a plural or an id suffix
+#: (:func:`plain_name`). A column so named is a key column whatever its values; the reader takes
+#: only the exact key names, so this is a refusal with a "did you mean", never an alias.
+KEY_SPELLINGS = {
+    "item": frozenset({"item", "items", "itemid", "itemids", "segment", "segments",
+                       "segmentid", "segmentids", "seg", "segs", "segid", "segids"}),
+    "score": frozenset({"score", "scores"}),
+    "metric": frozenset({"metric", "metrics", "metricname"}),
+}
+#: Integers at least this large are not taken for ids (a float can no longer count one by one).
+_MAX_ID = 2.0 ** 53
 
-    >>> misspelt_key(["system", "itme", "comet"])
+
+def plain_name(name: str) -> str:
+    """A column name in lower case without spaces, ``_``, ``-`` and ``.``.
+
+    >>> plain_name(" Segment ID"), plain_name("item_id")
+    ('segmentid', 'itemid')
+    """
+    return "".join(ch for ch in name.strip().lower() if ch not in " \t_-.")
+
+
+def numbers_or_text(values: pd.Series) -> tuple[np.ndarray, bool]:
+    """The values of a column as floats (NaN = missing) and whether any present value is text
+    (not a number): cells as read (strings), numbers, or categories all work.
+
+    >>> num, text = numbers_or_text(pd.Series(["1", "", "w01", "2.5"]))
+    >>> num.tolist(), text
+    ([1.0, nan, nan, 2.5], True)
+    """
+    if values.dtype.kind in "fiu":
+        return values.to_numpy(dtype=float), False
+    raw = values.astype(str).str.strip()
+    missing = values.isna().to_numpy() | raw.str.lower().isin(MISSING_TOKENS).to_numpy()
+    num = pd.to_numeric(raw.where(~missing), errors="coerce").to_numpy(dtype=float)
+    return num, bool((np.isnan(num) & ~missing).any())
+
+
+def looks_like_ids(values: pd.Series, keys: list[pd.Series]) -> bool:
+    """Whether a column holds item ids rather than scores: text (``w01``), or integers that
+    repeat across systems as ids do (one value under two systems), or integers on more rows
+    per ``keys`` (system; system and metric in a long file) than a file without an item column
+    can hold. Floats, and integers each system has its own of, are scores.
+
+    >>> system = pd.Series(["A", "B"])
+    >>> looks_like_ids(pd.Series(["1", "1"]), [system])      # the same id under A and B
+    True
+    >>> looks_like_ids(pd.Series(["0.31", "0.52"]), [system])  # a metric called 'iter'
+    False
+    """
+    num, text = numbers_or_text(values)
+    if text:
+        return True
+    present = ~np.isnan(num)
+    v = num[present]
+    if not len(v) or not ((np.abs(v) < _MAX_ID) & (v == np.floor(v))).all():
+        return False
+    shared = pd.DataFrame({"s": keys[0].to_numpy()[present], "v": v}).drop_duplicates()
+    if shared["v"].duplicated().any():
+        return True
+    return bool(pd.DataFrame({k: s.to_numpy() for k, s in enumerate(keys)}).duplicated().any())
+
+
+def _evidence(key: str, frame: pd.DataFrame, column: str) -> bool:
+    """A column close by spelling to an absent key is that key when its values say so."""
+    if key == "item":
+        keys = [frame["system"]] + ([frame["metric"]] if "metric" in frame.columns
+                                    and "score" in frame.columns else [])
+        return looks_like_ids(frame[column], keys)
+    if key == "metric":  # metric names, not scores
+        return numbers_or_text(frame[column])[1]
+    return numbers_or_text(frame["metric"])[1]  # score: the file's metric column holds names
+
+
+def misspelt_key(frame: pd.DataFrame, cols: list[str]) -> tuple[str, str] | None:
+    """``(key, column)`` when a key column of a score file is absent but a column is that key
+    misspelt, else ``None``. Read as they are, such a column would be taken for a metric (or
+    the rows for system-level scores) and the error would name a score, not the column.
+
+    A column is the key when its name is the key's up to case, plural, an id suffix and
+    separators (``Item``, ``items``, ``item_id``, ``segment``, ``seg_id``, ``Segment ID``;
+    ``Score``, ``metrics``), or when it is close by spelling (difflib ratio >= 0.75: ``itme``,
+    ``metrc``) and its values are not scores (:func:`looks_like_ids` for ``item``; names in the
+    metric column for ``metric`` and ``score``). A metric called ``iter`` is a metric.
+
+    >>> frame = pd.DataFrame({"system": ["A", "B"], "itme": ["w1", "w1"], "comet": [.5, .6]})
+    >>> misspelt_key(frame, list(frame.columns))
     ('item', 'itme')
-    >>> misspelt_key(["system", "item", "metric", "Score"])
-    ('score', 'Score')
-    >>> misspelt_key(["system", "comet"]) is None     # system-level scores
+    >>> frame = pd.DataFrame({"system": ["A", "B"], "iter": [0.31, 0.52], "comet": [.5, .6]})
+    >>> misspelt_key(frame, list(frame.columns)) is None     # system-level scores
     True
     """
     wanted = [k for k, absent in (("item", "item" not in cols),
@@ -60,21 +140,25 @@ def misspelt_key(cols: list[str]) -> tuple[str, str] | None:
     others = [c for c in cols if c not in ("system", "item", "metric", "score", *META_COLUMNS)]
     for key in wanted:
         for c in others:
-            low = c.strip().lower()
-            if low == key or difflib.SequenceMatcher(None, key, low).ratio() >= 0.75:
+            if plain_name(c) in KEY_SPELLINGS[key]:
+                return key, c
+        for c in others:
+            if difflib.SequenceMatcher(None, key, c.strip().lower()).ratio() >= 0.75 \
+                    and _evidence(key, frame, c):
                 return key, c
     return None
 
 
-def refuse_misspelt_key(cols: list[str], file: str | Path | None) -> None:
+def refuse_misspelt_key(frame: pd.DataFrame, cols: list[str], file: str | Path | None) -> None:
     """Raise :class:`~nlgeval.errors.InputError` naming a column :func:`misspelt_key` finds.
 
-    >>> refuse_misspelt_key(["system", "Item", "comet"], "s.csv")
+    >>> frame = pd.DataFrame({"system": ["A", "B"], "Item": ["1", "1"], "comet": [.5, .6]})
+    >>> refuse_misspelt_key(frame, list(frame.columns), "s.csv")
     Traceback (most recent call last):
     ...
     nlgeval.errors.InputError: s.csv, row 1, column 'Item': no 'item' column: did you mean ...
     """
-    lookalike = misspelt_key(cols)
+    lookalike = misspelt_key(frame, cols)
     if lookalike is None:
         return
     key, col = lookalike

@@ -58,7 +58,7 @@ def typed_scores(path: Path, metric: str | None) -> pd.DataFrame | None:
         return None
     n = len(df)
     cols = [c for c in df.columns if c != ROW]
-    if misspelt_key(cols) is not None:  # the checking path names the column
+    if misspelt_key(df, cols) is not None:  # the checking path names the column
         return None
     system = df["system"].array
     item = (tidy_categorical(df["item"].array, _ITEM_MISSING) if "item" in df.columns
