@@ -16,7 +16,11 @@ Metrics using Resampling Methods", TACL):
              systems whose correlation is defined (MTME's ``average_by="sys"``). This is the
              ``item`` level of the transposed matrices.
 
-``segment`` is MTME's segment level with no grouping (``average_by="none"``).
+``segment`` is MTME's segment level with no grouping (``average_by="none"``). One difference
+from MTME's ``AverageCorrelation``: a group (item, or system at ``system-grouped``) needs 3
+complete cells, as every coefficient here does; MTME keeps groups of 2, whose correlation is +-1
+whatever the data, so on items rated for only 2 systems it averages those where nlgeval skips
+the item (the Kendall variants of :mod:`nlgeval.correlation.kendall` keep MTME's rule of 2).
 
 Every function here also works on stacks of matrices (leading axes), which is how the bootstrap
 and permutation tests compute all resamples at once.
