@@ -25,6 +25,7 @@ approximation, nlgeval without continuity correction (as ``correct=FALSE``).
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import numpy as np
@@ -162,3 +163,37 @@ def test_tukey_matches_sas_printout_and_its_grouping() -> None:
     # balanced, so the homogeneous subsets are SAS's Tukey grouping: {1, 3} and {2}
     assert res.subsets == [["1", "3"], ["2"]]
     assert res.letters == {"1": "a", "2": "b", "3": "a"}
+
+
+def test_friedman_every_block_tied_is_nan_with_a_named_reason() -> None:
+    # R's friedman.test gives NaN here too; nlgeval used to pass on scipy's bare "invalid value
+    # encountered in scalar divide" instead of saying why
+    rows = [{"rater": "r", "item": i, "system": s, "score": float(i % 2)}
+            for i in range(6) for s in "abc"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no other warning (numpy's) may escape
+        with pytest.raises(RuntimeWarning, match="every item gives all 3 systems the same"):
+            friedman(pd.DataFrame(rows))
+    with pytest.warns(RuntimeWarning, match="no ranking to compare"):
+        res = friedman(pd.DataFrame(rows))
+    assert np.isnan(res.statistic) and np.isnan(res.pvalue) and np.isnan(res.kendalls_w)
+    assert res.mean_ranks == {"a": 2.0, "b": 2.0, "c": 2.0}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_friedman_equals_the_previous_scipy_path(seed: int) -> None:
+    # reference: the code before the tied-blocks check (scipy on the block x system table),
+    # on ties, tied blocks, near-constant data and values near 1e200 / 1e-200
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(2, 15)), int(rng.integers(3, 6))
+    table = rng.integers(1, 4, size=(n, k)).astype(float)
+    table[: int(rng.integers(0, n))] = 2.0  # some blocks fully tied (not all)
+    table[-1, 0] = 3.0 if table[-1, 1] != 3.0 else 1.0
+    scale = [1.0, 1e200, 1e-200, 1 + 1e-12][seed % 4]
+    table = table * scale if scale != 1 + 1e-12 else 1.0 + (table - 2.0) * 1e-12
+    rows = [{"rater": "r", "item": f"i{i}", "system": f"s{j}", "score": table[i, j]}
+            for i in range(n) for j in range(k)]
+    res = friedman(pd.DataFrame(rows))
+    ref = stats.friedmanchisquare(*table.T)
+    assert res.statistic == float(ref.statistic) and res.pvalue == float(ref.pvalue)
+    assert res.kendalls_w == float(ref.statistic) / (n * (k - 1))

@@ -2,14 +2,20 @@
 
 Where the design is complete (every block -- an item, with ratings averaged over raters, or a
 rater -- has every system), :func:`scipy.stats.friedmanchisquare` compares all systems at once;
-Kendall's W = chi2 / (n (k - 1)) is its effect size.
+Kendall's W = chi2 / (n (k - 1)) is its effect size. Both are tie-corrected, so they equal R's
+``friedman.test`` and ``DescTools::KendallW(correct = TRUE)``. When every block gives all systems
+the same rating there is no ranking at all: the tie correction is 0 / 0, and the statistic,
+p-value and W are NaN with a warning saying so (as R gives NaN; scipy's own warning names no
+reason).
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -103,12 +109,20 @@ def friedman(
     if len(table) < 2:
         raise InputError(f"the Friedman test needs at least 2 complete {block}s, "
                          f"got {len(table)}", column=block)
-    res = stats.friedmanchisquare(*(table[s].to_numpy() for s in systems))
     n, k = len(table), len(systems)
+    values = table.to_numpy(dtype=float)
+    if np.all(values == values[:, :1]):  # every block tied: the tie correction is 0
+        warnings.warn(f"the Friedman test is undefined: every {block} gives all {k} systems the "
+                      "same rating, so there is no ranking to compare (chi2, p and Kendall's W "
+                      "are NaN)", RuntimeWarning, stacklevel=2)
+        statistic = pvalue = float("nan")
+    else:
+        res = stats.friedmanchisquare(*(table[s].to_numpy() for s in systems))
+        statistic, pvalue = float(res.statistic), float(res.pvalue)
     ranks = table.rank(axis=1).mean()
     return FriedmanResult(
-        statistic=float(res.statistic), pvalue=float(res.pvalue), df=k - 1, n_blocks=n, k=k,
-        kendalls_w=float(res.statistic) / (n * (k - 1)), block=block,
+        statistic=statistic, pvalue=pvalue, df=k - 1, n_blocks=n, k=k,
+        kendalls_w=statistic / (n * (k - 1)), block=block,
         n_dropped_blocks=int(incomplete.sum()),
         mean_ranks={s: float(ranks[s]) for s in systems},
     )

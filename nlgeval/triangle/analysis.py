@@ -130,7 +130,9 @@ class TriangleResult(StatResult):
     d_prime: float
     confidence_level: float
     ci_low: float
-    """Two-sided Clopper-Pearson interval of pc: lower limit."""
+    """Two-sided Clopper-Pearson interval of pc: lower limit, not clipped at the guessing level
+    1/3 (sensR's ``discrim`` prints it clipped; ``pd_ci`` and ``d_prime_ci`` are clipped at 0 in
+    both)."""
     ci_high: float
     """Two-sided Clopper-Pearson interval of pc: upper limit."""
     pd_ci: ConfidenceInterval
