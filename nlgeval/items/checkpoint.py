@@ -3,10 +3,13 @@ finish, so an interrupted study resumes where it stopped (``nlgeval items study 
 --resume``) instead of restarting.
 
 The first line identifies the study (everything that determines its numbers: distributions,
-methods, sizes, replications, nboot, alpha, seed, stopping rule); each further line holds the
-cells of one completed chunk as ``[distribution position, method, size, rejections,
-replications, mean draws]``. Every cell has its own random stream, so cells computed before and
-after an interruption, on any backend and in any chunking, give exactly the uninterrupted result.
+methods, sizes, replications, nboot, alpha, seed, stopping rule and the random-stream scheme,
+``streams``: a checkpoint written before the streams were keyed by the distribution's name has
+none and is refused on resume, as its cells came from other streams); each further line holds
+the cells of one completed chunk as ``[distribution position, method, size, rejections,
+replications, mean draws]`` (the position in the study's list of distributions). Every cell
+has its own random stream, so cells computed before and after an interruption, on any backend
+and in any chunking, give exactly the uninterrupted result.
 A last line cut short by the interruption is dropped (those cells are simply run again).
 """
 

@@ -18,9 +18,11 @@ How it is fast (the naive study is ~2e9 bootstrap statistics):
   full ``nboot``-draw one with probability <= ``eps`` = 1e-10 whatever the data);
 * the sampler is compiled (:mod:`nlgeval.items._kernels`) and tasks (distribution x method x size)
   run on a pluggable backend (:mod:`nlgeval.parallel`: serial, a local process pool or a
-  Dask cluster), sent to workers in chunks of cells. Each task has its own random stream from
-  ``SeedSequence(seed).spawn`` (keyed by distribution position, method and size), so results are
-  identical, bit for bit, for any backend, number of workers or chunking;
+  Dask cluster), sent to workers in chunks of cells. Each task has its own random stream,
+  ``SeedSequence(seed)`` keyed by the distribution's name, the method and the size
+  (:func:`nlgeval.items.cells.task_stream`), so a distribution's results are the same alone or
+  beside other distributions, in any order, and identical, bit for bit, for any backend, number
+  of workers or chunking;
 * completed chunks can be appended to a checkpoint (:mod:`nlgeval.items.checkpoint`) so that an
   interrupted study resumes.
 """
@@ -40,7 +42,7 @@ import pandas as pd
 from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
 from nlgeval.items.cells import METHODS as METHODS
-from nlgeval.items.cells import CellResult, _Chunk, _run_chunk
+from nlgeval.items.cells import STREAMS, CellResult, _Chunk, _run_chunk
 from nlgeval.items.cells import observed_subsamples as observed_subsamples
 from nlgeval.items.cells import task_stream as task_stream
 from nlgeval.items.cells import warm_up as warm_up
@@ -199,7 +201,8 @@ def run_study(
     Parameters
     ----------
     distributions : sequence of ScoreDistribution
-        The score distributions to resample items from.
+        Distributions to resample items from, named uniquely: a name keys the random streams
+        (:func:`~nlgeval.items.cells.task_stream`), so others in the run never change its results.
     methods, sizes : sequence of str, sequence of int, optional
         Resampling methods; numbers of items (default 2..N-1 per distribution).
     replications, n_resamples, alpha, thresholds, seed : int, int, float, sequence, int
@@ -241,7 +244,7 @@ def run_study(
                           for x in distributions],
         "methods": list(methods), "sizes": all_sizes, "replications": int(replications),
         "nboot": int(nboot), "alpha": float(alpha), "seed": int(seed), "stopping": stopping,
-        "eps": float(eps_used),
+        "eps": float(eps_used), "streams": STREAMS,
     }
     be = get_backend(backend, workers, scheduler=scheduler)
     t0 = time.perf_counter()
@@ -256,7 +259,7 @@ def run_study(
         "methods": list(methods), "replications": int(replications), "nboot": int(nboot),
         "alpha": float(alpha), "thresholds": [float(t) for t in thresholds], "seed": int(seed),
         "sizes": "2..N-1" if sizes is None else [int(s) for s in sizes],
-        "stopping": stopping, "eps": eps_used,
+        "stopping": stopping, "eps": eps_used, "streams": STREAMS,
     }
     return StudyResult(
         curves=curves, thresholds=thresholds_table(curves, thresholds),
@@ -287,6 +290,13 @@ def _check_arguments(
         raise InputError(f"chunk_size must be positive, got {chunk_size}")
     if resume and checkpoint is None:
         raise InputError("resume needs a checkpoint (the CLI: --resume needs --out)")
+    seen: set[str] = set()
+    for dist in distributions:
+        if dist.name in seen:
+            raise InputError(f"two distributions are named '{dist.name}'; give each its own "
+                             "name (a name keys the distribution's random streams and its rows "
+                             "of the output)")
+        seen.add(dist.name)
 
 
 def _cells(
@@ -333,7 +343,8 @@ def _run_cells(
         chunks = [
             replace(template, keys=tuple(part),
                     counts={d: np.asarray(distributions[d].counts, dtype=np.int64)
-                            for d in sorted({k[0] for k in part})})
+                            for d in sorted({k[0] for k in part})},
+                    names={d: distributions[d].name for d in sorted({k[0] for k in part})})
             for part in (todo[i:i + size] for i in range(0, len(todo), size))
         ]
         be_name = getattr(be, "name", "")
