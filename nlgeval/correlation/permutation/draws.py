@@ -10,6 +10,7 @@ variants' and the pairwise accuracies'; all of them build their result here.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -199,7 +200,10 @@ def iter_swap_masks(
     One ``default_rng(seed)`` stream is consumed in order, so the concatenated chunks are the
     same masks as :func:`swap_masks` for any chunk size (PERM-BOTH: one coin per cell;
     PERM-SYS / PERM-INPUT: one coin per system / item, broadcast). The default chunk keeps a
-    chunk near 4 million cells.
+    chunk near 4 million cells. Up to 16 MiB of masks (all of them) are drawn once per
+    process and the seed, shape and scheme's later requests get fresh copies of them: the
+    segment, system and item levels of a comparison, the criteria of a study and the
+    statistics tested on the same masks share one draw, the same numbers.
 
     Parameters
     ----------
@@ -228,10 +232,16 @@ def iter_swap_masks(
         raise InputError(f"permutation scheme must be both, systems or items, got {scheme!r}")
     if permutations < 0:
         raise InputError(f"permutations must be >= 0, got {permutations}")
-    rng = np.random.default_rng(seed)
     S, n_items = shape
     if chunk is None:
         chunk = max(1, 4_000_000 // max(1, S * n_items))
+    kept = _kept_masks((S, n_items), permutations, scheme, seed)
+    if kept is not None:  # drawn before in this process: fresh copies of the same masks
+        for d0 in range(0, permutations, chunk):
+            m = kept[d0:min(d0 + chunk, permutations)].copy()
+            yield m if scheme == "both" else np.broadcast_to(m, (m.shape[0], S, n_items))
+        return
+    rng = np.random.default_rng(seed)
     done = 0
     while done < permutations:
         c = min(chunk, permutations - done)
@@ -242,6 +252,40 @@ def iter_swap_masks(
         else:
             yield np.broadcast_to(rng.random((c, 1, n_items)) < 0.5, (c, S, n_items))
         done += c
+
+
+#: mask cells (bytes) of the swap masks kept for reuse in one process, in all (16 MiB)
+_KEPT_MASK_CELLS = 1 << 24
+_kept: dict[tuple, np.ndarray] = {}
+_kept_lock = threading.Lock()
+
+
+def _kept_masks(shape: tuple[int, int], permutations: int, scheme: str,
+                seed: object) -> np.ndarray | None:
+    """All ``permutations`` masks of ``default_rng(seed)`` for ``shape`` and ``scheme``, drawn
+    once per process and kept (PERM-BOTH: (P, S, I) booleans; PERM-SYS / PERM-INPUT: the
+    (P, S, 1) / (P, 1, I) coins), or None when they would take more than
+    :data:`_KEPT_MASK_CELLS` bytes or ``seed`` is not an integer. The levels of one comparison
+    (segment, system, item), the criteria of a study and the statistics tested on the same
+    masks draw the same stream from the same seed: one draw serves them all. The first P
+    masks of a longer draw are the P masks of a shorter one (one stream, consumed in order),
+    so a longer request replaces a shorter one."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        return None
+    S, n_items = shape
+    coins = (S, n_items) if scheme == "both" else (S, 1) if scheme == "systems" else (1, n_items)
+    if permutations * coins[0] * coins[1] > _KEPT_MASK_CELLS:
+        return None
+    key = (S, n_items, scheme, int(seed))
+    with _kept_lock:  # one draw when two threads ask at once
+        got = _kept.get(key)
+        if got is None or got.shape[0] < permutations:
+            got = np.random.default_rng(seed).random((permutations, *coins)) < 0.5
+            _kept.pop(key, None)
+            while _kept and sum(v.size for v in _kept.values()) + got.size > _KEPT_MASK_CELLS:
+                _kept.pop(next(iter(_kept)))  # the oldest first
+            _kept[key] = got
+    return got
 
 
 def swap_masks(shape: tuple[int, int], permutations: int, scheme: str, seed: int) -> np.ndarray:
