@@ -197,3 +197,41 @@ def test_friedman_equals_the_previous_scipy_path(seed: int) -> None:
     ref = stats.friedmanchisquare(*table.T)
     assert res.statistic == float(ref.statistic) and res.pvalue == float(ref.pvalue)
     assert res.kendalls_w == float(ref.statistic) / (n * (k - 1))
+
+
+# statsmodels test_pairwise.py TestTuckeyHSD4 ("unbalanced case verified in Matlab"): cylinders
+# of 99 cars by country (France 4, Germany 9, Japan 15, Sweden 2, USA 69), alpha = 0.05
+CYLINDERS = ("888888888848888888884666444444688884444888866664444666644444846688884444444444444444"
+             "444664644444444")
+COUNTRY = ("UUUUUUUUUUFUUUUUUUUUJUUUJGFGSGUUUUUGUUFUUUUUUUUUUGJUUUUGJJUSUFJGUUUUUUUUUUUUGJJUUJJJJJ"
+           "JUUUUJUUUGUUU")
+MATLAB_PAIRS = ["FG", "FJ", "FS", "FU", "GJ", "GS", "GU", "JS", "JU", "SU"]
+MATLAB_DIFF = [0.22222222222222232, 0.13333333333333375, 0.0, 2.2898550724637685,
+               -0.088888888888888573, -0.22222222222222232, 2.0676328502415462,
+               -0.13333333333333375, 2.1565217391304348, 2.2898550724637685]
+MATLAB_CI = [(-2.32022210717, 2.76466655161), (-2.247517583, 2.51418424967),
+             (-3.66405224956, 3.66405224956), (0.113960166573, 4.46574997835),
+             (-1.87278583908, 1.6950080613), (-3.529655688, 3.08521124356),
+             (0.568180988881, 3.5670847116), (-3.31822643175, 3.05155976508),
+             (0.951206924521, 3.36183655374), (-0.74487911754, 5.32458926247)]
+MATLAB_REJECT = [False, False, False, True, False, False, True, False, True, False]
+
+
+def test_tukey_kramer_matches_matlab_five_unequal_groups() -> None:
+    df = pd.DataFrame({"system": list(COUNTRY), "score": [float(c) for c in CYLINDERS]})
+    assert df["system"].value_counts().to_dict() == {"U": 69, "J": 15, "G": 9, "F": 4, "S": 2}
+    t = glm_tukey(df, factors=(), alpha=0.05).tukey.set_index(["system_a", "system_b"])
+    for pair, diff, (lo, hi), rej in zip(MATLAB_PAIRS, MATLAB_DIFF, MATLAB_CI, MATLAB_REJECT,
+                                         strict=True):
+        a, b = pair
+        if (a, b) in t.index:
+            row, sign = t.loc[(a, b)], 1.0
+        else:
+            row, sign = t.loc[(b, a)], -1.0
+        assert sign * row["diff"] == pytest.approx(diff, abs=1e-12)
+        got = sorted((sign * row["low"], sign * row["high"]))
+        # Matlab's q_{0.95; 5, 94} is 3.9335848 (Gleason's approximation, as statsmodels'
+        # qsturng); scipy's studentized_range gives 3.9335454, which R's qtukey agrees with
+        # (the TukeyHSD test above, limits to 5e-7), so the limits differ by up to 3e-5
+        np.testing.assert_allclose(got, [lo, hi], atol=3e-5)
+        assert bool(row["reject"]) is rej
