@@ -142,7 +142,9 @@ def study_cmd(
         "--profiles", help="'paper' (5 profiles + aggregate), 'none', or a comma list of "
         "profile names.")] = "paper",
     counts: Annotated[list[str] | None, typer.Option(
-        "--counts", help="Extra distribution NAME=c1,c2,... (repeatable).")] = None,
+        "--counts", help="Extra distribution NAME=c1,c2,... (repeatable). The name keys its "
+        "random streams: its numbers are the same alone or beside other distributions.")]
+    = None,
     methods: Annotated[str, typer.Option(
         "--methods", help="Comma list of subset-drawing methods: bootstrap (with replacement) "
         "and/or rwor (resampling without replacement).")] = "bootstrap,rwor",
