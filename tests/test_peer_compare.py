@@ -231,7 +231,8 @@ def test_tukey_kramer_matches_matlab_five_unequal_groups() -> None:
         assert sign * row["diff"] == pytest.approx(diff, abs=1e-12)
         got = sorted((sign * row["low"], sign * row["high"]))
         # Matlab's q_{0.95; 5, 94} is 3.9335848 (Gleason's approximation, as statsmodels'
-        # qsturng); scipy's studentized_range gives 3.9335454, which R's qtukey agrees with
-        # (the TukeyHSD test above, limits to 5e-7): half-widths differ by 1.0e-5 relative
+        # qsturng); scipy's studentized_range gives 3.9335454, and the CDF written as its
+        # double integral (quadrature, checked once) is 0.95 there to 1e-14 but 0.9500036 at
+        # Matlab's q: half-widths differ by 1.0e-5 relative, in Matlab's disfavour
         np.testing.assert_allclose(got, [lo, hi], atol=1.1e-5 * (hi - lo) / 2)
         assert bool(row["reject"]) is rej
