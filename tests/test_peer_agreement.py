@@ -15,7 +15,10 @@ suite asserts (the peer's number came from another program, named beside it). Pr
   ``irr::kappam.fleiss`` on Fleiss 1971's ``diagnoses``: 0.4302445);
 * pingouin 0.7.0, ``tests/test_reliability.py::test_intraclass_corr``, second example (8 wines x
   4 judges from real-statistics.com, pingouin's ``icc`` dataset; values rounded by pingouin, the
-  first six checked against R ``psych::ICC``), and its ``nan_policy="omit"`` case.
+  first six checked against R ``psych::ICC``), and its ``nan_policy="omit"`` case;
+* the R package ICC (Wolak, Fairbairn & Paulsen 2012), ``ICCest`` with its default
+  ``CI.type = "THD"`` (Thomas & Hultquist 1978), transcribed in this file: the unbalanced
+  one-way ICC(1,1) and interval, written with R's n.not where nlgeval writes k0 (the same number).
 
 Documented differences (see docs/human.md, "Agreement"): irr's weighted kappa drops a category
 nobody used and weights the remaining categories by their *position*; nlgeval weights by the
@@ -219,3 +222,53 @@ def test_icc_missing_rating_listwise_vs_all_ratings() -> None:
     assert (forms[0].df1, forms[0].df2) == (7, 23)
     rep = agreement_report(df, scale=(0, 10))
     assert rep.icc_design == "one-way"
+
+
+def r_icc_iccest_thd(groups: list[np.ndarray], alpha: float = 0.05) -> tuple[float, float, float]:
+    """R package ICC (Wolak, Fairbairn & Paulsen 2012), ``ICCest(x, y, CI.type = "THD")``, its
+    arithmetic transcribed step by step from its source (``ICCest.R``): mean squares from
+    ``anova(aov(y ~ x))`` (here statsmodels' ``anova_lm``), var.a = (MSa - MSw) / k, the
+    interval of Thomas & Hultquist (1978) with n.not = n.bar - sum((n_i - n.bar)^2) / ((a - 1)
+    N)."""
+    import statsmodels.formula.api as smf
+    from scipy import stats
+    from statsmodels.stats.anova import anova_lm
+
+    df = pd.DataFrame([(f"g{i}", v) for i, g in enumerate(groups) for v in g], columns=["x", "y"])
+    tab = anova_lm(smf.ols("y ~ C(x)", df).fit())
+    num_df, denom_df = tab["df"].iloc[0], tab["df"].iloc[1]
+    msa, msw = tab["mean_sq"].iloc[0], tab["mean_sq"].iloc[1]
+    n_j = np.array([len(g) for g in groups], float)
+    a, big_n = len(groups), n_j.sum()
+    k = (1 / (a - 1)) * (n_j.sum() - (n_j ** 2).sum() / n_j.sum())
+    var_a = (msa - msw) / k
+    r = var_a / (msw + var_a)
+    n_bar = big_n / a
+    n_not = n_bar - ((n_j - n_bar) ** 2 / ((a - 1) * big_n)).sum()
+    low_f = stats.f.isf(alpha / 2, num_df, denom_df)
+    up_f = stats.f.isf(alpha / 2, denom_df, num_df)
+    fl, fu = (msa / msw) / low_f, (msa / msw) * up_f
+    return r, (fl - 1) / (fl + n_not - 1), (fu - 1) / (fu + n_not - 1)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_icc_oneway_unbalanced_equals_r_icc_package(seed: int) -> None:
+    # a Latin-square-like design: outputs rated by 1 to 4 different raters
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 5, size=25)
+    sizes[:2] = [3, 2]
+    rows = []
+    for u, m in enumerate(sizes):
+        truth = rng.normal(3, 1)
+        for r in rng.choice(12, size=m, replace=False):
+            rows.append({"rater": f"r{r}", "item": f"u{u}", "system": "s",
+                         "score": float(np.clip(np.round(truth + rng.normal(0, 0.8)), 1, 5))})
+    df = pd.DataFrame(rows)
+    forms, design = icc(df)
+    assert design == "one-way"
+    groups = [g["score"].to_numpy() for _, g in df.groupby("item", sort=False)]
+    r, lo, hi = r_icc_iccest_thd(groups)
+    one = forms[0]
+    assert one.type == "ICC(1,1)"
+    assert one.icc == pytest.approx(r, abs=1e-12)
+    assert (one.ci_low, one.ci_high) == (pytest.approx(lo, abs=1e-12), pytest.approx(hi, abs=1e-12))
