@@ -19,9 +19,10 @@ A *unit* is one rated output, ``(item, system)``. Coefficients:
   output is rated by different raters) only the one-way forms are meaningful: ICC(1,1) and
   ICC(1,k) with the one-way ANOVA for unequal group sizes and k replaced by
   k0 = (N - sum n_i^2 / N) / (g - 1) (e.g. Donner 1986); units with one rating count in the
-  between-units mean square only. Written here from the mean squares because no maintained
-  package handles the unbalanced one-way case (pingouin's ``intraclass_corr`` needs a complete
-  design; the tests compare against it there).
+  between-units mean square only. Written here from the mean squares (pingouin's
+  ``intraclass_corr`` needs a complete design; the tests compare against it there); ICC(1,1)
+  and its interval (Thomas & Hultquist 1978) are the numbers of R's ICC package, ``ICCest``
+  (Wolak et al. 2012).
 * A coefficient that is undefined for the data (one category used by everybody, no output
   rated twice, zero within-output variance, ...) is NaN in :func:`agreement_report`, with the
   reason in ``undefined`` and the notes; the rest of the table is still computed.

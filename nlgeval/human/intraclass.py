@@ -7,8 +7,9 @@ Otherwise (the usual NLG design, e.g. a Latin square, where each output is rated
 raters) only the one-way forms are meaningful: ICC(1,1) and ICC(1,k) with the one-way ANOVA for
 unequal group sizes and k replaced by k0 = (N - sum n_i^2 / N) / (g - 1) (e.g. Donner 1986);
 units with one rating count in the between-units mean square only. Written here from the mean
-squares because no maintained package handles the unbalanced one-way case (pingouin's
-``intraclass_corr`` needs a complete design; the tests compare against it there).
+squares (pingouin's ``intraclass_corr`` needs a complete design; the tests compare against it
+there); ICC(1,1) and its interval (Thomas & Hultquist 1978) are the numbers of R's ICC package,
+``ICCest`` with its default interval (Wolak et al. 2012).
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def icc_oneway(groups: Sequence[np.ndarray], alpha: float = 0.05) -> list[ICCRes
     """ICC(1,1) and ICC(1,k0) from a one-way random-effects ANOVA with unequal group sizes
     (targets = groups); k0 = (N - sum n_i^2 / N) / (g - 1). Equals Shrout & Fleiss' ICC(1,1)
     and ICC(1,k) when every target has k ratings. Intervals use the F-based formulas with k0
-    (approximate when sizes differ).
+    (approximate when sizes differ: Thomas & Hultquist 1978, as R's ICC package computes the
+    interval of ICC(1,1)).
 
     Examples
     --------
