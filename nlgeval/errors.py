@@ -1,8 +1,9 @@
 """Exceptions with messages a researcher can act on.
 
 Every problem with user input is raised as :class:`InputError`, which names the file, the
-1-based row as it appears in the file (the header is row 1 for CSV/TSV), the column and what
-was expected. The CLI turns it into one line on stderr and exit status 2.
+1-based row as it appears in the file (the header is row 1 for CSV/TSV; the first record is
+row 1 for JSONL and Parquet, which have no header row), the column -- or the command-line
+option -- and what was expected. The CLI turns it into one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ class InputError(NlgevalError, ValueError):
         The file the input came from, if any.
     row:
         1-based row number as in the file (for CSV/TSV the header is row 1, so the first data
-        row is row 2; for JSONL the first record is row 1).
+        row is row 2; for JSONL and Parquet the first record is row 1).
     column:
         The column (or JSON field) at fault.
+    option:
+        The command-line option at fault (``"--quality"``), for a value given on the command
+        line rather than read from a file's column.
 
     Examples
     --------
@@ -44,12 +48,15 @@ class InputError(NlgevalError, ValueError):
     "ratings.csv, row 3, column 'score': 'abc' is not a number"
     >>> isinstance(err, ValueError)          # callers catching ValueError still work
     True
+    >>> print(InputError("'humn' is not a system of the study", option="--quality"))
+    option '--quality': 'humn' is not a system of the study
     """
 
     message: str
     file: str | Path | None = None
     row: int | None = None
     column: str | None = None
+    option: str | None = None
 
     def __post_init__(self) -> None:
         super().__init__(str(self))
@@ -62,6 +69,8 @@ class InputError(NlgevalError, ValueError):
             where.append(f"row {self.row}")
         if self.column is not None:
             where.append(f"column '{self.column}'")
+        if self.option is not None:
+            where.append(f"option '{self.option}'")
         prefix = ", ".join(where)
         return f"{prefix}: {self.message}" if prefix else self.message
 

@@ -2,7 +2,9 @@
 
 Each area registers its commands from its own module (``register(app)``), so the CLI code for a
 capability sits next to nothing else. Errors nlgeval raises on purpose (:class:`NlgevalError`,
-including :class:`InputError`) become one line on stderr and exit status 2.
+including :class:`InputError`) become one line on stderr and exit status 2, and so do click's
+usage errors (an unknown option or command, a bad option value, a missing argument:
+:func:`usage_error_line`) instead of typer's usage box; ``--help`` is typer's, unchanged.
 """
 
 from __future__ import annotations
@@ -92,8 +94,18 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run(argv: list[str] | None) -> None:
+    usage_error, no_args_is_help = _click_usage_errors()
     try:
-        app(args=argv, standalone_mode=True)
+        code = app(args=argv, standalone_mode=False)
+    except no_args_is_help as exc:  # the help was printed, as typer prints it
+        _echo_help_of(exc)
+        sys.exit(2)
+    except usage_error as exc:
+        typer.echo(f"error: {usage_error_line(exc)}", err=True)
+        sys.exit(2)
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        sys.exit(1)
     except NlgevalError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -105,6 +117,61 @@ def _run(argv: list[str] | None) -> None:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    # without standalone mode typer returns what ``typer.Exit`` (or Ctrl-C: 130) carried;
+    # the commands themselves return None
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_usage_errors() -> tuple[type[Exception], type[Exception]]:
+    """The ``UsageError`` class of the click typer raises from (typer 0.22+ vendors its own
+    click; older releases use click itself), and its ``NoArgsIsHelpError`` (click 8.2+; a class
+    nothing raises on older releases). Found through :class:`typer.BadParameter`, typer's
+    public re-export of that module's ``BadParameter``, never through a private import."""
+    module = sys.modules[typer.BadParameter.__module__]
+    usage_error = module.UsageError
+    no_args_is_help = getattr(module, "NoArgsIsHelpError", None)
+    if no_args_is_help is None:
+        no_args_is_help = type("_NeverRaised", (Exception,), {})
+    return usage_error, no_args_is_help
+
+
+def _echo_help_of(exc: Exception) -> None:
+    """``nlgeval GROUP`` without a command: typer's rich formatter printed the help while the
+    error was built (its message is then empty); without rich the message is the help."""
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    if message:
+        typer.echo(message, err=True)
+
+
+def usage_error_line(exc: Exception) -> str:
+    """One line for a command-line usage error (click's ``UsageError``: an unknown option or
+    command, a bad option value, a missing argument): click's own message with its "did you
+    mean" hint, then "Try 'nlgeval CMD --help'." -- instead of typer's usage box.
+
+    Parameters
+    ----------
+    exc : Exception
+        A click ``UsageError`` (``BadParameter``, ``NoSuchOption``, ``MissingParameter``...).
+
+    Returns
+    -------
+    str
+        The message on one line, without the leading ``error:``.
+
+    Examples
+    --------
+    >>> import typer
+    >>> usage_error_line(typer.BadParameter("'abc' is not a valid integer.", param_hint="'--n'"))
+    "Invalid value for '--n': 'abc' is not a valid integer."
+    """
+    text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    message = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None or ctx.command.get_help_option(ctx) is None:
+        return message
+    help_option = max(ctx.command.get_help_option_names(ctx), key=len)
+    end = "" if message.endswith((".", "?", "!")) else "."
+    return f"{message}{end} Try '{ctx.command_path} {help_option}'."
 
 
 #: scipy releases whose ``xp_capabilities`` decorator was checked (it builds each decorated

@@ -395,7 +395,7 @@ def _qualities(spec: str | None) -> dict[str, float] | None:
         try:
             out[name.strip()] = float(v)
         except ValueError:
-            raise InputError(f"'{part}' is not SYSTEM=QUALITY", column="--quality") from None
+            raise InputError(f"'{part}' is not SYSTEM=QUALITY", option="--quality") from None
     return out
 
 

@@ -468,10 +468,10 @@ def _check_qualities(q: Mapping[str, float], systems: list[str], path: Path) -> 
     for name, v in q.items():
         if systems and name not in systems:
             raise InputError(f"quality for '{name}', which is not a system of the study "
-                             f"(systems: {', '.join(systems)})", file=path, column="--quality")
+                             f"(systems: {', '.join(systems)})", file=path, option="--quality")
         if not 0.0 <= float(v) <= 1.0:
             raise InputError(f"quality of '{name}' must be in [0, 1], got {v!r}", file=path,
-                             column="--quality")
+                             option="--quality")
 
 
 def _raters(x: Experiment, n: int, seed: int, behaviour: str | Mapping[str, int] | None,
@@ -532,9 +532,9 @@ def simulate_experiment(
     """
     if evaluators < 1 or concurrency < 1:
         raise InputError("simulate at least one evaluator, at least one at a time",
-                         column="--evaluators")
+                         option="--evaluators")
     if pace_ms < 0:
-        raise InputError(f"--pace-ms must be 0 or more, not {pace_ms}", column="--pace-ms")
+        raise InputError(f"--pace-ms must be 0 or more, not {pace_ms}", option="--pace-ms")
     directory = Path(directory)
     t0 = time.perf_counter()
     with _served(directory, database, simulated_clock=not pace_ms) as (base, x):

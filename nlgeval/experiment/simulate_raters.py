@@ -62,7 +62,7 @@ def behaviour_mix(spec: str | Mapping[str, int] | None, evaluators: int,
     given = sum(counts.values())
     if given > evaluators or ("diligent" in counts and given != evaluators):
         raise InputError(f"the behaviours count {given} evaluator(s) but {evaluators} are "
-                         f"simulated", column="--behaviour")
+                         f"simulated", option="--behaviour")
     counts["diligent"] = counts.get("diligent", 0) + evaluators - given
     kinds = [b for b in BEHAVIOURS for _ in range(counts.get(b, 0))]
     return tuple(kinds[i] for i in rng.permutation(len(kinds)))
@@ -79,12 +79,12 @@ def _parse_mix(spec: str | Mapping[str, int] | None) -> dict[str, int]:
                 out[name.strip()] = int(n) if n.strip() else 1
             except ValueError:
                 raise InputError(f"'{part.strip()}' is not BEHAVIOUR=COUNT",
-                                 column="--behaviour") from None
+                                 option="--behaviour") from None
         spec = out
     bad = sorted(set(spec) - set(BEHAVIOURS))
     if bad or any(int(v) < 0 for v in spec.values()):
         raise InputError(f"unknown behaviour or negative count in {dict(spec)} (behaviours: "
-                         f"{', '.join(BEHAVIOURS)})", column="--behaviour")
+                         f"{', '.join(BEHAVIOURS)})", option="--behaviour")
     return {k: int(v) for k, v in spec.items()}
 
 

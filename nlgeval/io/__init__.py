@@ -3,8 +3,10 @@
 pandas' own readers raise deep tracebacks on bad bytes or ragged rows and silently coerce bad
 numbers to NaN; these helpers check first and raise :class:`~nlgeval.errors.InputError`
 instead. Every frame returned carries a ``_row`` column: the 1-based row in the file (header =
-row 1 for CSV/TSV; first record = row 1 for JSONL), which validators use in their messages and
-drop afterwards.
+row 1 for CSV/TSV; first record = row 1 for JSONL and Parquet, which have no header row), which
+validators use in their messages and drop afterwards. An error about a whole column (a missing
+one) names row 1 of a CSV/TSV file -- its header -- and no row of a JSONL or Parquet file
+(:func:`header_row`).
 
 Awkward files are recognised rather than misread: gzip / bz2 / xz-compressed files (by their
 magic bytes, whatever the name) are decompressed; a UTF-16 file with a byte-order mark (Excel's
@@ -57,8 +59,8 @@ def read_table(
     All cells are read as strings (``""`` for an empty cell) so that nothing is silently
     converted; use :func:`to_numeric` for numeric columns. Columns are matched exactly after
     stripping surrounding whitespace. A missing required column raises an error that suggests
-    the closest present column name (for misspellings). Missing ``optional`` columns are added
-    empty.
+    the present column spelled the same in another case (``N`` for ``n``), else the closest
+    present column name (for misspellings). Missing ``optional`` columns are added empty.
 
     Examples:
         >>> import tempfile
@@ -88,8 +90,26 @@ def read_table(
     return df
 
 
+def header_row(file: str | Path | None) -> int | None:
+    """The row of ``file`` an error about a whole column names: 1 (the header) for CSV/TSV,
+    ``None`` for JSONL and Parquet, which have no header row (their row 1 is the first record),
+    and for no file.
+
+    Examples:
+        >>> header_row("ratings.csv"), header_row("ratings.tsv.gz"), header_row(None)
+        (1, 1, None)
+        >>> header_row("ratings.parquet"), header_row("ratings.jsonl")
+        (None, None)
+    """
+    if file is None:
+        return None
+    return 1 if _sniff_format(Path(file)) in ("csv", "tsv") else None
+
+
 def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path | None) -> None:
-    """Raise if a required column is missing, suggesting the closest existing column.
+    """Raise if a required column is missing, suggesting the present column spelled the same
+    in another case, else the closest existing column. The error names the header row of a
+    CSV/TSV file and no row of a JSONL or Parquet file (:func:`header_row`).
 
     Examples:
         >>> df = pd.DataFrame({"sytem": ["A"], "score": ["1"]})
@@ -98,13 +118,23 @@ def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path
         ... except InputError as err:
         ...     print(err)
         missing required column 'system' (found: sytem, score); did you mean 'sytem'?
+        >>> try:
+        ...     check_columns(pd.DataFrame({"study": ["a"], "r": [0.5], "N": [30]}),
+        ...                   ["study", "r", "n"], file="effects.parquet")
+        ... except InputError as err:
+        ...     print(err)
+        effects.parquet: missing required column 'n' (found: study, r, N); did you mean 'N'? \
+(column names are case-sensitive)
     """
     present = [c for c in df.columns if c != ROW]
     for col in required:
         if col in df.columns:
             continue
-        close = difflib.get_close_matches(col, present, n=1, cutoff=0.6)
+        case = [c for c in present if str(c).casefold() == col.casefold()][:1]
+        close = case or difflib.get_close_matches(col, present, n=1, cutoff=0.6)
         hint = f"; did you mean '{close[0]}'?" if close else ""
+        if case:
+            hint += " (column names are case-sensitive)"
         if len(present) == 1 and not close and re.search(r"[|:\s]", str(present[0]).strip()):
             hint = ("; the header was read as a single field: separate columns with commas "
                     "(.csv), tabs (.tsv) or semicolons")
@@ -112,7 +142,7 @@ def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path
             f"missing required column '{col}' (found: {', '.join(map(str, present)) or 'none'})"
             f"{hint}",
             file=file,
-            row=1 if file is not None else None,
+            row=header_row(file),
         )
 
 

@@ -18,7 +18,8 @@ from nlgeval.io.text import ROW, read_text_utf8
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
-    """A Parquet file as strings (empty for missing values), rows numbered from 1.
+    """A Parquet file as strings (empty for missing values), records numbered from 1 (a Parquet
+    file has no header row; errors about a whole column name no row).
 
     Text and number columns are converted by Arrow, column by column, into Arrow-backed
     strings (numbers in their shortest round-trip form, NaN and nulls empty): no Python object
@@ -38,7 +39,7 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     if len(set(names)) != len(names):
         twice = next(n for n in names if names.count(n) > 1)
         raise InputError(f"the file names column '{twice}' {names.count(twice)} times; column "
-                         "names must be unique", file=path, row=1)
+                         "names must be unique", file=path)  # no header row: no row to name
     n_rows = table.num_rows
     cols: dict[str, pd.Series] = {}
     for i, name in enumerate(names):

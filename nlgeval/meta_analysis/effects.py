@@ -124,8 +124,11 @@ def correlation_effects(table: pd.DataFrame, *, file: str | None = None,
     Needs columns ``study``, ``r`` and ``n``; every ``r`` must lie strictly between -1 and 1
     and every ``n`` be a whole number above 3 (Fisher 1921: the variance is ``1/(n - 3)``).
     A bad value raises :class:`~nlgeval.errors.InputError` naming the file, the row as it
-    appears in a CSV file (the header is row 1) and the column. A ``vi`` column already
-    present (e.g. from a bootstrap interval) is kept.
+    appears in the file (the ``_row`` of :func:`nlgeval.io.read_table`: the header is row 1 of
+    a CSV file, the first record row 1 of a JSONL or Parquet file; a frame without ``_row`` is
+    numbered as a CSV file) and the column. Column names are case-sensitive: a missing column
+    present in another case (``N`` for ``n``) is named in a "did you mean" hint. A ``vi``
+    column already present (e.g. from a bootstrap interval) is kept.
 
     Parameters
     ----------
@@ -157,7 +160,7 @@ def correlation_effects(table: pd.DataFrame, *, file: str | None = None,
     missing = [c for c in ("study", r_column, n_column) if c not in table.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}; a table of effects needs "
-                         f"study, {r_column}, {n_column}", file=file)
+                         f"study, {r_column}, {n_column}{_case_hint(table, missing)}", file=file)
     out = table.copy()
     r = _numbers(out, r_column, file)
     n = _numbers(out, n_column, file)
@@ -177,6 +180,17 @@ def correlation_effects(table: pd.DataFrame, *, file: str | None = None,
     if "vi" not in out.columns:
         out["vi"] = fisher_z_variance(n)
     return out
+
+
+def _case_hint(table: pd.DataFrame, missing: list[str]) -> str:
+    """"; did you mean 'N'?" for missing columns present in another case (names are
+    case-sensitive, as everywhere in nlgeval's readers), else ""."""
+    variants = [str(v) for c in missing for v in table.columns
+                if str(v).casefold() == c.casefold()]
+    if not variants:
+        return ""
+    return (f"; did you mean {', '.join(repr(v) for v in variants)}? (column names are "
+            "case-sensitive)")
 
 
 def _numbers(table: pd.DataFrame, name: str, file: str | None) -> np.ndarray:
