@@ -194,3 +194,57 @@ def test_cli_me_alone_and_beside_the_paper_profiles() -> None:
     for part in ("curves", "thresholds"):
         mine = [r for r in b[part] if r["distribution"] == "me"]
         assert mine == a[part] and len(mine) > 0
+
+
+def _old_cell_with_stream(stream, counts, method, size, replications, nboot, alpha, stopping):
+    """The cell computation of the code before this change (3e72fac, ``cells._run_cell``), line
+    for line, given a stream: only the stream's key changed, so every cell must equal it."""
+    from nlgeval.items import _kernels as K
+    from nlgeval.items.cells import observed_subsamples
+    from nlgeval.items.stopping import certified_schedule
+
+    sched = certified_schedule(nboot, alpha, 1e-10 if stopping == "certified" else 0.0)
+    rng = np.random.default_rng(stream)
+    full = np.asarray(counts, dtype=np.int64)
+    full = full[full > 0].astype(np.int64)
+    sub = observed_subsamples(rng, full, size, method, replications).astype(np.int64)
+    out_p, out_rej = np.empty(replications), np.zeros(replications, dtype=np.bool_)
+    out_d = np.zeros(replications, dtype=np.int64)
+    nmax = int(full.sum()) + size + 1
+    K.two_group_bootstrap(rng, full, sub, nboot, alpha, sched.step, sched.accept_at,
+                          sched.reject_at, sched.pz_min, K.log_factorial_table(nmax),
+                          K.reciprocal_table(nmax), out_p, out_rej, out_d)
+    return int(out_rej.sum()), float(out_d.mean())
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_only_the_streams_key_changed_randomized(case: int) -> None:
+    """Random distributions (zero categories, a near-constant one with a single rating off the
+    mode, a constant one, sizes up to N): every cell of the study equals the old cell code run
+    on the stream of the documented name key."""
+    rng = np.random.default_rng(500 + case)
+    dists = []
+    for j, name in enumerate(rng.permutation(NAMES)[:3]):
+        counts = rng.integers(0, 7, size=int(rng.integers(2, 7)))
+        if j == 1:
+            counts[:] = 0
+            counts[int(rng.integers(len(counts)))] = 15 + case  # constant (case 0) or near
+            if case:
+                counts[(np.flatnonzero(counts)[0] + 1) % len(counts)] += 1
+        else:
+            counts[0] += 3
+        dists.append(distribution_from_counts(str(name), counts.tolist()))
+    n_min = min(d.n for d in dists)
+    sizes = sorted({2, 3, int(rng.integers(4, n_min + 1)), n_min})
+    stopping = "exact" if case % 2 else "certified"
+    kw = dict(replications=60, n_resamples=80, alpha=0.1, seed=int(rng.integers(1000)),
+              sizes=sizes, stopping=stopping)
+    res = run_study(dists, backend="serial", **kw)
+    for row in res.curves.itertuples():
+        d = next(x for x in dists if x.name == row.distribution)
+        m = ("bootstrap", "rwor").index(row.method)
+        stream = np.random.SeedSequence(kw["seed"],
+                                        spawn_key=(*_documented_key(d.name), m, row.size))
+        rej, draws = _old_cell_with_stream(stream, d.counts, row.method, row.size, 60, 80, 0.1,
+                                           stopping)
+        assert (row.rejections, row.mean_draws) == (rej, draws)
