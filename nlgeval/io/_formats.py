@@ -30,16 +30,18 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     try:
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path)
+        names = [str(n) for n in pq.read_schema(path).names]
+        twice = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+        table = None if twice else pq.read_table(path)  # pyarrow refuses a name twice
     except FileNotFoundError:
         raise InputError("file not found", file=path) from None
-    except Exception as exc:  # pyarrow raises many types
-        raise InputError(f"cannot read as Parquet: {exc}", file=path) from None
+    except Exception as exc:  # pyarrow raises many types, some with a schema dump after
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise InputError(f"cannot read as Parquet: {first}", file=path) from None
+    if twice or table is None:  # no header row: no row to name
+        raise InputError(f"the file names column '{twice[0]}' {names.count(twice[0])} times; "
+                         "column names must be unique", file=path)
     names = [str(n) for n in table.column_names]
-    if len(set(names)) != len(names):
-        twice = next(n for n in names if names.count(n) > 1)
-        raise InputError(f"the file names column '{twice}' {names.count(twice)} times; column "
-                         "names must be unique", file=path)  # no header row: no row to name
     n_rows = table.num_rows
     cols: dict[str, pd.Series] = {}
     for i, name in enumerate(names):
