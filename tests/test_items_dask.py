@@ -64,6 +64,17 @@ def test_serial_process_and_dask_agree_bit_for_bit(cluster, reference) -> None:
     assert not reference.curves["rejections"].equals(other.curves["rejections"])
 
 
+def test_on_dask_a_distribution_beside_others_in_reverse_order_equals_it_alone(cluster) -> None:
+    # streams are keyed by the distribution's name: the other distributions, their order and
+    # the backend change nothing (serial alone vs Dask beside the others, reversed)
+    extra = distribution_from_counts("évaluatrice", [9, 0, 4, 7, 2])
+    beside = run_study([extra, *DISTS[::-1]], backend=cluster, chunk_size=4, **KW)
+    for d in DISTS:
+        alone = run_study([d], backend="serial", **KW).curves
+        mine = beside.curves[beside.curves["distribution"] == d.name].reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine, alone, check_exact=True)
+
+
 def _cli(*extra: str) -> list[str]:
     return ["items", "study", "--profiles", "positive", "--max-size", "25", "--replications",
             "50", "--nboot", "100", "--seed", "1", *extra]
