@@ -11,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -374,3 +374,48 @@ def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for: {expression}")
         page.wait_for_timeout(50)
+
+
+def settles(page: Any, read: Callable[[], Any], want: Any, timeout: float = 15.0) -> Any:
+    """Poll ``read()`` until it returns ``want`` (and return it); ``AssertionError`` naming the
+    last value after ``timeout`` seconds. For page state read after an input action: Playwright's
+    ``tap()``, ``keyboard.press`` or ``mouse.click`` return once Chromium has taken the events,
+    and the page's handlers may run after a read that follows at once (``page.evaluate`` and
+    locator reads take another channel), so on a loaded machine an immediate read can still see
+    the old state. A wrong ``want`` still fails, after the timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = read()
+        if got == want:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s: still {got!r}, "
+                                 f"expected {want!r}")
+        page.wait_for_timeout(50)
+
+
+@contextmanager
+def delivered(page: Any, event: str = "click", timeout: float = 15.0) -> Iterator[None]:
+    """Run the block (an input action), then wait until the page has received ``event``
+    (listened for on ``document``, capture phase, once): the state the event leads to may then
+    be read, even when it is not known in advance (where a slider click lands) or equal to the
+    old one (a click on a slider's end that is already there). ``AssertionError`` after
+    ``timeout`` seconds when the event never comes."""
+    page.evaluate("""ev => { window.__nlgevalSeen = false;
+        document.addEventListener(ev, () => { window.__nlgevalSeen = true; },
+                                  {once: true, capture: true}); }""", event)
+    yield
+    wait_until(page, "window.__nlgevalSeen === true", timeout)
+
+
+def tab_until(page: Any, expression: str, limit: int = 40, timeout: float = 15.0) -> None:
+    """Press Tab until ``expression`` (evaluated in the page) is truthy, at most ``limit``
+    times; after each Tab, wait for the focus to have moved before testing, so that a Tab
+    handled late is not pressed again (which would step past the target)."""
+    for _ in range(limit):
+        page.evaluate("() => { window.__nlgevalFocus = document.activeElement; }")
+        page.keyboard.press("Tab")
+        wait_until(page, "document.activeElement !== window.__nlgevalFocus", timeout)
+        if page.evaluate(expression):
+            return
+    raise AssertionError(f"{limit} presses of Tab never reached: {expression}")
