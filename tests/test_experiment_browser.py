@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import requests
-from experiment_helpers import running_server, write_experiment
+from experiment_helpers import delivered, running_server, settles, write_experiment
 
 from nlgeval.experiment import create_experiment
 
@@ -86,11 +86,14 @@ def test_evaluator_practice_trials_leave_resume_export(browser, tmp_path: Path, 
         page.wait_for_selector("#form-error")
         assert page.locator("fieldset.invalid").count() == 2
         # choose "Good" with the keyboard, leave the slider untouched: refused, answer kept
-        page.locator("input[name=c0][value='4']").focus()
+        good = page.locator("input[name=c0][value='4']")
+        good.focus()
         page.keyboard.press("Space")
-        page.get_by_role("button", name="Next").press("Enter")
+        settles(page, good.is_checked, True)  # Space's click may reach the page after the read
+        with page.expect_navigation():  # the form shown again has a #form-error like this one
+            page.get_by_role("button", name="Next").press("Enter")
         page.wait_for_selector("#form-error")
-        assert page.locator("input[name=c0][value='4']").is_checked()
+        assert good.is_checked()
         assert page.locator("fieldset.vas.invalid").count() == 1
         page.screenshot(path=str(shots / "03-slider-untouched.png"), full_page=True)
         # move the slider with the arrow keys, submit with Enter
@@ -98,9 +101,8 @@ def test_evaluator_practice_trials_leave_resume_export(browser, tmp_path: Path, 
         page.locator("input[type=range]").focus()
         for _ in range(7):
             page.keyboard.press("ArrowRight")
-        chosen[key] = {"quality": 4.0,
-                       "fluency": float(page.locator("input[type=range]").input_value())}
-        assert chosen[key]["fluency"] == 57.0
+        chosen[key] = {"quality": 4.0, "fluency": float(settles(
+            page, lambda: page.locator("input[type=range]").input_value(), "57"))}
         page.get_by_role("button", name="Next").press("Enter")
         page.wait_for_selector("text=3 items remaining")
         page.screenshot(path=str(shots / "04-trial.png"), full_page=True)
@@ -110,12 +112,13 @@ def test_evaluator_practice_trials_leave_resume_export(browser, tmp_path: Path, 
         page.get_by_text("Very good", exact=True).click()
         page.locator("input[type=range]").scroll_into_view_if_needed()
         box = page.locator("input[type=range]").bounding_box()
-        page.mouse.click(box["x"] + box["width"] * 0.2, box["y"] + box["height"] / 2)
+        with delivered(page, "click"):  # where the click lands is read once it has landed
+            page.mouse.click(box["x"] + box["width"] * 0.2, box["y"] + box["height"] / 2)
         chosen[key] = {"quality": 5.0,
                        "fluency": float(page.locator("input[type=range]").input_value())}
         page.get_by_role("button", name="Next").click()
         try:
-            page.wait_for_selector("text=2 items remaining", timeout=10_000)
+            page.wait_for_selector("text=2 items remaining", timeout=30_000)
         finally:
             page.screenshot(path=str(shots / "04b-after-mouse-trial.png"), full_page=True)
         ctx.close()  # the evaluator leaves mid-way
@@ -137,6 +140,7 @@ def test_evaluator_practice_trials_leave_resume_export(browser, tmp_path: Path, 
                 assert "<script>alert('owned')</script>" in page.inner_text("section.outputs")
             page.get_by_text("Fair", exact=True).tap()
             page.get_by_text("tick here to confirm").tap()  # confirm the untouched slider
+            settles(page, lambda: page.locator("form.trial input:checked").count(), 2)
             chosen[key] = {"quality": 3.0, "fluency": 50.0}
             page.fill("textarea[name=comment]", f"comment {n} <b>bold?</b>")
             page.get_by_role("button", name="Next").tap()
@@ -160,7 +164,7 @@ def test_evaluator_practice_trials_leave_resume_export(browser, tmp_path: Path, 
         rview.screenshot(path=str(shots / "09-researcher.png"), full_page=True)
         assert "3/3" in rview.inner_text("table")
         rview.close()
-        csv = requests.get(f"{srv.base}/r/{made.researcher_token}/ratings.csv", timeout=10).text
+        csv = requests.get(f"{srv.base}/r/{made.researcher_token}/ratings.csv", timeout=30).text
     df = pd.read_csv(io.StringIO(csv), dtype={"rater": str})
     got = {(r.system, r.item, r.criterion): r.score for r in df.itertuples()}
     want = {(s, i, c): v for (s, i), cs in chosen.items() if not i.startswith("p")
@@ -193,14 +197,14 @@ def test_relative_and_triangle_trials_render_and_submit(browser, tmp_path: Path,
             page.get_by_text("B is slightly better", exact=True).click()
         else:
             page.get_by_role("radio", name="Text 2").check()
-        page.get_by_role("button", name="Next").click()
-        page.wait_for_load_state()
+        with page.expect_navigation():  # read the page the answer leads to, not this one
+            page.get_by_role("button", name="Next").click()
         assert "#form-error" not in page.content()
         assert page.locator("#form-error").count() == 0
         page.close()
         assert events == []
         csv = requests.get(f"{srv.base}/r/{made.researcher_token}/ratings.csv",
-                           params={"practice": 1}, timeout=10).text
+                           params={"practice": 1}, timeout=30).text
     df = pd.read_csv(io.StringIO(csv))
     assert len(df) == (2 if mode == "relative" else 1)
 
@@ -234,7 +238,7 @@ repeats = 1
         page = ctx.new_page()
         events = _watch(page)
         # the favicon is served (no 404 in the console)
-        assert requests.get(f"{srv.base}/favicon.ico", timeout=10).status_code == 200
+        assert requests.get(f"{srv.base}/favicon.ico", timeout=30).status_code == 200
         page.goto(f"{srv.base}/join/{jt}?PROLIFIC_PID=pp1&STUDY_ID=st&SESSION_ID=se")
         page.get_by_role("button", name="Take part").tap()
         page.wait_for_selector("text=Consent")
@@ -249,6 +253,8 @@ repeats = 1
             n += 1
             page.get_by_text("Good", exact=True).tap()
             page.get_by_text("tick here to confirm").tap()
+            # both taps have reached the page (a late one focusing its input would scroll)
+            settles(page, lambda: page.locator("form.trial input:checked").count(), 2)
             if n == 1:
                 page.screenshot(path=str(shots / "20-phone-sticky.png"))
                 page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
@@ -272,7 +278,7 @@ repeats = 1
             assert "Thank you" in body or "Consent" in body or "Take part" in body, body[:300]
         ctx.close()
         assert events == []
-        csv = requests.get(f"{srv.base}/r/{_rtoken(d)}/ratings.csv", timeout=10).text
+        csv = requests.get(f"{srv.base}/r/{_rtoken(d)}/ratings.csv", timeout=30).text
     df = pd.read_csv(io.StringIO(csv), dtype={"rater": str, "participant": str})
     assert len(df) == 3 * 2 and set(df["participant"]) == {"pp1"}
     assert df["time_on_task_ms"].notna().all()
