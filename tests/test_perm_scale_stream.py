@@ -16,7 +16,7 @@ import numba
 import numpy as np
 import pytest
 
-from nlgeval.correlation.permutation import _pair_stream, _stream_kernels, compare
+from nlgeval.correlation.permutation import _pair_kernels, _pair_stream, compare
 from nlgeval.correlation.permutation.draws import iter_swap_masks
 
 
@@ -169,11 +169,11 @@ def test_system_sums_follow_einsums_blocks() -> None:
     mT = np.ascontiguousarray(m3.transpose(1, 2, 0), dtype=np.uint8)
     want = np.einsum("psi,ksi->psk", m3, D)
     got = {}
-    for block in (_pair_stream._EINSUM_BLOCK, _stream_kernels.ONE_BLOCK):
+    for block in (_pair_stream._EINSUM_BLOCK, _pair_kernels.ONE_BLOCK):
         got[block] = np.empty_like(want)
-        _stream_kernels.system_mask_sums(mT, D, block, got[block])
+        _pair_kernels.system_mask_sums(mT, D, block, got[block])
     np.testing.assert_array_equal(got[_pair_stream._EINSUM_BLOCK], want)
-    assert not np.array_equal(got[_stream_kernels.ONE_BLOCK], want)
+    assert not np.array_equal(got[_pair_kernels.ONE_BLOCK], want)
 
 
 def test_comparison_matrix_p_values_unchanged() -> None:
@@ -192,7 +192,7 @@ def test_comparison_matrix_p_values_unchanged() -> None:
 
 
 @pytest.mark.parametrize(("pairs", "block"), [(2, _pair_stream._EINSUM_BLOCK),
-                                                (1, _stream_kernels.ONE_BLOCK)])
+                                                (1, _pair_kernels.ONE_BLOCK)])
 def test_the_compiled_order_is_taken(pairs: int, block: int) -> None:
     # beyond 8,192 items the checked order serves the later chunks (not einsum's fallback)
     rng = np.random.default_rng(pairs)

@@ -1,9 +1,9 @@
 """One compiled loop for the system sums of PERM-BOTH (Deutsch, Dror & Roth 2021).
 
-The streamed draws (``_stream_kernels.system_mask_sums``: einsum's blocks of items) and the
+The streamed draws (``_pair_kernels.system_mask_sums``: einsum's blocks of items) and the
 pair kernels (``_pair_kernels.einsum_system_sums`` and the fused ``system_swap_r_masks``: one
 block, a chunk of draws at a time) both add ``einsum("psi,ksi->psk")``'s sums by
-``_stream_kernels.einsum_dots``. The two loops they had before are kept below verbatim (only
+``_pair_kernels.einsum_dots``. The two loops they had before are kept below verbatim (only
 ``cache=True`` dropped: they are compiled for this test) as the reference: the new kernels must
 give the same numbers bit for bit on random cases -- ties, constant items, NaN, magnitudes near
 1e200 and 1e-200, item counts around the lanes (8) and the blocks, draws around the chunks.
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from nlgeval.correlation.permutation import _pair_kernels, _stream_kernels
+from nlgeval.correlation.permutation import _pair_kernels
 
 
 # ------------------------------------------------------- the previous kernels, verbatim
@@ -154,10 +154,10 @@ def test_stream_system_sums_equal_the_previous_kernel(kind: str) -> None:
         S, K, P = int(rng.integers(1, 6)), int(rng.integers(1, 4)), int(rng.integers(1, 40))
         mT, D = _masks(rng, S, n_items, P), _differences(rng, kind, (K, S, n_items))
         for block in (1, 2, 3, 7, 8, 9, 16, max(n_items - 1, 1), max(n_items, 1),
-                      n_items + 1, _stream_kernels.ONE_BLOCK):
+                      n_items + 1, _pair_kernels.ONE_BLOCK):
             want, got = np.empty((P, S, K)), np.empty((P, S, K))
             old_system_mask_sums(mT, D, block, want)
-            _stream_kernels.system_mask_sums(mT, D, block, got)
+            _pair_kernels.system_mask_sums(mT, D, block, got)
             assert _same_bits(got, want), (kind, n_items, block)
 
 
@@ -187,8 +187,8 @@ def test_draw_chunks_equal_the_previous_loop(kind: str) -> None:
                     a0, a1 = np.empty(c), np.empty(c)
                     want, got = np.full(c, 7.0), np.full(c, 7.0)
                     old_einsum_dots(mT, s, D, j, lo, c, a0, a1, want)
-                    _stream_kernels.einsum_dots(mT, s, D, j, lo, c,
-                                                _stream_kernels.ONE_BLOCK, a0, a1, got)
+                    _pair_kernels.einsum_dots(mT, s, D, j, lo, c,
+                                              _pair_kernels.ONE_BLOCK, a0, a1, got)
                     assert _same_bits(got, want), (kind, n_items, lo, s, j)
 
 
@@ -201,10 +201,10 @@ def test_einsums_block_boundary_and_the_comparison_can_fail() -> None:
         mT, D = _masks(rng, 2, n_items, 5), _differences(rng, "wide", (2, 2, n_items))
         want, got = np.empty((5, 2, 2)), np.empty((5, 2, 2))
         old_system_mask_sums(mT, D, block, want)
-        _stream_kernels.system_mask_sums(mT, D, block, got)
+        _pair_kernels.system_mask_sums(mT, D, block, got)
         assert _same_bits(got, want), n_items
         np.testing.assert_array_equal(got, np.einsum(
             "psi,ksi->psk", np.ascontiguousarray(mT.transpose(2, 0, 1), dtype=float), D))
     other = np.empty_like(got)
-    _stream_kernels.system_mask_sums(mT, D, _stream_kernels.ONE_BLOCK, other)
+    _pair_kernels.system_mask_sums(mT, D, _pair_kernels.ONE_BLOCK, other)
     assert not _same_bits(other, want)

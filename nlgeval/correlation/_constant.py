@@ -5,8 +5,10 @@ scales before summing (no overflow near 1e200, no underflow near 1e-200, the sam
 :func:`near_constant` is nlgeval's one degenerate-input rule (a variable whose values are all
 equal or differ by rounding only is constant, for every coefficient), and
 :func:`snap_near_constant` applies it to the statistics that are defined on constant input
-(the Kendall variants count every pair of a constant group as tied). Re-exported by
-:mod:`nlgeval.correlation.coefficients`, whose docstring states the rule.
+(the Kendall variants count every pair of a constant group as tied). :data:`MIN_PAIRS`, the
+fewest complete pairs of a defined coefficient, is here so that compiled kernels can read it
+without importing :mod:`nlgeval.correlation.coefficients`. Re-exported by
+:mod:`nlgeval.correlation.coefficients`, whose docstring states the rules.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import numpy as np
 #: A variable whose spread (max - min) is at most this share of its largest magnitude is
 #: constant (numerically constant: its values differ by rounding only), for every coefficient.
 CONSTANT_RTOL = 1e-13
+
+#: Fewer complete pairs than this make every coefficient undefined (NaN): the one rule.
+MIN_PAIRS = 3
 
 
 def unit_scaled(x: np.ndarray, valid: np.ndarray | None = None, axis: int | None = -1

@@ -53,6 +53,7 @@ import numpy as np
 from scipy import special, stats
 
 from nlgeval.correlation._constant import CONSTANT_RTOL as CONSTANT_RTOL
+from nlgeval.correlation._constant import MIN_PAIRS as MIN_PAIRS
 from nlgeval.correlation._constant import constant_from_extremes, extremes, overflow_safe
 from nlgeval.correlation._constant import near_constant as near_constant
 from nlgeval.correlation._constant import snap_near_constant as snap_near_constant
@@ -61,9 +62,6 @@ from nlgeval.results import ConfidenceInterval, StatResult
 
 Coefficient = Literal["pearson", "spearman", "kendall", "kendall_c"]
 COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall", "kendall_c")
-
-#: Fewer complete pairs than this make every coefficient undefined (NaN): the one rule.
-MIN_PAIRS = 3
 
 #: Batches of this many values or more are ranked by :mod:`nlgeval.correlation._rank_kernels`
 #: (exact ranks, scipy's numbers), smaller ones by scipy (no numba start-up for a few vectors).

@@ -13,9 +13,9 @@ module                 what it holds
 ``compare``            correlations: ``permutation_test`` and ``comparison_matrix``
 ``_pearson_swaps``     Pearson's r of every swap from sufficient statistics
 ``_pair_swaps``        the same for every metric pair of a study in one product per block
-``_pair_kernels``      numba kernels of the pair draws (all three levels)
+``_pair_kernels``      numba kernels of the pair draws (all three levels; einsum-order sums)
 ``_pair_stream``       ``comparison_matrix``'s pairs prepared once, the masks streamed by chunk
-``_stream_kernels``    numba kernels of the streamed draws (masks, einsum-order system sums)
+``_stream_kernels``    numba kernels of the streamed draws' swap masks
 =====================  ======================================================================
 
 Examples

@@ -9,6 +9,24 @@ and the mean with ``np.nanmean`` (numpy's pairwise sum). :func:`item_swap_means`
 same operations in the same order for all pairs and masks in one compiled pass, without the
 (pairs, draws, items) intermediate arrays; IEEE arithmetic without contraction or
 reassociation, so the numbers are the same (tests/test_pair_swaps.py).
+
+The einsum-order system sums live here too, beside the fused system level that runs the same
+loop (numba's cache of a kernel does not notice a change to a compiled helper in another file):
+
+* :func:`system_mask_sums`: ``einsum("psi,ksi->psk", masks, D)`` (the per-system sums of the
+  swapped differences, for the streamed draws of ``_pair_stream``) in the order numpy's einsum
+  adds them: per output, the item axis in blocks of ``block`` items (einsum's buffer when it
+  reduces over more items than that with more than one pair, or one block), each block with
+  einsum's two-lane loop (per lane, groups of four products added last to first, then the
+  rest two at a time, then the two lanes), the blocks added in order to 0. The callers compare
+  these sums with einsum's bit for bit before using them (``_pair_stream``). 0/1 masks make
+  every product exact.
+* :func:`einsum_dots`: that loop for one system and pair and a range of draws, the one loop of
+  the system sums of :func:`system_mask_sums`, :func:`einsum_system_sums` and the fused
+  :func:`system_swap_r_masks` (the last two take the item axis as one block).
+
+Threads: each element of these sums is computed by one thread alone, in a fixed order, so
+the numbers do not depend on the thread count.
 """
 
 from __future__ import annotations
@@ -16,9 +34,98 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from nlgeval.correlation._numpy_sums import pairwise_sum
 from nlgeval.correlation.coefficients import MIN_PAIRS
-from nlgeval.correlation.permutation._stream_kernels import ONE_BLOCK, einsum_dots
+
+# numpy's pairwise summation (np.add.reduce of a contiguous float64 row, so np.sum, np.mean,
+# np.nanmean), for the kernels below that must add as numpy adds. One copy in each module
+# whose kernels call it: numba's cache of a kernel does not notice a change to a compiled
+# helper in another file. The copies are identical, and equal to numpy bit for bit
+# (tests/test_numpy_sums.py). numpy's recursion runs on an explicit stack (a recursive
+# compiled function does not survive numba's cache); numpy adds the sum to the identity
+# 0.0, so callers that mirror a reduction write 0.0 + pairwise_sum(...).
+#: numpy's block: a range of at most this many values is summed with 8 accumulators
+BLOCK = 128
+
+
+@njit(cache=True, error_model="numpy")
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's sum of ``a[lo:lo + n]``, ``n <= 128``: 8 accumulators (sequential below 8)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, error_model="numpy")
+def pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's pairwise sum of ``a[lo:lo + n]`` (``0.0 + pairwise_sum(a, 0, a.size)`` is
+    ``np.add.reduce(a)`` of a contiguous float64 row).
+
+    Parameters
+    ----------
+    a : numpy.ndarray
+        1-d float64 array.
+    lo, n : int
+        First index and number of values to add (``lo + n <= a.size``).
+
+    Returns
+    -------
+    float
+        The sum, in numpy's order: blocks of at most 128 values (:func:`_block_sum`), a
+        longer range split in two halves (the first a multiple of 8) and the halves' sums
+        added.
+    """
+    if n <= BLOCK:
+        return _block_sum(a, lo, n)
+    frames = np.empty((64, 3), dtype=np.int64)  # (first index, length, state) of each range
+    vals = np.empty(64)  # sums of the finished ranges still waiting for their sibling
+    top, nv = 0, 0
+    frames[0, 0], frames[0, 1], frames[0, 2] = lo, n, 0
+    while top >= 0:
+        lo_t, n_t = frames[top, 0], frames[top, 1]
+        if n_t <= BLOCK:
+            vals[nv] = _block_sum(a, lo_t, n_t)
+            nv += 1
+            top -= 1
+            continue
+        n2 = n_t // 2
+        n2 -= n2 % 8
+        state = frames[top, 2]
+        if state == 0:  # first half next
+            frames[top, 2] = 1
+            top += 1
+            frames[top, 0], frames[top, 1], frames[top, 2] = lo_t, n2, 0
+        elif state == 1:  # then the second half
+            frames[top, 2] = 2
+            top += 1
+            frames[top, 0], frames[top, 1], frames[top, 2] = lo_t + n2, n_t - n2, 0
+        else:  # both halves done: add them
+            vals[nv - 2] = vals[nv - 2] + vals[nv - 1]
+            nv -= 1
+            top -= 1
+    return vals[0]
+
+
+ONE_BLOCK = 1 << 62  #: ``block`` of :func:`einsum_dots` for the whole item axis
 
 
 @njit(cache=True, error_model="numpy")
@@ -185,7 +292,7 @@ def einsum_system_sums(mT: np.ndarray, D: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True, error_model="numpy")
 def _column_sums(X: np.ndarray, n: int, c: int, out: np.ndarray) -> None:
-    """``0.0 +`` numpy's sum of a block (``_numpy_sums._block_sum``) of each column ``q < c``
+    """``0.0 +`` numpy's sum of a block (:func:`_block_sum`) of each column ``q < c``
     of ``X[:n]`` (n <= 128): the row sums of the (draws, systems) arrays, for ``c`` draws at
     once."""
     if n < 8:
@@ -288,3 +395,61 @@ def segment_swap_r(prod: np.ndarray, n: np.ndarray, sa: np.ndarray, saa: np.ndar
                                          sy[j], syy[j])
             rb[j, d0 + q] = _pearson_one(n[j], sb[j] - mD, sbb[j] - mE, sbh[j] - mF,
                                          sy[j], syy[j])
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def einsum_dots(mT: np.ndarray, s: int, D: np.ndarray, j: int, lo: int, c: int, block: int,
+                acc0: np.ndarray, acc1: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    """``out[q]`` = the sum over items of ``mT[s, i, lo + q] * D[j, s, i]``, ``q < c``, in
+    einsum's order (see the module docstring): the item axis in blocks of ``block`` items
+    (``block`` >= the item count: one block), each block with the two-lane loop, the blocks
+    added in order to 0; ``acc0``/``acc1`` scratch of at least ``c`` values. The one loop of
+    the system sums of both the streamed draws (:func:`system_mask_sums`) and the pair
+    kernels (:func:`einsum_system_sums`, :func:`system_swap_r_masks`: one block, a chunk of
+    ``c`` draws from draw ``lo``)."""
+    n_items = D.shape[2]
+    for q in range(c):
+        out[q] = 0.0
+    for b0 in range(0, n_items, block):
+        hi = min(n_items, b0 + block)
+        for q in range(c):
+            acc0[q] = 0.0
+            acc1[q] = 0.0
+        i = b0
+        while hi - i >= 8:
+            d0, d1, d2, d3 = D[j, s, i], D[j, s, i + 1], D[j, s, i + 2], D[j, s, i + 3]
+            d4, d5, d6, d7 = D[j, s, i + 4], D[j, s, i + 5], D[j, s, i + 6], D[j, s, i + 7]
+            for q in range(c):
+                p = lo + q
+                acc0[q] = (((acc0[q] + mT[s, i + 6, p] * d6) + mT[s, i + 4, p] * d4)
+                           + mT[s, i + 2, p] * d2) + mT[s, i, p] * d0
+                acc1[q] = (((acc1[q] + mT[s, i + 7, p] * d7) + mT[s, i + 5, p] * d5)
+                           + mT[s, i + 3, p] * d3) + mT[s, i + 1, p] * d1
+            i += 8
+        while i < hi:
+            d0 = D[j, s, i]
+            for q in range(c):
+                acc0[q] = acc0[q] + mT[s, i, lo + q] * d0
+            if i + 1 < hi:
+                d1 = D[j, s, i + 1]
+                for q in range(c):
+                    acc1[q] = acc1[q] + mT[s, i + 1, lo + q] * d1
+            i += 2
+        for q in range(c):
+            out[q] = out[q] + (acc0[q] + acc1[q])
+
+
+@njit(cache=True, nogil=True, parallel=True, error_model="numpy")
+def system_mask_sums(mT: np.ndarray, D: np.ndarray, block: int,
+                     out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out[p, s, j]`` = sum over items of ``mT[s, i, p] * D[j, s, i]`` in einsum's order
+    (see the module docstring; :func:`einsum_dots` for each system and pair); ``mT`` the
+    (systems, items, draws) 0/1 masks as bytes."""
+    S, _, P = mT.shape
+    K = D.shape[0]
+    for t in prange(S * K):
+        s, j = t // K, t % K
+        acc0, acc1, tot = np.empty(P), np.empty(P), np.empty(P)
+        einsum_dots(mT, s, D, j, 0, P, block, acc0, acc1, tot)
+        for q in range(P):
+            out[q, s, j] = tot[q]

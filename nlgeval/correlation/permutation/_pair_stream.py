@@ -274,7 +274,7 @@ def _system_sums(mT: np.ndarray, D: np.ndarray, fused: bool, checked: dict) -> n
     the first chunk of every (draws, pairs) shape is summed by einsum and by the candidate
     orders (einsum's blocks of 8,192 items, one block); the first equal one serves every
     chunk of that shape, einsum itself when none is."""
-    from nlgeval.correlation.permutation._stream_kernels import ONE_BLOCK, system_mask_sums
+    from nlgeval.correlation.permutation._pair_kernels import ONE_BLOCK, system_mask_sums
 
     S, n_items, P = mT.shape
     out = np.empty((P, S, D.shape[0]))

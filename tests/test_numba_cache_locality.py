@@ -1,0 +1,152 @@
+"""A cached numba kernel calls only compiled functions of its own module.
+
+numba's on-disk cache (``cache=True``) keys a kernel's machine code on its own source file
+(modification time and size) and its own bytecode. A compiled helper it calls is compiled into
+it, but a change to the helper's file is not noticed: a kernel whose helper lives in another
+file keeps the old helper's machine code, and its old numbers, until its own cache is cleared.
+So every compiled function a cached kernel calls is defined in the kernel's module (a helper
+shared by several modules has one copy in each, kept identical by
+tests/test_numpy_sums.py).
+
+The walk imports every nlgeval module whose source mentions numba and follows, for each
+cached dispatcher, the global names its bytecode (and that of its nested functions) reads:
+a dispatcher, or an attribute of a module that is one, defined in another module is an offence.
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import importlib
+import pkgutil
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import nlgeval
+
+numba = pytest.importorskip("numba")
+from numba.core.caching import NullCache  # noqa: E402
+from numba.core.dispatcher import Dispatcher  # noqa: E402
+
+ROOT = Path(nlgeval.__file__).resolve().parent
+
+
+def numba_modules(package: types.ModuleType) -> list[str]:
+    """Names of the modules of ``package`` whose source mentions numba (the others cannot
+    define a kernel; importing all of them would start the web app's dependencies)."""
+    names = []
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        spec = importlib.util.find_spec(info.name)
+        origin = spec.origin if spec else None
+        if origin and origin.endswith(".py") and "numba" in Path(origin).read_text("utf-8"):
+            names.append(info.name)
+    return names
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _called(kernel: Dispatcher) -> Iterator[tuple[str, Dispatcher]]:
+    """The dispatchers ``kernel`` reads: globals, attributes of global modules, closures."""
+    func = kernel.py_func
+    for code in _codes(func.__code__):
+        ops = list(dis.get_instructions(code))
+        for k, op in enumerate(ops):
+            if op.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+                continue
+            obj = func.__globals__.get(op.argval)
+            if isinstance(obj, Dispatcher):
+                yield op.argval, obj
+            elif isinstance(obj, types.ModuleType) and k + 1 < len(ops) \
+                    and ops[k + 1].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                inner = getattr(obj, ops[k + 1].argval, None)
+                if isinstance(inner, Dispatcher):
+                    yield f"{op.argval}.{ops[k + 1].argval}", inner
+    for cell in func.__closure__ or ():
+        if isinstance(cell.cell_contents, Dispatcher):
+            yield cell.cell_contents.py_func.__name__, cell.cell_contents
+
+
+def cached_kernels(module_names: list[str]) -> list[tuple[str, Dispatcher]]:
+    """``(module.name, dispatcher)`` of every cached dispatcher defined in the modules."""
+    out = []
+    for name in module_names:
+        module = importlib.import_module(name)
+        for attr, obj in vars(module).items():
+            if isinstance(obj, Dispatcher) and obj.py_func.__module__ == name \
+                    and not isinstance(obj._cache, NullCache):  # cache=True
+                out.append((f"{name}.{attr}", obj))
+    return out
+
+
+def foreign_calls(kernels: list[tuple[str, Dispatcher]]) -> list[str]:
+    """``kernel -> helper (module)`` for each compiled helper from another module."""
+    offences = []
+    for where, kernel in kernels:
+        for label, helper in _called(kernel):
+            if helper.py_func.__module__ != kernel.py_func.__module__:
+                offences.append(f"{where} -> {label} ({helper.py_func.__module__})")
+    return list(dict.fromkeys(offences))  # a helper called twice is one offence
+
+
+def _decorated_cached(path: Path) -> int:
+    """How many functions of a file carry ``@njit(cache=True...)``/``@jit(cache=True...)``."""
+    count = 0
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                if isinstance(dec, ast.Call) and getattr(dec.func, "id", "") in ("njit", "jit") \
+                        and any(k.arg == "cache" and getattr(k.value, "value", False)
+                                for k in dec.keywords):
+                    count += 1
+    return count
+
+
+def test_cached_kernels_call_only_their_own_modules_compiled_functions() -> None:
+    kernels = cached_kernels(numba_modules(nlgeval))
+    # the walk sees every cached kernel the sources declare (none hidden from it)
+    declared = sum(_decorated_cached(p) for p in ROOT.rglob("*.py"))
+    assert len(kernels) == declared > 50
+    assert foreign_calls(kernels) == []
+
+
+def test_the_walk_finds_a_helper_from_another_module(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # the offence this file guards against, built in a throw-away package: it must be found,
+    # through a from-import, a module attribute and a nested function alike
+    pkg = tmp_path / "cachepkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", "utf-8")
+    (pkg / "helpers.py").write_text(
+        "from numba import njit\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n",
+        "utf-8")
+    (pkg / "kernels.py").write_text(
+        "from numba import njit\nfrom cachepkg import helpers\nfrom cachepkg.helpers import "
+        "twice\n\n@njit(cache=True)\ndef own(x):\n    return x + 1\n\n"
+        "@njit(cache=True)\ndef fine(x):\n    return own(x)\n\n"
+        "@njit(cache=True)\ndef direct(x):\n    return twice(x)\n\n"
+        "@njit(cache=True)\ndef by_module(x):\n    return helpers.twice(x)\n\n"
+        "@njit(cache=True)\ndef nested(x):\n    def inner(y):\n        return twice(y)\n"
+        "    return inner(x)\n", "utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        package = importlib.import_module("cachepkg")
+        kernels = cached_kernels(numba_modules(package))
+        assert sorted(k for k, _ in kernels) == [
+            "cachepkg.helpers.twice", "cachepkg.kernels.by_module", "cachepkg.kernels.direct",
+            "cachepkg.kernels.fine", "cachepkg.kernels.nested", "cachepkg.kernels.own"]
+        assert foreign_calls(kernels) == [
+            "cachepkg.kernels.direct -> twice (cachepkg.helpers)",
+            "cachepkg.kernels.by_module -> helpers.twice (cachepkg.helpers)",
+            "cachepkg.kernels.nested -> twice (cachepkg.helpers)"]
+    finally:
+        for name in [m for m in sys.modules if m == "cachepkg" or m.startswith("cachepkg.")]:
+            del sys.modules[name]
