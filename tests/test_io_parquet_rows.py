@@ -111,3 +111,18 @@ def test_unreadable_parquet_is_one_line(tmp_path: Path) -> None:
         read_table(path, ["system"])
     assert str(err.value).startswith(f"{path}: cannot read as Parquet: ")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("fmt", "row"), [("csv", 1), ("parquet", None)])
+def test_score_and_ratings_files_name_the_header_row_only_where_there_is_one(
+        tmp_path: Path, fmt: str, row: int | None) -> None:
+    from nlgeval.scores import ratings_corpus, read_scores
+
+    no_metric = _write(tmp_path, fmt, [{"system": "A", "item": "1"}])
+    with pytest.raises(InputError, match="no metric columns") as err:
+        read_scores(no_metric)
+    assert err.value.row == row
+    no_score = _write(tmp_path, fmt, [{"system": "A", "item": "1", "criterion": "fluency"}])
+    with pytest.raises(InputError, match="missing score") as err:
+        ratings_corpus(no_score)
+    assert err.value.row == row

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
-from nlgeval.io import ROW
+from nlgeval.io import ROW, header_row
 from nlgeval.io.typed import arrow_memory_errors
 from nlgeval.results import Result
 from nlgeval.scores._checks import (
@@ -81,14 +81,14 @@ def _long_from_wide(
     if "higher_is_better" in cols:
         raise InputError("a 'higher_is_better' column needs the long shape (system, item, "
                          "metric, score, higher_is_better); for a wide file use "
-                         "--lower-is-better NAME", file=file, row=1 if file else None,
+                         "--lower-is-better NAME", file=file, row=header_row(file),
                          column="higher_is_better")
     metric_cols = [c for c in cols if c not in ("system", "item", *META_COLUMNS)]
     if metric == "score" or (metric and metric_cols == ["score"]):
         metric_cols = ["score"]
     if not metric_cols:
         raise InputError("no metric columns: a wide score file has system, item and one "
-                         "column per metric", file=file, row=1 if file else None)
+                         "column per metric", file=file, row=header_row(file))
     meta = row_metadata(df, file, ROW)
     parts = []
     for c in metric_cols:
@@ -158,7 +158,7 @@ def tidy_scores(
         raise InputError(
             "a score file needs a 'system' column (wide: system, item, <metric>...; long: "
             f"system, item, metric, score); found: {', '.join(cols) or 'none'}",
-            file=file, row=1 if file is not None else None)
+            file=file, row=header_row(file))
     refuse_misspelt_key(df, cols, file)
     if "item" not in df.columns:
         df["item"] = ""

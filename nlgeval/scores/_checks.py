@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.io import header_row
 
 
 def _locate(df: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
@@ -22,8 +23,8 @@ def _locate(df: pd.DataFrame, mask: np.ndarray) -> dict[str, Any]:
 def _check_no_builtin_names(scores: pd.DataFrame, metrics: Sequence[str],
                             builtin: Collection[str]) -> None:
     """An external metric may not share a (case-insensitive) name with a metric computed in
-    the same study; the error points at the name: a wide file's column header (row 1), a long
-    file's ``metric`` cell."""
+    the same study; the error points at the name: a wide file's column header (row 1 of a
+    CSV/TSV file, no row of a Parquet or JSONL file), a long file's ``metric`` cell."""
     lower_builtin = {b.lower(): b for b in builtin}
     for m in metrics:
         if m.lower() in lower_builtin:
@@ -37,7 +38,7 @@ def _check_no_builtin_names(scores: pd.DataFrame, metrics: Sequence[str],
                 f"('{lower_builtin[m.lower()]}'); rename the "
                 f"{'column' if wide else 'metric'} (e.g. '{m}_ext') or leave the built-in "
                 "metric out of --metrics", file=loc["file"],
-                row=1 if wide and loc["file"] else loc["row"], column=col)
+                row=header_row(loc["file"]) if wide and loc["file"] else loc["row"], column=col)
 
 
 def _check_known_systems(scores: pd.DataFrame, outputs: pd.DataFrame) -> None:

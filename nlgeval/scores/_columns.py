@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
+from nlgeval.io import header_row
 from nlgeval.scores._parse import MISSING_TOKENS
 
 #: Columns of a score file that are not metric scores.
@@ -165,7 +166,7 @@ def refuse_misspelt_key(frame: pd.DataFrame, cols: list[str], file: str | Path |
     why = ("without an 'item' column every score is read as a system-level score"
            if key == "item" else "a long file needs both a 'metric' and a 'score' column")
     raise InputError(f"no '{key}' column: did you mean '{key}'? (rename it: {why})",
-                     file=file, row=1 if file is not None else None, column=col)
+                     file=file, row=header_row(file), column=col)
 
 
 def row_metadata(df: pd.DataFrame, file: str | Path | None, row_col: str) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from nlgeval.corpus import Corpus, CorpusInfo, Criterion
 from nlgeval.errors import InputError
-from nlgeval.io import ROW
+from nlgeval.io import ROW, header_row
 from nlgeval.io.typed import arrow_memory_errors, header_names, tidy_categorical
 from nlgeval.scores._columns import parse_flags
 from nlgeval.scores._parse import _read_maybe_gzip, _to_float
@@ -58,7 +58,7 @@ def ratings_corpus(ratings: str | Path | pd.DataFrame, *, name: str | None = Non
     if miss:
         raise InputError(f"a ratings table needs columns system, item, criterion, score "
                          f"(rater optional); missing {', '.join(miss)} (found: "
-                         f"{', '.join(present) or 'none'})", file=file, row=1 if file else None)
+                         f"{', '.join(present) or 'none'})", file=file, row=header_row(file))
     df, notes = _without_practice_and_checks(df, file)
     if "rater" not in df.columns:
         df["rater"] = pd.Categorical.from_codes(np.zeros(len(df), dtype=np.int8),
