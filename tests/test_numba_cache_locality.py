@@ -11,6 +11,12 @@ tests/test_numpy_sums.py).
 The walk imports every nlgeval module whose source mentions numba and follows, for each
 cached dispatcher, the global names its bytecode (and that of its nested functions) reads:
 a dispatcher, or an attribute of a module that is one, defined in another module is an offence.
+
+Module-level constants are compiled in the same way (numba freezes a global's value into the
+kernel) and go stale the same way. The two rules every coefficient shares, ``MIN_PAIRS`` and
+``CONSTANT_RTOL`` (``nlgeval.correlation._constant``), are read by kernels of several modules on
+purpose (one rule, one definition; its docstring says to clear the caches after changing one);
+any other constant a cached kernel takes from another nlgeval module is an offence.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import ast
 import dis
 import importlib
+import inspect
 import pkgutil
 import sys
 import types
@@ -25,12 +32,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from numba.core.caching import NullCache
+from numba.core.dispatcher import Dispatcher
 
 import nlgeval
-
-numba = pytest.importorskip("numba")
-from numba.core.caching import NullCache  # noqa: E402
-from numba.core.dispatcher import Dispatcher  # noqa: E402
 
 ROOT = Path(nlgeval.__file__).resolve().parent
 
@@ -97,6 +102,29 @@ def foreign_calls(kernels: list[tuple[str, Dispatcher]]) -> list[str]:
     return list(dict.fromkeys(offences))  # a helper called twice is one offence
 
 
+#: Constants cached kernels may read from another module (see the module docstring).
+SHARED_CONSTANTS = {"MIN_PAIRS", "CONSTANT_RTOL"}
+
+
+def foreign_constants(kernels: list[tuple[str, Dispatcher]]) -> dict[str, set[str]]:
+    """Name -> kernels, for each non-callable global a kernel reads that its module imports
+    from another module of its package (``from nlgeval... import NAME``)."""
+    out: dict[str, set[str]] = {}
+    for where, kernel in kernels:
+        module = sys.modules[kernel.py_func.__module__]
+        top = module.__name__.split(".")[0]
+        imported = {a.asname or a.name for node in ast.walk(ast.parse(inspect.getsource(module)))
+                    if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0]
+                    == top for a in node.names}
+        for code in _codes(kernel.py_func.__code__):
+            for op in dis.get_instructions(code):
+                obj = kernel.py_func.__globals__.get(op.argval)
+                if op.opname == "LOAD_GLOBAL" and op.argval in imported and not callable(obj) \
+                        and not isinstance(obj, types.ModuleType):
+                    out.setdefault(op.argval, set()).add(where)
+    return out
+
+
 def _decorated_cached(path: Path) -> int:
     """How many functions of a file carry ``@njit(cache=True...)``/``@jit(cache=True...)``."""
     count = 0
@@ -118,6 +146,15 @@ def test_cached_kernels_call_only_their_own_modules_compiled_functions() -> None
     assert foreign_calls(kernels) == []
 
 
+def test_cached_kernels_read_only_the_shared_constants_of_other_modules() -> None:
+    found = foreign_constants(cached_kernels(numba_modules(nlgeval)))
+    assert set(found) == SHARED_CONSTANTS, found  # a stale entry fails too
+    from nlgeval.correlation import _constant
+
+    for name in SHARED_CONSTANTS:  # defined once, where the cache warning is
+        assert name in vars(_constant) and "clear" in (_constant.__doc__ or "")
+
+
 def test_the_walk_finds_a_helper_from_another_module(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     # the offence this file guards against, built in a throw-away package: it must be found,
@@ -126,11 +163,12 @@ def test_the_walk_finds_a_helper_from_another_module(tmp_path: Path,
     pkg.mkdir()
     (pkg / "__init__.py").write_text("", "utf-8")
     (pkg / "helpers.py").write_text(
-        "from numba import njit\n\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n",
+        "from numba import njit\n\nSTEP = 3\n\n@njit(cache=True)\ndef twice(x):\n"
+        "    return 2 * x\n",
         "utf-8")
     (pkg / "kernels.py").write_text(
         "from numba import njit\nfrom cachepkg import helpers\nfrom cachepkg.helpers import "
-        "twice\n\n@njit(cache=True)\ndef own(x):\n    return x + 1\n\n"
+        "STEP, twice\n\n@njit(cache=True)\ndef own(x):\n    return x + STEP\n\n"
         "@njit(cache=True)\ndef fine(x):\n    return own(x)\n\n"
         "@njit(cache=True)\ndef direct(x):\n    return twice(x)\n\n"
         "@njit(cache=True)\ndef by_module(x):\n    return helpers.twice(x)\n\n"
@@ -147,6 +185,7 @@ def test_the_walk_finds_a_helper_from_another_module(tmp_path: Path,
             "cachepkg.kernels.direct -> twice (cachepkg.helpers)",
             "cachepkg.kernels.by_module -> helpers.twice (cachepkg.helpers)",
             "cachepkg.kernels.nested -> twice (cachepkg.helpers)"]
+        assert foreign_constants(kernels) == {"STEP": {"cachepkg.kernels.own"}}
     finally:
         for name in [m for m in sys.modules if m == "cachepkg" or m.startswith("cachepkg.")]:
             del sys.modules[name]

@@ -9,6 +9,11 @@ equal or differ by rounding only is constant, for every coefficient), and
 fewest complete pairs of a defined coefficient, is here so that compiled kernels can read it
 without importing :mod:`nlgeval.correlation.coefficients`. Re-exported by
 :mod:`nlgeval.correlation.coefficients`, whose docstring states the rules.
+
+Compiled kernels of other modules read :data:`MIN_PAIRS` and :data:`CONSTANT_RTOL` as constants
+frozen into their machine code, and numba's on-disk cache of a kernel does not notice a change
+to another file: after changing either value, clear the numba caches (the ``*.nbi``/``*.nbc``
+files in the ``__pycache__`` folders under ``nlgeval/correlation``).
 """
 
 from __future__ import annotations
