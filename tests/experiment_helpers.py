@@ -115,7 +115,8 @@ def free_port() -> int:
 
 @dataclass
 class ServerProcess:
-    """``nlgeval serve`` in a child process (so it can be SIGKILLed)."""
+    """``nlgeval serve`` in a child process (so it can be SIGKILLed). ``port`` 0: a free one,
+    chosen when the server starts."""
 
     directory: Path
     port: int
@@ -130,7 +131,27 @@ class ServerProcess:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30) -> ServerProcess:
+    def start(self, timeout: float = 60) -> ServerProcess:
+        """Start the server and wait until it answers ``/healthz`` (``RuntimeError`` when it
+        exits, or does not answer within ``timeout`` seconds: generous, a loaded machine
+        takes a while to import everything). A port found free can be bound by any other
+        process before the server binds it: with ``port`` 0 another free port is then tried,
+        a given port (a restart on the same address) is tried again until the deadline."""
+        deadline = time.monotonic() + timeout
+        pick = self.port == 0
+        while True:
+            if pick:
+                self.port = free_port()
+            if self._spawn_and_wait(deadline):
+                return self
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"port {self.port} stayed in use: {self.log.read_text()}")
+            if not pick:
+                time.sleep(0.5)
+
+    def _spawn_and_wait(self, deadline: float) -> bool:
+        """One attempt: True once the server answers; False when it exited because its port
+        was taken; ``RuntimeError`` when it exited otherwise or did not answer in time."""
         import requests
 
         cmd = [sys.executable, "-c", "from nlgeval.cli import main; main()", "serve",
@@ -142,14 +163,16 @@ class ServerProcess:
         fh = open(self.log, "w")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
                                      env={**os.environ, "CI": "1", **self.env})
-        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                if "Address already in use" in self.log.read_text():
+                    return False
                 raise RuntimeError(f"server exited: {self.log.read_text()}")
-            try:  # a long read timeout: the port is bound before the workers start, and
+            try:  # read until the deadline: the port is bound before the workers start, and
                 # a poll given up on would still be served later (and counted by tests)
-                if requests.get(self.base + "/healthz", timeout=(1, 20)).status_code == 200:
-                    return self
+                wait = max(1.0, deadline - time.monotonic())
+                if requests.get(self.base + "/healthz", timeout=(1, wait)).status_code == 200:
+                    return True
             except requests.RequestException:
                 time.sleep(0.1)
         self.stop()
@@ -172,7 +195,7 @@ class ServerProcess:
 
 @contextmanager
 def running_server(directory: Path, **kw: object) -> Iterator[ServerProcess]:
-    srv = ServerProcess(directory, free_port(), **kw).start()  # type: ignore[arg-type]
+    srv = ServerProcess(directory, 0, **kw).start()  # type: ignore[arg-type]
     try:
         yield srv
     finally:
@@ -405,7 +428,11 @@ def delivered(page: Any, event: str = "click", timeout: float = 15.0) -> Iterato
         document.addEventListener(ev, () => { window.__nlgevalSeen = true; },
                                   {once: true, capture: true}); }""", event)
     yield
-    wait_until(page, "window.__nlgevalSeen === true", timeout)
+    try:
+        wait_until(page, "window.__nlgevalSeen === true", timeout)
+    except AssertionError:
+        raise AssertionError(f"timed out after {timeout:g} s: the page never got a {event!r} "
+                             "event") from None
 
 
 def tab_until(page: Any, expression: str, limit: int = 40, timeout: float = 15.0) -> None:

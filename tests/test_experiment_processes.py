@@ -22,7 +22,6 @@ import requests
 from experiment_helpers import (
     HttpEvaluator,
     ServerProcess,
-    free_port,
     join_as,
     race_submit,
     write_experiment,
@@ -45,7 +44,7 @@ join_limit = 0
 
 def _timed_server(d: Path, processes: int = 2) -> ServerProcess:
     """A server whose processes each report the requests they served (server timing)."""
-    return ServerProcess(d, free_port(), threads=4, processes=processes,
+    return ServerProcess(d, 0, threads=4, processes=processes,
                          env={"NLGEVAL_SERVER_TIMING": str(d / "timing.json")}).start()
 
 
@@ -163,7 +162,7 @@ def test_worker_dying_stops_the_others_and_is_reported() -> None:
 def test_workers_do_not_outlive_a_killed_parent(tmp_path: Path) -> None:
     d = write_experiment(tmp_path / "orphans", evaluators=3)
     create_experiment(d)
-    srv = ServerProcess(d, free_port(), threads=2, processes=2).start()
+    srv = ServerProcess(d, 0, threads=2, processes=2).start()
     assert srv.proc is not None
     children = [int(p) for p in
                 Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children").read_text().split()

@@ -16,7 +16,6 @@ import pytest
 from experiment_helpers import (
     HttpEvaluator,
     ServerProcess,
-    free_port,
     race_submit,
     write_experiment,
 )
@@ -88,7 +87,7 @@ def test_load_50_concurrent_evaluators_no_lost_or_duplicated_judgements(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     d, tokens = _make(tmp_path)
-    srv = ServerProcess(d, free_port(), threads=8).start()
+    srv = ServerProcess(d, 0, threads=8).start()
     try:
         evs = [HttpEvaluator(srv.base, t) for t in tokens]
         # a frantic 8-fold submit of one trial: all redirected, stored once
@@ -120,8 +119,8 @@ def test_crash_sigkill_mid_load_keeps_every_acknowledged_judgement_and_50_resume
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     d, tokens = _make(tmp_path)
-    port = free_port()
-    srv = ServerProcess(d, port, threads=8).start()
+    srv = ServerProcess(d, 0, threads=8).start()  # a free port, kept for the restart
+    port = srv.port
     evs = [HttpEvaluator(srv.base, t) for t in tokens]
     stop = threading.Event()
 
