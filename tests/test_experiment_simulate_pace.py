@@ -80,6 +80,9 @@ def test_dry_run_times_are_the_drawn_ones(tmp_path: Path, monkeypatch: pytest.Mo
 
     real = sim.answer_time_ms
     monkeypatch.setattr(sim, "answer_time_ms", spy)
+    slept: list[float] = []  # waiting for real, seen whatever the machine's load
+    real_sleep = time.sleep
+    monkeypatch.setattr(sim.time, "sleep", lambda s: (slept.append(s), real_sleep(s))[1])
     t0 = time.perf_counter()
     r = sim.simulate_experiment(d, evaluators=6, seed=2, behaviour="spammer=2")
     wall_ms = (time.perf_counter() - t0) * 1000
@@ -110,6 +113,7 @@ def test_dry_run_times_are_the_drawn_ones(tmp_path: Path, monkeypatch: pytest.Mo
     assert next(pages, None) is None
     assert {w for _b, w, _ms in drawn if w} >= {12 + 4}  # 12 words + "input data of iK"
     assert wall_ms < sum(ms for *_, ms in drawn) / 3  # nobody waited for real
+    assert sum(slept) < 0.5, slept
     # the simulated time: each evaluator's session on their own clock is the time drawn for
     # their pages plus the real time of their requests (rounded to 0.1 s); the run's
     # simulated time spans the longest session, the evaluators' time adds them up
@@ -118,7 +122,12 @@ def test_dry_run_times_are_the_drawn_ones(tmp_path: Path, monkeypatch: pytest.Mo
             ).all(), (sim_s, drawn_s)
     assert abs(r.evaluator_seconds - sim_s.sum()) <= 0.06 * (len(sim_s) + 1)
     assert sim_s.max() - 0.06 <= r.simulated_seconds <= sim_s.max() + wall_s + 0.06
-    assert r.simulated_seconds > 10 * r.seconds  # the real time is printed apart
+    # the real time is reported apart: the real time, not the simulated one; and the run did
+    # not wait (a run that waited would take at least its longest simulated session). Not a
+    # fixed speed-up (was "> 10x"): a loaded 2-core machine stretched this 0.5 s-CPU run to
+    # 3 s wall (10x = 31 s of 93) and could stretch it further
+    assert r.seconds <= wall_s + 0.01
+    assert r.simulated_seconds > 2 * r.seconds
 
 
 def test_cli_prints_the_simulated_and_the_real_time(tmp_path: Path) -> None:
@@ -127,8 +136,10 @@ def test_cli_prints_the_simulated_and_the_real_time(tmp_path: Path) -> None:
     import re
 
     d = _study(tmp_path, words=12)
+    t0 = time.perf_counter()
     res = CliRunner().invoke(cli_app, ["experiment", "simulate", str(d), "--evaluators", "3",
                                        "--seed", "4"])
+    wall = time.perf_counter() - t0
     assert res.exit_code == 0, res.output
     m = re.search(r"simulated time ((?:\d+ h )?(?:\d+ min )?[\d.]+ s), "
                   r"((?:\d+ h )?(?:\d+ min )?[\d.]+ s) of evaluators' time; "
@@ -149,7 +160,9 @@ def test_cli_prints_the_simulated_and_the_real_time(tmp_path: Path) -> None:
     span, person, real = secs(m.group(1)), secs(m.group(2)), float(m.group(3))
     assert span >= on_task.max() - 0.5 and person >= on_task.sum() - 1.5
     assert person <= on_task.sum() + 3 * real + 60 * 3  # + the questionnaire pages
-    assert span > 10 * real
+    assert real <= wall + 0.05  # the real time printed is the real time, apart from ...
+    assert span > 2 * real  # ... the simulated one (a run that waited: span <= real); not a
+    # fixed speed-up (was "> 10x": under load 0.4 s of CPU took 2.9 s of 7.5 allowed)
     assert sim.format_duration(3725.2) == "1 h 2 min 5 s"
 
 
