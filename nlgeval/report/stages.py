@@ -103,16 +103,22 @@ def criterion_matrices(prep: PreparedScores, criterion: str) -> CriterionMatrice
     oriented, missing = {}, {}
     human = None
     for metric in metrics:
-        mcodes = by.get(metric)
+        # each metric's codes let go once used (taken out of `by`; no name kept into the
+        # next metric's coding): one metric's codes alive at a time, not two
+        mcodes = by.pop(metric, None)
         if mcodes is None:  # coded on its own (a large study, or the error of a duplicate)
             seg = prep.segments
             mcodes = frame_codes(seg.loc[seg["metric"] == metric, ["system", "item", "score"]])
         mats = mcodes.matrices(hcodes or frame_codes(hcrit, "human"), prep.systems,
                                prep.rated_items)
-        sign = 1.0 if prep.higher_is_better.get(metric, True) else -1.0
-        oriented[metric] = sign * mats.metric
-        missing[metric] = mats.missing
-        human = mats.human
+        del mcodes
+        X = mats.metric  # a new matrix of mats' own: oriented in place, not copied
+        if not prep.higher_is_better.get(metric, True):
+            np.multiply(X, -1.0, out=X)  # sign * X, the same floats
+        oriented[metric], missing[metric] = X, mats.missing
+        if human is None:  # every metric's human matrix is the same: the first one kept
+            human = mats.human
+        del mats, X
     if human is None:  # every metric is bound to another criterion
         human = score_matrices(prep.segments.iloc[:0][["system", "item", "score"]], hcrit,
                                systems=prep.systems, items=prep.rated_items).human
