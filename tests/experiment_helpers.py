@@ -358,18 +358,19 @@ def writers_order(store_a: object, store_b: object) -> list[str]:
     (like two server processes)."""
     import threading
 
-    entered, release = threading.Event(), threading.Event()
+    entered, trying, release = threading.Event(), threading.Event(), threading.Event()
     order: list[str] = []
 
     def a() -> None:
         with store_a.write() as s:  # type: ignore[attr-defined]
             store_a.serialize(s)  # type: ignore[attr-defined]
             entered.set()
-            release.wait(10)
+            release.wait(60)  # set once b waits for the write: 60 s only bounds a hang
             order.append("a ends")  # then commits
 
     def b() -> None:
-        entered.wait(10)
+        entered.wait(60)
+        trying.set()
         with store_b.write() as s:  # type: ignore[attr-defined]
             store_b.serialize(s)  # type: ignore[attr-defined]
             order.append("b in")
@@ -377,12 +378,24 @@ def writers_order(store_a: object, store_b: object) -> list[str]:
     ta, tb = threading.Thread(target=a), threading.Thread(target=b)
     ta.start()
     tb.start()
+    trying.wait(60)  # b is about to ask for the write: give it time to get (and wait) there
     time.sleep(0.5)
     order.append("released")
     release.set()
-    ta.join(20)
-    tb.join(20)
+    ta.join(60)
+    tb.join(60)
     return order
+
+
+def spin_until(condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
+    """Poll ``condition()`` (every millisecond) until it is truthy: for a test that waits for
+    its own threads to reach a state. ``AssertionError`` naming ``what`` after ``timeout``
+    seconds, instead of spinning for ever when the product never gets there."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting until {what}")
+        time.sleep(0.001)
 
 
 def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:

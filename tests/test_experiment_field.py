@@ -12,7 +12,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from experiment_helpers import answer_form, csrf_of, form_action, inputs, write_experiment
+from experiment_helpers import (
+    answer_form,
+    csrf_of,
+    form_action,
+    inputs,
+    spin_until,
+    write_experiment,
+)
 from typer.testing import CliRunner
 
 from nlgeval.cli import app as cli_app
@@ -630,7 +637,6 @@ def test_group_commit_batches_concurrent_writers_and_isolates_failures(tmp_path:
     """Jobs queued while a transaction holds SQLite's write lock are committed together in
     the next one; each caller gets its own result (or its own exception) after the commit."""
     import threading
-    import time
 
     from sqlalchemy import text
 
@@ -641,7 +647,7 @@ def test_group_commit_batches_concurrent_writers_and_isolates_failures(tmp_path:
         gate = threading.Event()
 
         def slow_first(s) -> int:  # noqa: ANN001
-            gate.wait(10)  # hold the write lock until the others have queued
+            gate.wait(60)  # hold the write lock until the others have queued (set then)
             s.execute(text("INSERT INTO t VALUES (0)"))
             return 0
 
@@ -661,16 +667,14 @@ def test_group_commit_batches_concurrent_writers_and_isolates_failures(tmp_path:
 
         first = threading.Thread(target=call, args=(0,))
         first.start()
-        while not store._lock.locked():  # type: ignore[union-attr]
-            time.sleep(0.001)
+        spin_until(store._lock.locked, "job 0 holds the write lock")  # type: ignore[union-attr]
         others = [threading.Thread(target=call, args=(k,)) for k in range(1, 9)]
         for t in others:
             t.start()
-        while store._jobs.qsize() < 8:
-            time.sleep(0.001)
+        spin_until(lambda: store._jobs.qsize() >= 8, "jobs 1..8 have queued")
         gate.set()
         for t in [first, *others]:
-            t.join(20)
+            t.join(60)
         assert results == {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: "IntegrityError", 6: 6, 7: 7, 8: 8}
         with store.read() as s:
             assert sorted(r[0] for r in s.execute(text("SELECT k FROM t"))) == [0, 1, 2, 3, 4, 6,
@@ -683,7 +687,6 @@ def test_group_commit_batches_concurrent_writers_and_isolates_failures(tmp_path:
 
 def test_group_commit_counts_a_shared_transaction(tmp_path: Path) -> None:
     import threading
-    import time
 
     from sqlalchemy import text
 
@@ -693,19 +696,17 @@ def test_group_commit_counts_a_shared_transaction(tmp_path: Path) -> None:
             s.execute(text("CREATE TABLE t (k INTEGER PRIMARY KEY)"))
         gate = threading.Event()
         ths = [threading.Thread(target=store.commit, args=(
-            (lambda s, k=k: (gate.wait(10) if k == 0 else None,
+            (lambda s, k=k: (gate.wait(60) if k == 0 else None,
                              s.execute(text("INSERT INTO t VALUES (:k)"), {"k": k}))),))
             for k in range(6)]
         ths[0].start()
-        while not store._lock.locked():  # type: ignore[union-attr]
-            time.sleep(0.001)
+        spin_until(store._lock.locked, "job 0 holds the write lock")  # type: ignore[union-attr]
         for t in ths[1:]:
             t.start()
-        while store._jobs.qsize() < 5:
-            time.sleep(0.001)
+        spin_until(lambda: store._jobs.qsize() >= 5, "jobs 1..5 have queued")
         gate.set()
         for t in ths:
-            t.join(20)
+            t.join(60)
         assert store.batches == 2 and store.batched_jobs == 6  # 1, then the 5 queued at once
         with store.read() as s:
             assert s.execute(text("SELECT count(*) FROM t")).scalar() == 6
