@@ -85,6 +85,14 @@ def test_metric_named_like_item_is_a_metric(tmp_path: Path, name: str, text: str
 def test_metric_named_like_item_from_python_frame() -> None:
     frame = pd.DataFrame({"system": ["A", "B"], "iter": [0.31, 0.52]})
     assert tidy_scores(frame)["metric"].tolist() == ["iter", "iter"]
+    # pandas' nullable integers: a missing cell is missing, not an error
+    frame = pd.DataFrame({"system": ["A", "B"], "iter": pd.array([3, None], dtype="Int64")})
+    got = tidy_scores(frame)
+    assert got["metric"].tolist() == ["iter", "iter"] and got["score"].isna().tolist() == [
+        False, True]
+    frame["itme"] = pd.array([1, 1], dtype="Int64")  # the same id under A and B
+    with pytest.raises(InputError, match=r"column 'itme': no 'item' column: did you mean"):
+        tidy_scores(frame.drop(columns="iter"))
 
 
 # a key column by name (any values), or by spelling with values that are ids

@@ -74,7 +74,7 @@ def numbers_or_text(values: pd.Series) -> tuple[np.ndarray, bool]:
     ([1.0, nan, nan, 2.5], True)
     """
     if values.dtype.kind in "fiu":
-        return values.to_numpy(dtype=float), False
+        return values.to_numpy(dtype=float, na_value=np.nan), False
     raw = values.astype(str).str.strip()
     missing = values.isna().to_numpy() | raw.str.lower().isin(MISSING_TOKENS).to_numpy()
     num = pd.to_numeric(raw.where(~missing), errors="coerce").to_numpy(dtype=float)
