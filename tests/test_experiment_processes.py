@@ -195,7 +195,7 @@ def test_one_process_serves_and_reports_its_timing(tmp_path: Path) -> None:
     create_experiment(d)
     srv = _timed_server(d, processes=1)
     try:
-        assert requests.get(srv.base + "/healthz", timeout=5).text == "ok"
+        assert requests.get(srv.base + "/healthz", timeout=30).text == "ok"
     finally:
         srv.stop()
     assert _served_per_process(d) == [2]  # the start-up health check and ours

@@ -37,7 +37,7 @@ def _served(proxies: int) -> Iterator[int]:
 
 
 def _seen(port: int, forwarded: str | None) -> str:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)  # a loaded machine
     try:
         conn.request("GET", "/_seen", headers={"X-Forwarded-For": forwarded} if forwarded
                      else {})
