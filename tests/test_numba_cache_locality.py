@@ -131,10 +131,12 @@ def _decorated_cached(path: Path) -> int:
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.FunctionDef):
             for dec in node.decorator_list:
-                if isinstance(dec, ast.Call) and getattr(dec.func, "id", "") in ("njit", "jit") \
-                        and any(k.arg == "cache" and getattr(k.value, "value", False)
-                                for k in dec.keywords):
-                    count += 1
+                if not isinstance(dec, ast.Call):
+                    continue
+                name = getattr(dec.func, "id", None) or getattr(dec.func, "attr", "")  # numba.njit
+                cached = any(k.arg == "cache" and getattr(k.value, "value", False)
+                             for k in dec.keywords)
+                count += name in ("njit", "jit") and cached
     return count
 
 
