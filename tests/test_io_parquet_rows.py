@@ -126,3 +126,14 @@ def test_score_and_ratings_files_name_the_header_row_only_where_there_is_one(
     with pytest.raises(InputError, match="missing score") as err:
         ratings_corpus(no_score)
     assert err.value.row == row
+
+
+@pytest.mark.parametrize(("fmt", "row"), [("csv", 1), ("parquet", None)])
+def test_triangle_responses_without_an_answer_column(tmp_path: Path, fmt: str,
+                                                     row: int | None) -> None:
+    from nlgeval.triangle.analysis import responses_to_correct
+
+    path = _write(tmp_path, fmt, [{"judge": "j1", "answer": "1"}])
+    with pytest.raises(InputError, match="expected a 0/1 'correct' column") as err:
+        responses_to_correct(read_table(path), file=path)
+    assert err.value.row == row

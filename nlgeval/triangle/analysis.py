@@ -37,7 +37,7 @@ from pandas import DataFrame
 from scipy import stats
 
 from nlgeval.errors import InputError
-from nlgeval.io import ROW, row_of
+from nlgeval.io import ROW, header_row, row_of
 from nlgeval.results import ConfidenceInterval, StatResult
 from nlgeval.triangle.critical import (
     P_GUESS,
@@ -330,7 +330,7 @@ def responses_to_correct(
             f"expected a 0/1 'correct' column or tidy ratings with 'criterion' and 'score' "
             f"(missing '{missing}'; found: {found})",
             file=file,
-            row=1 if file is not None else None,
+            row=header_row(file),
         )
     if df.empty:
         raise InputError("no triangle answers left after dropping practice trials", file=file)
