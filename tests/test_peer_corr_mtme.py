@@ -16,8 +16,10 @@ reproduces it, nlgeval's default through an independent closed form.
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -322,3 +324,34 @@ def test_assign_ranks_alpha_one_is_refused() -> None:
     from nlgeval.errors import InputError
     with pytest.raises(InputError, match="alpha"):
         assign_ranks({"a": 1.0, "b": 0.5}, {("a", "b"): 1.0}, alpha=1.0)
+
+
+def test_tie_calibration_ties_at_the_maximum_are_decided_exactly() -> None:
+    # Values from MTME's own code (commit 68a481a, stats.KendallWithTiesOpt(gold, metric,
+    # variant='acc23', num_sys=3, average_by='item', sample_rate=1.0), run for this test):
+    # (0.4444444444444446, epsilon 2.0). Thresholds 0 and 2 both give 4/9 exactly; MTME's
+    # float sums put eps = 2 two ulps higher, so its argmax ("the smallest maximiser")
+    # takes 2. nlgeval decides ties at the maximum in exact arithmetic (documented) and
+    # returns the smallest, 0.
+    gold = np.array([[3.0, 1.0, 1.0], [2.0, 3.0, 3.0], [3.0, 1.0, 1.0]])
+    metric = np.array([[1.0, 2.0, 2.0], [0.0, 2.0, 2.0], [3.0, 2.0, 0.0]])
+
+    def exact_acc23(eps: float) -> Fraction:   # pairs enumerated per item (column)
+        per_item = []
+        for j in range(3):
+            agree = n = 0
+            for a, b in itertools.combinations(range(3), 2):
+                dh, dm = gold[a, j] - gold[b, j], metric[a, j] - metric[b, j]
+                tied_m = abs(dm) <= eps
+                agree += (dh == 0 and tied_m) or (not tied_m and dh * dm > 0)
+                n += 1
+            per_item.append(Fraction(agree, n))
+        return sum(per_item, Fraction(0)) / 3
+
+    assert exact_acc23(0.0) == exact_acc23(2.0) == Fraction(4, 9)
+    assert exact_acc23(1.0) < Fraction(4, 9)
+    res = tie_calibration(metric, gold, "item")
+    assert res.epsilon == 0.0
+    assert res.statistic == pytest.approx(4 / 9, abs=1e-15)
+    assert acc_eq(metric, gold, "item", epsilon=2.0).statistic == pytest.approx(4 / 9,
+                                                                                abs=1e-15)
