@@ -188,3 +188,37 @@ def test_correlation_effects_names_columns_in_another_case() -> None:
     with pytest.raises(InputError) as err:  # nothing to suggest: no hint
         correlation_effects(pd.DataFrame({"study": ["a"], "r": [0.5]}))
     assert "did you mean" not in str(err.value)
+
+
+def test_other_exits_as_in_standalone_mode(monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str],
+                                           as_console_script: None) -> None:
+    """What typer's standalone mode did for the rest stays: ``typer.Exit(code)`` ends with that
+    code, ``typer.Abort`` with 1 and "Aborted.", a command that returns with 0; another click
+    error (not a usage error) is one line with its own exit code."""
+    import nlgeval.cli
+
+    click_exception = sys.modules[typer.BadParameter.__module__].ClickException
+    tiny = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+
+    @tiny.command("ok")
+    def _ok() -> None:
+        typer.echo("done")
+
+    @tiny.command("exit3")
+    def _exit3() -> None:
+        raise typer.Exit(3)
+
+    @tiny.command("abort")
+    def _abort() -> None:
+        raise typer.Abort()
+
+    @tiny.command("boom")
+    def _boom() -> None:
+        raise click_exception("could not open 'x.csv'")
+
+    monkeypatch.setattr(nlgeval.cli, "app", tiny)
+    assert _run(["ok"], capsys) == (0, "done\n", "")
+    assert _run(["exit3"], capsys) == (3, "", "")
+    assert _run(["abort"], capsys) == (1, "", "Aborted.\n")
+    assert _run(["boom"], capsys) == (1, "", "error: could not open 'x.csv'\n")

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run(argv: list[str] | None) -> None:
-    usage_error, no_args_is_help = _click_usage_errors()
+    click_error, usage_error, no_args_is_help = _click_errors()
     try:
         code = app(args=argv, standalone_mode=False)
     except no_args_is_help as exc:  # the help was printed, as typer prints it
@@ -103,6 +103,9 @@ def _run(argv: list[str] | None) -> None:
     except usage_error as exc:
         typer.echo(f"error: {usage_error_line(exc)}", err=True)
         sys.exit(2)
+    except click_error as exc:  # another click error (a file click could not open): one line
+        typer.echo(f"error: {usage_error_line(exc)}", err=True)
+        sys.exit(getattr(exc, "exit_code", 1))
     except typer.Abort:
         typer.echo("Aborted.", err=True)
         sys.exit(1)
@@ -122,17 +125,17 @@ def _run(argv: list[str] | None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _click_usage_errors() -> tuple[type[Exception], type[Exception]]:
-    """The ``UsageError`` class of the click typer raises from (typer 0.22+ vendors its own
-    click; older releases use click itself), and its ``NoArgsIsHelpError`` (click 8.2+; a class
-    nothing raises on older releases). Found through :class:`typer.BadParameter`, typer's
-    public re-export of that module's ``BadParameter``, never through a private import."""
+def _click_errors() -> tuple[type[Exception], type[Exception], type[Exception]]:
+    """The ``ClickException`` and ``UsageError`` classes of the click typer raises from (typer
+    0.22+ vendors its own click; older releases use click itself), and its
+    ``NoArgsIsHelpError`` (click 8.2+; a class nothing raises on older releases). Found through
+    :class:`typer.BadParameter`, typer's public re-export of that module's ``BadParameter``,
+    never through a private import."""
     module = sys.modules[typer.BadParameter.__module__]
-    usage_error = module.UsageError
     no_args_is_help = getattr(module, "NoArgsIsHelpError", None)
     if no_args_is_help is None:
         no_args_is_help = type("_NeverRaised", (Exception,), {})
-    return usage_error, no_args_is_help
+    return module.ClickException, module.UsageError, no_args_is_help
 
 
 def _echo_help_of(exc: Exception) -> None:
