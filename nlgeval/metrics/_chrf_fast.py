@@ -61,7 +61,9 @@ def _char_tokens(texts: Sequence[str], whitespace: bool) -> tuple[np.ndarray, np
     if not whitespace:
         texts = ["".join(t.split()) for t in texts]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    cps = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+    # surrogatepass: a lone surrogate (a JSON "\ud800" escape, surrogateescape decoding) is
+    # one character to sacrebleu too; other text encodes as without it
+    cps = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     _, ids = np.unique(cps, return_inverse=True)
     return ids.reshape(-1).astype(np.int64), lengths
 

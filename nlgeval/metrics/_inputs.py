@@ -41,6 +41,8 @@ def per_hypothesis_refs(hyps: Sequence[str], refs: Sequence[Sequence[str]],
     >>> hyps = ["a b", "c d"]
     >>> per_hypothesis_refs(hyps, [["a b", "c d"]], "streams")   # sacrebleu: one stream
     [['a b'], ['c d']]
+    >>> per_hypothesis_refs(hyps, [["a b", "c d"], ["a c", None]], "streams")  # None: no ref
+    [['a b', 'a c'], ['c d']]
     >>> try:
     ...     per_hypothesis_refs(hyps, [["a b", "x"], ["c d", "y"]])
     ... except InputError as err:
@@ -55,7 +57,9 @@ def per_hypothesis_refs(hyps: Sequence[str], refs: Sequence[Sequence[str]],
             raise InputError(
                 f"refs_layout='streams' needs a list of reference streams, each with one "
                 f"reference per hypothesis ({n}), as sacrebleu takes them")
-        return [list(r) for r in zip(*refs, strict=True)]
+        # sacrebleu's _cache_references: a None entry is a missing reference (how its
+        # streams hold a varying number of references per segment); "" is a reference
+        return [[x for x in r if x is not None] for r in zip(*refs, strict=True)]
     if layout is not None:
         raise InputError(f"refs_layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     if n > 1 and not isinstance(refs, str) and len(refs) == n and _looks_like_streams(n, refs):
