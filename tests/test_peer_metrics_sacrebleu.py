@@ -356,6 +356,10 @@ CHRF_GRID = [
     {"whitespace": True, "char_order": 3},
     {"eps_smoothing": True, "beta": 3, "word_order": 1},
     {"char_order": 1, "word_order": 4, "whitespace": True, "eps_smoothing": True},
+    # degenerate settings: nlgeval falls back to the per-hypothesis path (with its
+    # count-matrix shortlist from 4 references on)
+    {"beta": 0},
+    {"char_order": 0, "word_order": 2, "eps_smoothing": True},
 ]
 
 
