@@ -355,3 +355,35 @@ def test_tie_calibration_ties_at_the_maximum_are_decided_exactly() -> None:
     assert res.statistic == pytest.approx(4 / 9, abs=1e-15)
     assert acc_eq(metric, gold, "item", epsilon=2.0).statistic == pytest.approx(4 / 9,
                                                                                 abs=1e-15)
+
+
+# ------------------------------------------------------------ fewer systems than a statistic needs
+@pytest.mark.filterwarnings("ignore::nlgeval.correlation.DegenerateInputWarning")
+def test_one_system_gives_nan_not_a_traceback() -> None:
+    # MTME: PairwiseConfidenceError(num_sys=1) is NaN and Agreement of one system counts
+    # (0, 0) pairs; WilliamsTest with n = 3 divides by zero. nlgeval: NaN with a note. The SPA
+    # functions raised a ValueError from their kernels on one system before (fixed).
+    from nlgeval.correlation import soft_pairwise_accuracy_test
+
+    X, Y = np.array([[1.0, 2.0, 3.0]]), np.array([[1.0, 2.0, 3.0]])
+    spa = soft_pairwise_accuracy(X, Y)
+    assert math.isnan(spa.statistic) and spa.n_pairs == 0 and spa.n_systems == 1
+    assert "fewer than 2 systems" in spa.note
+    test = soft_pairwise_accuracy_test(X, X + 1, Y, n_resamples=20, spa_permutations=20)
+    assert math.isnan(test.statistic) and math.isnan(test.pvalue)
+    acc = pairwise_accuracy_from_scores([1.0], [2.0])
+    assert math.isnan(acc.statistic) and acc.n_pairs == 0
+    assert math.isnan(williams_test(0.5, 0.4, 0.3, 3).pvalue)
+    assert math.isnan(tie_calibration(X, Y, "item").statistic)
+
+
+def test_two_systems_are_enough_for_the_pairwise_statistics() -> None:
+    # one system pair: pairwise accuracy is 0 or 1 and SPA is defined (1 when the metric is the
+    # human score), while the coefficients at system level need 3 systems
+    from nlgeval.correlation import pairwise_accuracy
+
+    X = np.array([[1.0, 2.0, 3.0], [0.0, 1.0, 1.0]])
+    Y = np.array([[3.0, 2.0, 3.0], [2.0, 1.0, 0.0]])
+    assert pairwise_accuracy(X, Y).statistic == 1.0
+    assert soft_pairwise_accuracy(Y, Y, seed=4, orientation="given").statistic == 1.0
+    assert math.isnan(_level(X, Y, "system", "pearson"))

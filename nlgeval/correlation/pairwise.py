@@ -443,6 +443,11 @@ def soft_pairwise_accuracy_test(
     orientation = _check_orientation(orientation)
     A, B, H, ok = _perm_inputs(XA, XB, Y)
     S, n = ok.shape
+    if S == 1:   # no system pair: both SPAs undefined (the kernels need a pair axis)
+        K = _mask_chunks((S, n), n_resamples, scheme, seed, masks, 1)[1]
+        return comparison_from_draws(math.nan, math.nan, np.full(K, np.nan),
+                                     np.full(K, np.nan), name="soft_pairwise_accuracy",
+                                     scheme=scheme, seed=seed if masks is None else None)
     design = _SignFlipDesign.build(ok)
     keep = design.keep
     M, Mt = _test_masks(int(keep.sum()), spa_permutations, spa_seed)

@@ -203,6 +203,11 @@ def soft_pairwise_accuracy(
     n_kept = int(design.keep.sum())
     M, Mt, seed = _sign_masks(masks, n_kept, n_resamples, seed)
     K = M.shape[0]
+    if X.shape[0] == 1:   # no system pair (MTME: NaN); the kernels need a pair axis
+        nan = np.full((1, 1), np.nan)
+        return SoftPairwiseAccuracyResult(
+            math.nan, 0, 1, n_kept, K, seed, orientation, nan, nan.copy(),
+            note="fewer than 2 systems: no system pair to compare")
     Xk, Yk = (np.where(ok, V, 0.0)[:, design.keep][None] for V in (X, Y))
     prepared = _prepare_masks(design, M, Mt=Mt)
     fwd, rev = _sign_flip_pvalues(np.concatenate([Yk, Xk]), design, prepared)  # one product
