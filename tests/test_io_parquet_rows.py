@@ -137,3 +137,16 @@ def test_triangle_responses_without_an_answer_column(tmp_path: Path, fmt: str,
     with pytest.raises(InputError, match="expected a 0/1 'correct' column") as err:
         responses_to_correct(read_table(path), file=path)
     assert err.value.row == row
+
+
+@pytest.mark.parametrize(("fmt", "row"), [("csv", 1), ("parquet", None), ("jsonl", None)])
+def test_items_pilot_without_a_criterion_column(tmp_path: Path, fmt: str,
+                                                row: int | None) -> None:
+    """``items plan --criterion`` on a pilot file without a criterion column: the header row
+    of a CSV, no row of a Parquet/JSONL file (its row 1 is a rating)."""
+    from nlgeval.items.plan import load_pilot
+
+    path = _write(tmp_path, fmt, [{"rater": "r1", "score": "4"}, {"rater": "r2", "score": "5"}])
+    with pytest.raises(InputError, match="no 'criterion' column") as err:
+        load_pilot(path, criterion="fluency")
+    assert err.value.row == row

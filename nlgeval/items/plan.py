@@ -17,7 +17,7 @@ import pandas as pd
 
 from nlgeval.deprecation import renamed_keyword
 from nlgeval.errors import InputError
-from nlgeval.io import read_table
+from nlgeval.io import header_row, read_table
 from nlgeval.items.backends import ExecutionBackend
 from nlgeval.items.profiles import distributions_from_ratings
 from nlgeval.items.study import StudyResult, run_study
@@ -99,7 +99,7 @@ def load_pilot(
             df = df[df["criterion"].astype(str) == criterion]
     elif criterion is not None:
         raise InputError("--criterion given but the file has no 'criterion' column", file=path,
-                         row=1)
+                         row=header_row(path))
     return df
 
 
