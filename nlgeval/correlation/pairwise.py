@@ -380,6 +380,15 @@ def _test_masks(n_kept: int, spa_permutations: int, spa_seed: int | None
     return _shared_masks(n_kept, spa_permutations, int(spa_seed))
 
 
+def _no_pair_test(n: int, n_resamples: int, scheme: str, seed: int | None, masks: Any
+                  ) -> PermutationComparison:
+    """The SPA test of one system: both statistics and every draw NaN."""
+    K = _mask_chunks((1, n), n_resamples, scheme, seed, masks, 1)[1]
+    return comparison_from_draws(math.nan, math.nan, np.full(K, np.nan), np.full(K, np.nan),
+                                 name="soft_pairwise_accuracy", scheme=scheme,
+                                 seed=seed if masks is None else None)
+
+
 def soft_pairwise_accuracy_test(
     XA: Any,
     XB: Any,
@@ -397,17 +406,16 @@ def soft_pairwise_accuracy_test(
     """PERM-BOTH test of "metric A has a higher soft pairwise accuracy than metric B".
 
     As MTME's ``PermutationSigDiff`` on segment-level scores: z-score A and B over the cells
-    where A, B and the human score are present (SPA does not change under a positive affine
-    map), swap A and B per cell with probability 1/2 (``n_resamples`` draws from
-    ``default_rng(seed)``), and compute the SPA of both swapped matrices; the SPA sign masks
-    (``spa_permutations`` from ``spa_seed``) are the same in every draw, as MTME's fixed
-    ``seed=4`` makes them. ``p = (1 + #{d* >= d}) / (1 + K)``, one-sided (MTME: ``#/K``).
+    where A, B and the human score are present (SPA is invariant to positive affine maps), swap
+    A and B per cell with probability 1/2 (``n_resamples`` draws from ``default_rng(seed)``),
+    and compute the SPA of both swapped matrices; the SPA sign masks (``spa_permutations``
+    from ``spa_seed``) are the same in every draw, as MTME's fixed ``seed=4`` makes them.
+    ``p = (1 + #{d* >= d}) / (1 + K)``, one-sided (MTME: ``#/K``).
     Vectorised over draws: one (draws x systems x segments) @ (segments x sign masks) product
     per chunk and missingness pattern, and one fused count of the four p-values each system
     pair needs (A* and B*, both directions); those counts depend only on the two metrics and
-    the cells taking part, and are reused by a later call on the same metrics and cells (e.g.
-    another human criterion rated on the same outputs), which then recomputes only the human
-    p-values.
+    the cells taking part, and are reused by a later call on the same metrics and cells (another
+    human criterion rated on the same outputs), which recomputes only the human p-values.
     ``permutations``: the earlier name of ``n_resamples`` (deprecated).
 
     Parameters
@@ -444,10 +452,7 @@ def soft_pairwise_accuracy_test(
     A, B, H, ok = _perm_inputs(XA, XB, Y)
     S, n = ok.shape
     if S == 1:   # no system pair: both SPAs undefined (the kernels need a pair axis)
-        K = _mask_chunks((S, n), n_resamples, scheme, seed, masks, 1)[1]
-        return comparison_from_draws(math.nan, math.nan, np.full(K, np.nan),
-                                     np.full(K, np.nan), name="soft_pairwise_accuracy",
-                                     scheme=scheme, seed=seed if masks is None else None)
+        return _no_pair_test(n, n_resamples, scheme, seed, masks)
     design = _SignFlipDesign.build(ok)
     keep = design.keep
     M, Mt = _test_masks(int(keep.sum()), spa_permutations, spa_seed)

@@ -126,6 +126,15 @@ class SoftPairwiseAccuracyResult(StatResult):
     note: str = ""
 
 
+def _no_pair(n_kept: int, K: int, seed: int | None, orientation: str
+             ) -> SoftPairwiseAccuracyResult:
+    """The result for one system: no pair to compare, NaN with a note."""
+    nan = np.full((1, 1), np.nan)
+    return SoftPairwiseAccuracyResult(math.nan, 0, 1, n_kept, K, seed, orientation, nan,
+                                      nan.copy(), note="fewer than 2 systems: no system pair "
+                                      "to compare")
+
+
 def _sign_masks(masks: Any, n_kept: int, n_resamples: int, seed: int | None
                 ) -> tuple[np.ndarray, np.ndarray | None, int | None]:
     """The sign masks of :func:`soft_pairwise_accuracy` (given, or seeded and shared), their
@@ -166,9 +175,8 @@ def soft_pairwise_accuracy(
     the two agree exactly unless humans and metric have different numbers of exact ties (e.g.
     two systems with identical human scores on every common segment).
 
-    Deltas are summed in float64 and a permuted delta within 1e-10 (relative to the sum of the
-    absolute scores involved) of the observed one counts as equal; MTME sums in float32, where
-    exact ties can fall either way.
+    Deltas are summed in float64; a permuted delta within 1e-10 (relative to the summed absolute
+    scores) of the observed one counts as equal (MTME: float32, where ties fall either way).
 
     Parameters
     ----------
@@ -204,10 +212,7 @@ def soft_pairwise_accuracy(
     M, Mt, seed = _sign_masks(masks, n_kept, n_resamples, seed)
     K = M.shape[0]
     if X.shape[0] == 1:   # no system pair (MTME: NaN); the kernels need a pair axis
-        nan = np.full((1, 1), np.nan)
-        return SoftPairwiseAccuracyResult(
-            math.nan, 0, 1, n_kept, K, seed, orientation, nan, nan.copy(),
-            note="fewer than 2 systems: no system pair to compare")
+        return _no_pair(n_kept, K, seed, orientation)
     Xk, Yk = (np.where(ok, V, 0.0)[:, design.keep][None] for V in (X, Y))
     prepared = _prepare_masks(design, M, Mt=Mt)
     fwd, rev = _sign_flip_pvalues(np.concatenate([Yk, Xk]), design, prepared)  # one product
