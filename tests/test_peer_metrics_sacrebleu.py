@@ -411,3 +411,25 @@ def test_none_padded_streams_are_sacrebleus_varying_reference_counts():
 
     with pytest.raises(InputError, match="segment 2 has no reference"):
         m.corpus_score(hyps, [["a", None, "c"]], refs_layout="streams")
+
+
+def test_lone_surrogate_through_the_score_cache(tmp_path):
+    # the score cache hashes the texts; it used to fail on a lone surrogate (UTF-8 strict)
+    import hashlib
+
+    from nlgeval.metrics.cache import StatsCache
+
+    hyps, refs = ["a\ud800b c", "the cat"], [["a\ud800b d"], ["the cat sat", "é 日本"]]
+    cache = StatsCache(tmp_path)
+    for spec in ("bleu", "chrf"):
+        m = get_metric(spec)
+        want = m.segment_scores(hyps, refs)
+        for _ in range(2):  # cold, then warm
+            _, got = m.score_batch(hyps, refs, cache=cache)
+            assert got.tolist() == want.tolist()
+    # keys of valid texts are what they were (the old UTF-8 strict formula, kept here)
+    old = hashlib.sha256(b"".join(
+        hashlib.sha256(("\x1f".join(r) + "\x1f").encode("utf-8")).digest() for r in refs[1:]))
+    old.update("\x1d".join(hyps[1:]).encode("utf-8"))
+    old.update((1).to_bytes(8, "little"))
+    assert StatsCache.texts_digest(hyps[1:], refs[1:]) == old.digest()

@@ -56,8 +56,10 @@ def default_cache_dir() -> Path:
 
 
 def _refs_digest(refs: Sequence[str]) -> bytes:
-    """sha256 of every reference followed by the unit separator (one encode, one hash)."""
-    return hashlib.sha256(("\x1f".join(refs) + "\x1f").encode("utf-8")).digest()
+    """sha256 of every reference followed by the unit separator (one encode, one hash).
+    Texts are UTF-8 with ``surrogatepass``: the same bytes for every valid text, and a lone
+    surrogate (a JSON ``"\\ud800"`` escape) is hashed instead of failing."""
+    return hashlib.sha256(("\x1f".join(refs) + "\x1f").encode("utf-8", "surrogatepass")).digest()
 
 
 class StatsCache:
@@ -116,7 +118,7 @@ class StatsCache:
             keys = []
             for h in hyps:
                 k = base.copy()
-                k.update(h.encode("utf-8"))
+                k.update(h.encode("utf-8", "surrogatepass"))
                 keys.append(k.digest())
             out.append(keys)
         return out
@@ -178,7 +180,7 @@ class StatsCache:
                 d = memo[id(r)] = _refs_digest(r)
             digests.append(d)
         h = hashlib.sha256(b"".join(digests))
-        h.update("\x1d".join(hyps).encode("utf-8"))
+        h.update("\x1d".join(hyps).encode("utf-8", "surrogatepass"))
         h.update(len(hyps).to_bytes(8, "little"))
         return h.digest()
 
