@@ -306,3 +306,37 @@ def test_effects_table_with_its_own_variances(tmp_path: Path,
     path.write_text("study,r,n,vi\na,0.5,40,0.05\nb,0.3,100,-1\n", encoding="utf-8")
     code, _, err = run(["meta-analyse", "--effects", str(path)], capsys)
     assert code == 2 and "row 3, column 'vi'" in err
+
+
+def test_small_sample_rve_is_the_library_fit_with_tiptons_corrections(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dependence rve --small-sample`` pools with ``robust_variance(small_sample=True)``
+    (Tipton 2015, robumeta's ``small = TRUE``): the same estimate as without it, a wider
+    interval from the CR2 sandwich on Satterthwaite degrees of freedom, recomputed here from
+    the effects the run reports; ``--small-sample`` without rve is refused."""
+    import numpy as np
+
+    from nlgeval.meta_analysis.robust import robust_variance
+
+    base = ["meta-analyse", "--corpora", "webnlg2020,novikova2017", "--metrics", "chrf",
+            "--dependence", "rve", "--no-split", "--json", "--quiet"]
+    code, out, err = run(base, capsys)
+    assert code == 0, err
+    plain = json.loads(out)["by_metric"]["chrf"]["adequacy"]
+    code, out, err = run([*base, "--small-sample"], capsys)
+    assert code == 0, err
+    small = json.loads(out)["by_metric"]["chrf"]["adequacy"]
+    assert small["method"] == "rve (rho = 0.8, small-sample)"
+    studies = small["studies"]
+    yi = np.arctanh([s["r"] for s in studies])  # Fisher z, variance 1/(n - 3) (--variance
+    vi = 1.0 / (np.array([s["n"] for s in studies]) - 3.0)  # fisher, the default)
+    with pytest.warns(RuntimeWarning, match="Satterthwaite degrees of freedom"):  # 2 studies
+        ref = robust_variance(yi, vi, [s["study"] for s in studies], rho=0.8,
+                              small_sample=True)
+    assert small["z_pooled"] == pytest.approx(ref.statistic, rel=1e-12)
+    assert small["z_pooled"] == pytest.approx(plain["z_pooled"], rel=1e-12)
+    assert np.tanh(ref.ci_low) == pytest.approx(small["ci_low"], rel=1e-12)
+    assert small["ci_low"] < plain["ci_low"] and small["ci_high"] > plain["ci_high"]
+    code, out, err = run(["meta-analyse", "--corpora", "webnlg2020,novikova2017", "--metrics",
+                          "chrf", "--small-sample", "--no-split", "--quiet"], capsys)
+    assert code == 2 and "--dependence rve" in err and len(err.strip().splitlines()) == 1

@@ -66,6 +66,10 @@ DependenceOpt = Annotated[str, typer.Option(
                          "robust variance estimation (Hedges, Tipton & Johnson 2010).")]
 RhoOpt = Annotated[float, typer.Option(
     "--rho", help="Assumed correlation of effects within a study for --dependence rve.")]
+SmallSampleOpt = Annotated[bool, typer.Option(
+    "--small-sample/--no-small-sample", help="With --dependence rve: Tipton's (2015) "
+    "small-sample corrections (CR2 and Satterthwaite degrees of freedom, as robumeta's "
+    "small = TRUE); recommended with few studies.")]
 SplitOpt = Annotated[bool, typer.Option(
     "--split/--no-split", help="Run a corpus with several independent data sets (the "
                                "criterion map's split_by, e.g. the three sets of Novikova "
@@ -97,6 +101,7 @@ def meta_analyse(
     moderator: ModeratorOpt = None,
     dependence: DependenceOpt = "one",
     rho: RhoOpt = 0.8,
+    small_sample: SmallSampleOpt = False,
     split: SplitOpt = True,
     compare: CompareOpt = True,
     resamples: ResamplesOpt = None,
@@ -162,6 +167,7 @@ class MetaAnalyseOptions:
     moderator: str | None
     dependence: str
     rho: float
+    small_sample: bool
     split: bool
     compare: bool
     resamples: int | None
@@ -182,7 +188,7 @@ class MetaAnalyseOptions:
         settings = MetaSettings(
             tau2=self.tau2, hartung_knapp=self.hartung_knapp, confidence_level=self.confidence,
             prediction=self.prediction, moderator=self.moderator, compare=self.compare,
-            dependence=self.dependence, rho=self.rho)
+            dependence=self.dependence, rho=self.rho, small_sample=self.small_sample)
         with warnings_on_stderr(show=not self.quiet and not self.as_json):
             return run_meta_analysis(
                 corpora=split_list(self.corpora) or [], study_dirs=self.study_dirs or [],

@@ -45,7 +45,9 @@ class MetaSettings(Result):
     ``moderator``: a study-level column of the effects (task, language) or None;
     ``dependence``: ``one`` (one effect per study, the random-effects model) or ``rve``
     (several per study, robust variance estimation of Hedges, Tipton & Johnson 2010 with
-    within-study correlation ``rho``).
+    within-study correlation ``rho``); ``small_sample``: with ``rve``, Tipton's (2015) CR2
+    small-sample corrections and Satterthwaite degrees of freedom (robumeta's ``small =
+    TRUE``), which keep the interval from being too narrow with few studies.
 
     Examples
     --------
@@ -61,11 +63,15 @@ class MetaSettings(Result):
     compare: bool = True
     dependence: str = "one"
     rho: float = 0.8
+    small_sample: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tau2", check_method(self.tau2))
         if self.dependence not in ("one", "rve"):
             raise InputError(f"dependence must be one or rve, got {self.dependence!r}")
+        if self.small_sample and self.dependence != "rve":
+            raise InputError("small-sample corrections (--small-sample) apply to robust "
+                             "variance estimation only: use them with --dependence rve")
         if not 0 <= self.rho <= 1:
             raise InputError(f"rho must be between 0 and 1, got {self.rho}")
         object.__setattr__(self, "prediction", check_prediction(self.prediction))
@@ -266,7 +272,8 @@ def _rve_fit(sub: pd.DataFrame, settings: MetaSettings) -> RandomEffects:
     from nlgeval.meta_analysis.robust import robust_variance
 
     res = robust_variance(sub["yi"], sub["vi"], sub["study"], rho=settings.rho,
-                          confidence_level=settings.confidence_level)
+                          confidence_level=settings.confidence_level,
+                          small_sample=settings.small_sample)
     df = res.m - 2 if settings.prediction == "riley" else res.df
     half = float(np.sqrt(res.se ** 2 + res.tau2))
     crit = float(stats.t.isf((1 - settings.confidence_level) / 2, df)) if df > 0 else np.nan
@@ -275,7 +282,8 @@ def _rve_fit(sub: pd.DataFrame, settings: MetaSettings) -> RandomEffects:
         ci_high=res.ci_high, pi_low=res.statistic - crit * half,
         pi_high=res.statistic + crit * half, tau2=res.tau2, tau=float(np.sqrt(res.tau2)),
         i2=res.i2, h2=float("nan"), q=res.q, q_df=res.df, q_pvalue=float("nan"), k=res.m,
-        method=f"rve (rho = {res.rho:g})", hartung_knapp=False, prediction=settings.prediction,
+        method=f"rve (rho = {res.rho:g}{', small-sample' if settings.small_sample else ''})",
+        hartung_knapp=False, prediction=settings.prediction,
         confidence_level=settings.confidence_level, weights=res.weights)
 
 

@@ -162,7 +162,9 @@ def _robust_cov(X: np.ndarray, w: np.ndarray, e: np.ndarray, idx: list[np.ndarra
     meat = sum(np.outer(u, u) for u in (X[ix].T @ (w[ix] * e[ix]) for ix in idx))
     if m - p < 4:
         warnings.warn(f"robust variance estimation with {m - p} degrees of freedom: the "
-                      "interval may be too narrow (Tipton 2015)", RuntimeWarning, stacklevel=3)
+                      "interval may be too narrow; Tipton's (2015) small-sample corrections "
+                      "(small_sample=True; meta-analyse --small-sample) widen it",
+                      RuntimeWarning, stacklevel=3)
     return bread @ meat @ bread * m / (m - p), np.full(p, float(m - p))
 
 
