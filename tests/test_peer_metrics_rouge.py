@@ -136,3 +136,43 @@ def test_rouge_equals_rouge_score_on_random_texts(variant, stem):
         assert [tuple(row) for row in got.itertuples(index=False)] == want
         recall = get_metric(f"{variant}:use_stemmer={str(stem).lower()},score=recall,scale=1")
         assert recall.segment_scores(hyps, refs).tolist() == [w[1] for w in want]
+
+
+# ---------------------------------------------------------------- split_summaries (NLTK punkt)
+def _punkt_missing(text):
+    # what nltk.sent_tokenize raises without its data (first lines of NLTK 3.9's message)
+    raise LookupError("\n" + "*" * 70 + "\n  Resource 'punkt_tab' not found.\n  Please use the "
+                      "NLTK Downloader to obtain the resource:\n\n  >>> import nltk\n")
+
+
+def test_split_summaries_equals_rouge_score(monkeypatch):
+    # both call nltk.sent_tokenize; a plain splitter stands in for punkt's data (not shipped)
+    import nltk
+
+    monkeypatch.setattr(nltk, "sent_tokenize", lambda t: [s for s in t.split(". ") if s])
+    hyps, refs = _corpus(21)
+    hyps = [h.replace("\n", ". ") for h in hyps]
+    refs = [[r.replace("\n", ". ") for r in rs] for rs in refs]
+    scorer = rouge_scorer.RougeScorer(["rougeLsum"], split_summaries=True)
+    want = [tuple(scorer.score_multi(r, h)["rougeLsum"]) for h, r in zip(hyps, refs, strict=True)]
+    got = get_metric("rougeLsum:split_summaries=true").segment_prf(hyps, refs)
+    assert [tuple(row) for row in got.itertuples(index=False)] == want
+
+
+def test_split_summaries_without_punkt_is_one_line(monkeypatch, tmp_path, capsys):
+    # rouge-score (and nlgeval before) let NLTK's page-long LookupError through (a traceback
+    # from the command line); now one line naming the resource, exit status 2
+    import nltk
+    from _cli import run_cli
+
+    from nlgeval.errors import DataNotFoundError
+
+    monkeypatch.setattr(nltk, "sent_tokenize", _punkt_missing)
+    with pytest.raises(DataNotFoundError, match="'punkt_tab' is not installed"):
+        get_metric("rougeLsum:split_summaries=true").segment_scores(["a b. c"], [["a b"]])
+    (tmp_path / "outputs.csv").write_text("system,item,text\ns1,i1,The cat sat. It slept.\n")
+    (tmp_path / "references.csv").write_text("item,ref_id,text\ni1,r1,A cat sat. It slept.\n")
+    code, _, err = run_cli(["score", str(tmp_path), "--metrics",
+                            "rougeLsum:split_summaries=true", "--no-cache"], capsys)
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "nltk.downloader punkt_tab" in err

@@ -266,6 +266,37 @@ class RougeL(_Rouge):
         return self._best([_lcs_score(masks, m, pred) for masks, m in ref_info])
 
 
+def sentence_split(text: str) -> list[str]:
+    """``nltk.sent_tokenize``, what rouge-score's ``split_summaries`` calls, with NLTK's
+    page-long ``LookupError`` for missing tokenizer data turned into one line
+    (:class:`nlgeval.errors.DataNotFoundError`, naming the resource to install).
+
+    Examples:
+        >>> from nlgeval.errors import DataNotFoundError
+        >>> try:
+        ...     sents = sentence_split("The cat sat. It slept.")
+        ... except DataNotFoundError as err:  # no punkt data: one line naming it
+        ...     sents = "punkt" in str(err) and ["The cat sat.", "It slept."]
+        >>> sents
+        ['The cat sat.', 'It slept.']
+    """
+    import re
+
+    import nltk
+
+    try:
+        return list(nltk.sent_tokenize(text))
+    except LookupError as exc:
+        from nlgeval.errors import DataNotFoundError
+
+        found = re.search(r"Resource '?([\w./-]+)'? not found", str(exc))
+        name = found.group(1) if found else "punkt_tab"
+        raise DataNotFoundError(
+            f"metric 'rougeLsum', option 'split_summaries': NLTK's sentence tokenizer data "
+            f"'{name}' is not installed (python -m nltk.downloader {name}); or put one "
+            "sentence per line and leave split_summaries off") from None
+
+
 class RougeLsum(_Rouge):
     """ROUGE-Lsum: summary-level LCS over newline-separated sentences (Lin, 2004, sec. 3.2).
 
@@ -287,9 +318,7 @@ class RougeLsum(_Rouge):
     def _sents(self, text: str) -> list[list[str]]:
         # rouge_score.RougeScorer.score, rougeLsum branch
         if self.opts["split_summaries"]:
-            import nltk
-
-            sents = nltk.sent_tokenize(text)
+            sents = sentence_split(text)
         else:
             sents = text.split("\n")
         return [self._tok(s) for s in sents if len(s)]
