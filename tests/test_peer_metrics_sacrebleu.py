@@ -433,3 +433,36 @@ def test_lone_surrogate_through_the_score_cache(tmp_path):
     old.update("\x1d".join(hyps[1:]).encode("utf-8"))
     old.update((1).to_bytes(8, "little"))
     assert StatsCache.texts_digest(hyps[1:], refs[1:]) == old.digest()
+
+
+@pytest.mark.parametrize("spec", ["bleu:tokenize=ja-mecab", "nist:tokenize=ko-mecab",
+                                  "length:tokenize=flores101",
+                                  "edit_distance:level=word,tokenize=flores200"])
+def test_tokenizer_without_its_package_is_one_line(spec, monkeypatch, tmp_path, capsys):
+    # sacrebleu's MeCab and sentencepiece tokenizers raise a multi-line RuntimeError /
+    # ImportError when their optional package is missing (simulated here, whatever is
+    # installed); nlgeval used to let it through as a traceback from the command line
+    from _cli import run_cli
+    from sacrebleu.tokenizers import tokenizer_ja_mecab, tokenizer_ko_mecab, tokenizer_spm
+
+    def fail(message, kind):
+        def init(self, *args, **kwargs):
+            raise kind(message)
+        return init
+
+    monkeypatch.setattr(tokenizer_ja_mecab.TokenizerJaMecab, "__init__",
+                        fail(tokenizer_ja_mecab.FAIL_MESSAGE, RuntimeError))
+    monkeypatch.setattr(tokenizer_ko_mecab.TokenizerKoMecab, "__init__",
+                        fail(tokenizer_ko_mecab.FAIL_MESSAGE, RuntimeError))
+    monkeypatch.setattr(tokenizer_spm.TokenizerSPM, "__init__", fail(
+        "\n\nPlease install the sentencepiece library for SPM tokenization:\n\n  pip install "
+        "sentencepiece ", ImportError))
+    from nlgeval.errors import InputError
+
+    with pytest.raises(InputError, match="option 'tokenize': sacrebleu's '.*' tokenizer cannot"):
+        get_metric(spec).segment_scores(["a b"], [["a c"]])
+    (tmp_path / "outputs.csv").write_text("system,item,text\ns1,i1,the cat sat\n")
+    (tmp_path / "references.csv").write_text("item,ref_id,text\ni1,r1,the cat sat down\n")
+    code, _, err = run_cli(["score", str(tmp_path), "--metrics", spec, "--no-cache"], capsys)
+    assert code == 2
+    assert err.strip().count("\n") == 0 and "pip install" in err

@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import sacrebleu
 from sacrebleu.metrics import CHRF, TER
 from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 
+from nlgeval.errors import InputError
 from nlgeval.metrics.base import Metric
+
+_T = TypeVar("_T")
 
 #: sacrebleu's private parts used by the adapters: (owner, attribute, parameters it must take).
 #: ``TokenizerRegexp._re``: the 13a rules (``bleu.Fast13a``); chrF's n-gram matching, F-score
@@ -67,6 +71,43 @@ def check_private_api() -> None:
         raise RuntimeError(
             f"sacrebleu {sacrebleu.__version__} changed parts nlgeval's adapters rely on "
             f"(tested: sacrebleu{TESTED_VERSIONS}): " + "; ".join(problems))
+
+
+#: sacrebleu's tokenizers that need no optional package (the others need MeCab or
+#: sentencepiece, and the flores ones a model file)
+PLAIN_TOKENIZERS = ("none", "zh", "13a", "intl", "char")
+
+
+def with_tokenizer(metric: str, tokenize: str, build: Callable[[], _T]) -> _T:
+    """``build()`` -- a sacrebleu object or tokenizer using sacrebleu's tokenizer ``tokenize``
+    -- with sacrebleu's multi-line error for a tokenizer whose optional packages are missing
+    (``ImportError``; ``RuntimeError`` for MeCab) turned into one :class:`InputError` line.
+
+    Examples:
+        >>> from sacrebleu.metrics.bleu import _get_tokenizer
+        >>> with_tokenizer("bleu", "13a", _get_tokenizer("13a"))("a,b")
+        'a , b'
+        >>> def missing():
+        ...     raise RuntimeError("\\nJapanese tokenization requires extra dependencies.\\n"
+        ...                        "\\n    pip install sacrebleu[ja]\\n")
+        >>> try:
+        ...     with_tokenizer("bleu", "ja-mecab", missing)
+        ... except InputError as err:
+        ...     msg = str(err)
+        >>> msg[:56]
+        "metric 'bleu', option 'tokenize': sacrebleu's 'ja-mecab'"
+        >>> msg.endswith("cannot be used: Japanese tokenization requires extra dependencies. "
+        ...              "pip install sacrebleu[ja]")
+        True
+    """
+    try:
+        return build()
+    except (ImportError, RuntimeError) as exc:
+        if tokenize in PLAIN_TOKENIZERS:
+            raise
+        text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise InputError(f"metric '{metric}', option 'tokenize': sacrebleu's '{tokenize}' "
+                         f"tokenizer cannot be used: {text}") from None
 
 
 def sacrebleu_signature(lib: Any, nrefs: str | None) -> str:

@@ -20,7 +20,7 @@ from sacrebleu.metrics import BLEU
 from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 
 from nlgeval.errors import InputError
-from nlgeval.metrics._sacrebleu import SacreMetric
+from nlgeval.metrics._sacrebleu import SacreMetric, with_tokenizer
 from nlgeval.metrics.base import Option
 
 
@@ -135,7 +135,7 @@ class BLEUMetric(SacreMetric):
 
     def _make(self, segment: bool) -> BLEU:
         o = self.opts
-        return BLEU(
+        return with_tokenizer(self.name, o["tokenize"], lambda: BLEU(
             lowercase=o["lowercase"],
             tokenize=o["tokenize"],
             smooth_method=o["smooth_method"],
@@ -143,7 +143,7 @@ class BLEUMetric(SacreMetric):
             max_ngram_order=o["max_ngram_order"],
             effective_order=o["sentence_effective_order"] if segment else o["effective_order"],
             force=True,  # no "tokenized period" warnings; does not change the numbers
-        )
+        ))
 
     _lib_fasttok: Any = None
 

@@ -38,6 +38,7 @@ import numpy as np
 import sacrebleu
 from sacrebleu.metrics.bleu import _get_tokenizer
 
+from nlgeval.metrics._sacrebleu import with_tokenizer
 from nlgeval.metrics.base import Metric, Option
 
 _BETA = -math.log(0.5) / math.log(1.5) / math.log(1.5)
@@ -160,7 +161,8 @@ class NISTMetric(Metric):
 
     def tokenize(self, text: str) -> list[str]:
         if self._lib_tok is None:
-            self._lib_tok = _get_tokenizer(self.opts["tokenize"])()
+            name = self.opts["tokenize"]
+            self._lib_tok = with_tokenizer(self.name, name, _get_tokenizer(name))
         if self.opts["lowercase"]:
             text = text.lower()
         return self._lib_tok(text.rstrip()).split()

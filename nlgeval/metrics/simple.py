@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sacrebleu.metrics.bleu import _TOKENIZERS, _get_tokenizer
 
+from nlgeval.metrics._sacrebleu import with_tokenizer
 from nlgeval.metrics.base import Metric, Option
 
 
@@ -32,7 +33,7 @@ class _Tokenising(Metric):
         if name == "none":
             return text.split()
         if self._lib_tok is None:
-            self._lib_tok = _get_tokenizer(name)()
+            self._lib_tok = with_tokenizer(self.name, name, _get_tokenizer(name))
         return self._lib_tok(text.rstrip()).split()
 
 
