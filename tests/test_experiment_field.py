@@ -569,7 +569,17 @@ def test_dashboard_login_flags_comments_reset(tmp_path: Path) -> None:
     assert c.get("/dashboard").status_code == 303
 
 
-def test_login_is_throttled(tmp_path: Path) -> None:
+def test_login_is_throttled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+    from types import SimpleNamespace
+
+    from nlgeval.experiment import researcher
+
+    # the throttle's clock is the test's: on a loaded machine checking a password took longer
+    # than the 1 s back-off, so the sixth attempt came after it and was looked at (401)
+    clock = [1000.0]
+    monkeypatch.setattr(researcher, "time", SimpleNamespace(monotonic=lambda: clock[0],
+                                                            time=time.time))
     d = write_experiment(tmp_path / "t", practice=0)
     create_experiment(d)
     CliRunner().invoke(cli_app, ["experiment", "password", str(d), "--password-stdin"],
@@ -580,9 +590,12 @@ def test_login_is_throttled(tmp_path: Path) -> None:
     codes = [c.post("/login", data={"csrf": csrf, "password": f"guess{k}"}).status_code
              for k in range(7)]
     assert codes == [401] * 5 + [429] * 2
-    # even the right password waits out the window
+    # even the right password waits out the back-off ...
     assert c.post("/login", data={"csrf": csrf, "password": "correct horse battery"}
                   ).status_code == 429
+    clock[0] += 1.01  # ... and gets in once it has passed
+    assert c.post("/login", data={"csrf": csrf, "password": "correct horse battery"}
+                  ).status_code == 303
 
 
 # ------------------------------------------------------------------ 5. interface language
