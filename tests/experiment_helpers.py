@@ -387,6 +387,21 @@ def writers_order(store_a: object, store_b: object) -> list[str]:
     return order
 
 
+def frozen_login_clock(monkeypatch: Any, start: float = 1000.0) -> list[float]:
+    """Put the researcher log-in throttle on the test's clock: ``time.monotonic`` as the
+    researcher views see it reads ``clock[0]`` (returned; move it by hand), their other uses of
+    ``time`` are the real ones. On a loaded machine a request (a password check) could take
+    longer than the throttle's 1 s back-off, so the attempt after it was looked at, not refused."""
+    import types
+
+    from nlgeval.experiment import researcher
+
+    clock = [start]
+    monkeypatch.setattr(researcher, "time", types.SimpleNamespace(
+        monotonic=lambda: clock[0], time=time.time))
+    return clock
+
+
 def spin_until(condition: Callable[[], object], what: str, timeout: float = 60.0) -> None:
     """Poll ``condition()`` (every millisecond) until it is truthy: for a test that waits for
     its own threads to reach a state. ``AssertionError`` naming ``what`` after ``timeout``

@@ -16,6 +16,7 @@ from experiment_helpers import (
     answer_form,
     csrf_of,
     form_action,
+    frozen_login_clock,
     inputs,
     spin_until,
     write_experiment,
@@ -570,16 +571,9 @@ def test_dashboard_login_flags_comments_reset(tmp_path: Path) -> None:
 
 
 def test_login_is_throttled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import time
-    from types import SimpleNamespace
-
-    from nlgeval.experiment import researcher
-
     # the throttle's clock is the test's: on a loaded machine checking a password took longer
     # than the 1 s back-off, so the sixth attempt came after it and was looked at (401)
-    clock = [1000.0]
-    monkeypatch.setattr(researcher, "time", SimpleNamespace(monotonic=lambda: clock[0],
-                                                            time=time.time))
+    clock = frozen_login_clock(monkeypatch)
     d = write_experiment(tmp_path / "t", practice=0)
     create_experiment(d)
     CliRunner().invoke(cli_app, ["experiment", "password", str(d), "--password-stdin"],

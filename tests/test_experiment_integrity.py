@@ -12,7 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from experiment_helpers import answer_form, csrf_of, form_action, write_experiment
+from experiment_helpers import (
+    answer_form,
+    csrf_of,
+    form_action,
+    frozen_login_clock,
+    write_experiment,
+)
 from sqlalchemy import update
 from typer.testing import CliRunner
 from werkzeug.security import generate_password_hash
@@ -269,7 +275,9 @@ def test_per_participant_codes_after_the_last_page_and_too_fast_is_held(
 
 
 # ------------------------------------------------------------------ 7. log-in back-off
-def test_login_backs_off_instead_of_locking_the_researcher_out(tmp_path: Path) -> None:
+def test_login_backs_off_instead_of_locking_the_researcher_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen_login_clock(monkeypatch)  # no request outlasts the 1 s back-off, however loaded
     d = write_experiment(tmp_path / "b", practice=0)
     create_experiment(d)
     app = create_app(d)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from experiment_helpers import csrf_of, write_experiment
+import pytest
+from experiment_helpers import csrf_of, frozen_login_clock, write_experiment
 from werkzeug.security import generate_password_hash
 
 from nlgeval.experiment import create_experiment
@@ -34,7 +35,9 @@ def _fail(app, times: int) -> list[int]:  # noqa: ANN001
             for k in range(times)]
 
 
-def test_two_apps_keep_their_own_experiment_and_throttle(tmp_path: Path) -> None:
+def test_two_apps_keep_their_own_experiment_and_throttle(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen_login_clock(monkeypatch)  # no request outlasts the 1 s back-off, however loaded
     made_a, app_a = _app_with_password(tmp_path / "a")
     made_b, app_b = _app_with_password(tmp_path / "b")
     try:
