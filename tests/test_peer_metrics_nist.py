@@ -57,3 +57,32 @@ def test_short_hypothesis_nltk_fails_mteval_counts_zero():
     # log2(count(the)/count(the cat)) = 0; length penalty at ratio 2/3 is 0.5 (Doddington 2002)
     expected = (2 * np.log2(3) / 2 + 0.0) * 0.5
     assert m.segment_scores([hyp], [[ref]])[0] == pytest.approx(expected, rel=1e-15)
+
+
+# mteval-v13a.pl's NormalizeText (its language-independent and "Western" parts, default
+# lowercasing, i.e. without -c), run with perl 5.36 on these lines (UTF-8 in and out); the
+# outputs are recorded here. Its lowercasing is ``tr/[A-Z]/[a-z]/``: ASCII letters only, after
+# the SGML entities are replaced.
+MTEVAL_NORMALIZE = [
+    ("Éric Österreich ÄÖÜ İstanbul ΑΘΗΝΑ Москва", "Éric Österreich ÄÖÜ İstanbul ΑΘΗΝΑ Москва"),
+    ("The &QUOT;Cat&quot; sat.", 'the & quot ; cat " sat .'),
+    ("MÜNCHEN is in Germany, 3.5 km.", "mÜnchen is in germany , 3.5 km ."),
+]
+
+
+@pytest.mark.parametrize(("text", "normalised"), MTEVAL_NORMALIZE)
+def test_nist_text_normalisation_is_mtevals(text, normalised):
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    assert NISTMetric().tokenize(text) == normalised.split()
+    # mteval -c: no lowercasing at all, sacrebleu's 13a as it is
+    assert NISTMetric(lowercase=False).tokenize(text) == Tokenizer13a()(text).split()
+
+
+def test_nist_non_ascii_capitals_do_not_match_lowercase():
+    # mteval keeps "É" (its tr/[A-Z]/[a-z]/ leaves it), so "Éric" and "éric" are different
+    # words; nlgeval used to lowercase every letter (Python's str.lower) and match them
+    m = NISTMetric()
+    assert m.segment_stats(["Éric sat"], [["éric sat"]])[0, 0] == 1.0  # only "sat" matches
+    assert m.segment_stats(["ERIC sat"], [["eric sat"]])[0, 0] == 2.0  # ASCII: both match
+    assert "version:nlgeval-nist-2" in m.signature  # a new cache key for the new rule

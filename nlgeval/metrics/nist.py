@@ -9,8 +9,9 @@ different numbers (e.g. E2E TGen: mteval 8.6094).
 
 mteval-v13a, step by step (``compute_ngram_info``, ``score_segment``, ``nist_score``):
 
-1. Text is normalised with the v13a tokenizer (sacrebleu's ``13a``) and lowercased (mteval's
-   default; ``lowercase=false`` is mteval's ``-c``).
+1. Text is normalised with the v13a tokenizer (sacrebleu's ``13a``) and lowercased as mteval
+   does by default, ASCII letters only (``tr/[A-Z]/[a-z]/``: ``É`` stays ``É``);
+   ``lowercase=false`` is mteval's ``-c``.
 2. Information weights from every reference n-gram of the scored corpus (n = 1..5):
    ``info(w1..wn) = -log2(count(w1..wn) / count(w1..wn-1))``, the unigram denominator being the
    total number of reference words.
@@ -30,6 +31,7 @@ texts, so it can be cached). The corpus score is always computed with corpus-wid
 from __future__ import annotations
 
 import math
+import string
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -42,6 +44,8 @@ from nlgeval.metrics._sacrebleu import with_tokenizer
 from nlgeval.metrics.base import Metric, Option
 
 _BETA = -math.log(0.5) / math.log(1.5) / math.log(1.5)
+#: mteval-v13a's ``tr/[A-Z]/[a-z]/``
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def nist_length_penalty(ratio: float) -> float:
@@ -149,9 +153,10 @@ class NISTMetric(Metric):
     def config_signature(self) -> str:
         o = self.opts
         case = "lc" if o["lowercase"] else "mixed"
+        # version 2: lowercasing is mteval's (ASCII letters only); a new cache key
         return (
             f"nist|n:{o['max_ngram_order']}|case:{case}|tok:{o['tokenize']}|info:mteval-v13a"
-            f"|version:nlgeval-nist-1+sacrebleu-{sacrebleu.__version__}"
+            f"|version:nlgeval-nist-2+sacrebleu-{sacrebleu.__version__}"
         )
 
     @property
@@ -160,12 +165,22 @@ class NISTMetric(Metric):
         return (f"nrefs:{n}|" if n else "") + self.config_signature
 
     def tokenize(self, text: str) -> list[str]:
+        """mteval-v13a's ``NormalizeText``: SGML entities, then ``tr/[A-Z]/[a-z]/`` (ASCII
+        letters only: ``É`` stays ``É``) unless ``lowercase=false``, then the punctuation rules.
+        Lowercasing ASCII letters after sacrebleu's 13a rules is the same (no rule looks at
+        letter case).
+
+        Examples:
+            >>> NISTMetric().tokenize("MÜNCHEN &QUOT;Éric&quot; sat.")
+            ['mÜnchen', '&', 'quot', ';', 'Éric', '"', 'sat', '.']
+        """
         if self._lib_tok is None:
             name = self.opts["tokenize"]
             self._lib_tok = with_tokenizer(self.name, name, _get_tokenizer(name))
+        line = self._lib_tok(text.rstrip())
         if self.opts["lowercase"]:
-            text = text.lower()
-        return self._lib_tok(text.rstrip()).split()
+            line = line.translate(_ASCII_LOWER)
+        return line.split()
 
     def _ref_data(self, refs: Sequence[str]) -> _RefData:
         if self._lib_refcache is None:
