@@ -4,9 +4,12 @@ numba's on-disk cache (``cache=True``) keys a kernel's machine code on its own s
 (modification time and size) and its own bytecode. A compiled helper it calls is compiled into
 it, but a change to the helper's file is not noticed: a kernel whose helper lives in another
 file keeps the old helper's machine code, and its old numbers, until its own cache is cleared.
-So every compiled function a cached kernel calls is defined in the kernel's module (a helper
-shared by several modules has one copy in each, kept identical by
-tests/test_numpy_sums.py).
+So every compiled function a cached kernel calls is defined in the kernel's module, or in a
+module that the kernel's module *pins*: a line ``# numba cache pin: MODULE HASH``, HASH the
+first 16 hex digits of the SHA-256 of MODULE's file. An edit of MODULE makes the pin stale and
+this test fail until the pin is updated; updating it edits the caller's file, which renews the
+caller's cache. numpy's pairwise summation (``nlgeval.correlation._numpy_sums``), shared by
+three modules' kernels, is pinned so.
 
 The walk imports every nlgeval module whose source mentions numba and follows, for each
 cached dispatcher, the global names its bytecode (and that of its nested functions) reads:
@@ -23,9 +26,11 @@ from __future__ import annotations
 
 import ast
 import dis
+import hashlib
 import importlib
 import inspect
 import pkgutil
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -92,13 +97,34 @@ def cached_kernels(module_names: list[str]) -> list[tuple[str, Dispatcher]]:
     return out
 
 
+PIN = re.compile(r"^# numba cache pin: (\S+) ([0-9a-f]{16})\b", re.MULTILINE)
+
+
+def source_hash(module_name: str) -> str:
+    """The first 16 hex digits of the SHA-256 of a module's file (what a pin records)."""
+    return hashlib.sha256(Path(sys.modules[module_name].__file__).read_bytes()).hexdigest()[:16]
+
+
+def pins(module_name: str) -> dict[str, str]:
+    """Module -> hash of the ``# numba cache pin:`` lines of a module's file."""
+    return dict(PIN.findall(Path(sys.modules[module_name].__file__).read_text("utf-8")))
+
+
 def foreign_calls(kernels: list[tuple[str, Dispatcher]]) -> list[str]:
-    """``kernel -> helper (module)`` for each compiled helper from another module."""
+    """``kernel -> helper (module)`` for each compiled helper from another module that the
+    kernel's module does not pin at the helper module's current hash."""
     offences = []
     for where, kernel in kernels:
+        own = kernel.py_func.__module__
         for label, helper in _called(kernel):
-            if helper.py_func.__module__ != kernel.py_func.__module__:
-                offences.append(f"{where} -> {label} ({helper.py_func.__module__})")
+            other = helper.py_func.__module__
+            if other == own:
+                continue
+            pinned, now = pins(own).get(other), source_hash(other)
+            if pinned != now:
+                why = "no pin" if pinned is None else f"stale pin {pinned}"
+                offences.append(f"{where} -> {label} ({other}; {why}: write "
+                                f"'# numba cache pin: {other} {now}' in {own})")
     return list(dict.fromkeys(offences))  # a helper called twice is one offence
 
 
@@ -183,11 +209,23 @@ def test_the_walk_finds_a_helper_from_another_module(tmp_path: Path,
         assert sorted(k for k, _ in kernels) == [
             "cachepkg.helpers.twice", "cachepkg.kernels.by_module", "cachepkg.kernels.direct",
             "cachepkg.kernels.fine", "cachepkg.kernels.nested", "cachepkg.kernels.own"]
+        now = source_hash("cachepkg.helpers")
+        fix = f"no pin: write '# numba cache pin: cachepkg.helpers {now}' in cachepkg.kernels"
         assert foreign_calls(kernels) == [
-            "cachepkg.kernels.direct -> twice (cachepkg.helpers)",
-            "cachepkg.kernels.by_module -> helpers.twice (cachepkg.helpers)",
-            "cachepkg.kernels.nested -> twice (cachepkg.helpers)"]
+            f"cachepkg.kernels.direct -> twice (cachepkg.helpers; {fix})",
+            f"cachepkg.kernels.by_module -> helpers.twice (cachepkg.helpers; {fix})",
+            f"cachepkg.kernels.nested -> twice (cachepkg.helpers; {fix})"]
         assert foreign_constants(kernels) == {"STEP": {"cachepkg.kernels.own"}}
+        # a pin at the helper module's hash makes the calls legitimate; once the helper
+        # module changes, the pin is stale and every call is an offence again
+        source = (pkg / "kernels.py").read_text("utf-8")
+        (pkg / "kernels.py").write_text(f"# numba cache pin: cachepkg.helpers {now}\n{source}",
+                                        "utf-8")
+        assert foreign_calls(kernels) == []
+        (pkg / "helpers.py").write_text((pkg / "helpers.py").read_text("utf-8")
+                                        .replace("2 * x", "x + x"), "utf-8")
+        stale = foreign_calls(kernels)
+        assert len(stale) == 3 and all(f"stale pin {now}" in o for o in stale)
     finally:
         for name in [m for m in sys.modules if m == "cachepkg" or m.startswith("cachepkg.")]:
             del sys.modules[name]

@@ -1,30 +1,19 @@
-"""The compiled copies of numpy's pairwise summation add exactly as numpy does.
+"""The one compiled copy of numpy's pairwise summation adds exactly as numpy does.
 
-``pairwise_sum`` (with ``_block_sum``) is what the item-level bootstrap, the item-level
-permutation test and PERM-BOTH's item level call to take their means over items in numpy's
-order; their tests compare whole distributions with the array code, this one the sum itself
-with ``np.add.reduce`` / ``np.sum`` (the reference: numpy), exactly (``==``, the sign of a zero
-and NaN included), on every length 0..300 (each side of numpy's 8-value unrolling and 128-value
-blocks) at random offsets into a longer array, and on long rows. Each of the three modules
-holds its own copy (numba's cache of a kernel does not notice a change to a compiled helper in
-another file; tests/test_numba_cache_locality.py): every copy is tested, and the copies must be
-the same text, so that they cannot drift apart.
+``nlgeval.correlation._numpy_sums.pairwise_sum`` is what the item-level bootstrap, the
+item-level permutation test and PERM-BOTH's item level call to take their means over items
+in numpy's order; their tests compare whole distributions with the array code, this one the
+sum itself with ``np.add.reduce`` / ``np.sum`` (the reference: numpy), exactly (``==``, the
+sign of a zero and NaN included), on every length 0..300 (each side of numpy's 8-value
+unrolling and 128-value blocks) at random offsets into a longer array, and on long rows.
 """
 
 from __future__ import annotations
 
-import ast
-import inspect
-import types
-
 import numpy as np
 import pytest
 
-from nlgeval.correlation import _item_bootstrap, _item_permutation
-from nlgeval.correlation.permutation import _pair_kernels
-
-COPIES = [_item_bootstrap, _item_permutation, _pair_kernels]
-IDS = [m.__name__.rsplit(".", 1)[-1] for m in COPIES]
+from nlgeval.correlation._numpy_sums import _block_sum, pairwise_sum
 
 
 def _same(a: float, b: float) -> bool:
@@ -53,10 +42,8 @@ def _values(rng: np.random.Generator, size: int, kind: str) -> np.ndarray:
     raise AssertionError(kind)
 
 
-@pytest.mark.parametrize("module", COPIES, ids=IDS)
 @pytest.mark.parametrize("kind", ["spread", "extreme", "ties", "zeros", "nonfinite"])
-def test_every_length_up_to_300_at_random_offsets(kind: str, module: types.ModuleType) -> None:
-    pairwise_sum, _block_sum = module.pairwise_sum, module._block_sum
+def test_every_length_up_to_300_at_random_offsets(kind: str) -> None:
     rng = np.random.default_rng(2024)
     for n in range(301):
         for _ in range(3):
@@ -71,10 +58,8 @@ def test_every_length_up_to_300_at_random_offsets(kind: str, module: types.Modul
                 assert _same(0.0 + _block_sum(a, lo, n), expected), (kind, n, lo)
 
 
-@pytest.mark.parametrize("module", COPIES, ids=IDS)
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 100, 128, 129, 300, 1000, 4099, 20000, 250_000])
-def test_long_rows_are_numpys(n: int, module: types.ModuleType) -> None:
-    pairwise_sum = module.pairwise_sum
+def test_long_rows_are_numpys(n: int) -> None:
     rng = np.random.default_rng(n)
     for _ in range(5):
         x = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, size=n)
@@ -84,9 +69,7 @@ def test_long_rows_are_numpys(n: int, module: types.ModuleType) -> None:
         assert 0.0 + pairwise_sum(y, lo, n) == np.add.reduce(x)
 
 
-@pytest.mark.parametrize("module", COPIES, ids=IDS)
-def test_the_order_matters_so_the_test_can_fail(module: types.ModuleType) -> None:
-    pairwise_sum = module.pairwise_sum
+def test_the_order_matters_so_the_test_can_fail() -> None:
     # a row whose left-to-right sum differs from numpy's pairwise sum: equality above is not
     # a property of any order of addition
     rng = np.random.default_rng(7)
@@ -99,26 +82,3 @@ def test_the_order_matters_so_the_test_can_fail(module: types.ModuleType) -> Non
             assert 0.0 + pairwise_sum(x, 0, x.size) != left_to_right
             return
     raise AssertionError("no row told the two orders apart")
-
-
-def _copy_text(module: types.ModuleType) -> list[str]:
-    """The source of the copy in ``module``: ``BLOCK``, ``_block_sum`` and ``pairwise_sum``."""
-    tree = ast.parse(inspect.getsource(module))
-    source = inspect.getsource(module)
-    parts = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in ("_block_sum", "pairwise_sum"):
-            parts[node.name] = ast.get_source_segment(source, node)
-            parts[node.name + " decorators"] = str([ast.dump(d) for d in node.decorator_list])
-        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
-                "BLOCK"]:
-            parts["BLOCK"] = ast.get_source_segment(source, node)
-    assert len(parts) == 5, (module.__name__, sorted(parts))
-    return [parts[k] for k in sorted(parts)]
-
-
-def test_the_copies_are_one_text() -> None:
-    first = _copy_text(COPIES[0])
-    assert "BLOCK = 128" in first
-    for module in COPIES[1:]:
-        assert _copy_text(module) == first, module.__name__
