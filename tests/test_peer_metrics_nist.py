@@ -1,4 +1,5 @@
-"""nlgeval's NIST (Doddington, 2002; mteval-v13a's rules) against NLTK's ``nist_score`` on
+"""nlgeval's NIST (Doddington, 2002; mteval-v13a's rules) against values printed by mteval-v13a.pl
+itself (several references, E2E TGen; provenance below), and against NLTK's ``nist_score`` on
 random texts with ONE reference per segment, where the two definitions coincide.
 
 NLTK's own test (``nltk/test/unit/translate/test_nist.py``, nltk 3.x) compares its corpus NIST
@@ -86,3 +87,53 @@ def test_nist_non_ascii_capitals_do_not_match_lowercase():
     assert m.segment_stats(["Éric sat"], [["éric sat"]])[0, 0] == 1.0  # only "sat" matches
     assert m.segment_stats(["ERIC sat"], [["eric sat"]])[0, 0] == 2.0  # ASCII: both match
     assert "version:nlgeval-nist-2" in m.signature  # a new cache key for the new rule
+
+
+# ---------------------------------------------------------------- mteval-v13a itself
+# Values printed by mteval-v13a.pl (the Moses copy, scripts/generic/mteval-v13a.pl at commit
+# 3445289 of moses-smt/mosesdecoder), run with perl 5.36 with options -n --metricsMATR-output
+# (the full-precision system score of NIST-sys.scr) and, for `case=True`, -c. One SGML document,
+# segments in order, every reference set padded with an empty segment where a hypothesis has
+# fewer references (as e2e-metrics does).
+_HYPS = ["The cat sat on the mat.", "É sat on a mat , the cat 's mat", "",
+         'a cat & the "mat"', "the the the cat", "Éric sat; éric sat 3.5 km."]
+_REFS = [["the cat sat on the mat .", "A cat was on the mat."], ["the cat sat on a mat"],
+         ["nothing here", "", "the mat"], ["a cat and the mat", "THE CAT & MAT"],
+         ["the cat", "the the cat cat", "cat the"], ["éric sat 3.5 km .", "Éric sat"]]
+MTEVAL = [(False, 3.65120493791512), (True, 3.41584471595296)]
+
+
+@pytest.mark.parametrize(("case", "expected"), MTEVAL)
+def test_nist_equals_mteval_v13a(case, expected):
+    # several references (1-3, one empty), non-ASCII capitals, entities, -c
+    got = NISTMetric(lowercase=not case).corpus_score(_HYPS, _REFS)
+    assert got == pytest.approx(expected, rel=1e-13)  # mteval prints 15 significant digits
+
+
+def test_e2e_tgen_nist_equals_mteval_v13a(data_dir):
+    # the same mteval-v13a.pl on E2E's TGen outputs and all references of each MR (raw texts,
+    # as nlgeval reads them): 8.60950573390884. The published 8.6094 comes through
+    # e2e-metrics, whose own file handling changes the texts slightly
+    from nlgeval.corpora import load_corpus
+
+    e2e = load_corpus("e2e", data_dir, download=False)
+    tgen = e2e.outputs[e2e.outputs["system"] == "tgen"]
+    refs = e2e.reference_lists(tgen["item"].tolist())
+    got = NISTMetric().corpus_score(tgen["text"].tolist(), refs)
+    assert got == pytest.approx(8.60950573390884, rel=1e-13)
+
+
+def test_mteval_perl_zero_token_quirk_is_not_copied():
+    # mteval-v13a's compute_ngram_info tests the (n-1)-gram with Perl truthiness
+    # (`$mgram ? ... : .../$tot_wrds`), so an n-gram after the single token "0" is weighted by
+    # the total word count: mteval gives 2.54421737080662 here. nlgeval keeps Doddington's
+    # (2002) formula, which does not depend on how a token is spelled: the same texts with
+    # "zero" for "0" give 2.17318567089732 in mteval, and that is nlgeval's value for both
+    hyps = ["0 stars for the cat", "the cat"]
+    refs = [["0 stars for a cat"], ["the 0 cat"]]
+    renamed = ([h.replace("0", "zero") for h in hyps],
+               [[r.replace("0", "zero") for r in rs] for rs in refs])
+    m = NISTMetric()
+    assert m.corpus_score(hyps, refs) == pytest.approx(2.17318567089732, rel=1e-13)
+    assert NISTMetric().corpus_score(*renamed) == pytest.approx(2.17318567089732, rel=1e-13)
+    assert abs(m.corpus_score(hyps, refs) - 2.54421737080662) > 0.3
