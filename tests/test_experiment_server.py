@@ -162,3 +162,28 @@ def test_crash_sigkill_mid_load_keeps_every_acknowledged_judgement_and_50_resume
               f"{len(acked_before)} present after restart ({in_flight} more committed in "
               f"flight); {N_EVALUATORS} evaluators resumed and finished: "
               f"{len(stored)} trials, {sum(stored.values())} judgements, 0 duplicated")
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_serve_on_a_port_in_use_is_one_line(tmp_path: Path, processes: str) -> None:
+    """``nlgeval serve --port P`` when P is taken: one error line naming the option
+    and exit 2 (was the socket's OSError traceback), in one process and pre-forked alike."""
+    import socket
+    import subprocess
+    import sys
+
+    d = write_experiment(tmp_path / "busy", systems=2, items=2, evaluators=2, practice=0)
+    create_experiment(d)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        res = subprocess.run(
+            [sys.executable, "-c", "from nlgeval.cli import main; main()", "serve",
+             str(d), "--port", str(port), "--processes", processes],
+            capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert f"option '--port': cannot listen on 127.0.0.1:{port}" in lines[0]
+    assert "Address already in use" in lines[0]

@@ -13,18 +13,21 @@ True
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
 
+from nlgeval.errors import InputError
 from nlgeval.experiment.app import create_app
 from nlgeval.experiment.prefork import (
     check_processes,
@@ -236,12 +239,14 @@ def serve(
     processes = default_processes() if processes is None else processes
     check_processes(processes)
     if processes == 1:
-        server, app = make_server(directory, host=host, port=port, database=database,
-                                  threads=threads, secure_cookies=secure_cookies,
-                                  announce=announce, base_url=base_url, proxies=proxies)
+        with _binding(host, port):
+            server, app = make_server(directory, host=host, port=port, database=database,
+                                      threads=threads, secure_cookies=secure_cookies,
+                                      announce=announce, base_url=base_url, proxies=proxies)
         run_server(server, app)
         return
-    sock = listening_socket(host, port)
+    with _binding(host, port):
+        sock = listening_socket(host, port)
     try:
         base = public_base(directory, host, sock.getsockname()[1], base_url)
         app = ready_app(directory, database=database, threads=threads,
@@ -257,6 +262,20 @@ def serve(
         sock.close()
     if status:
         raise RuntimeError(f"a server process exited with status {status}")
+
+
+@contextmanager
+def _binding(host: str, port: int) -> Iterator[None]:
+    """Turn a failure to listen on ``host:port`` (taken, not allowed, not an address of this
+    machine) into one clear error naming the option, not the socket's traceback."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+            raise
+        raise InputError(f"cannot listen on {host}:{port}: {err.strerror}; choose another "
+                         "--port (or --host), or stop the program that uses it",
+                         option="--port") from None
 
 
 def _stop_serving(_signum: int, _frame: object) -> None:
