@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from nlgeval.errors import InputError
-from nlgeval.io.text import ROW, read_text_utf8
+from nlgeval.io.text import ROW, lone_surrogate, read_text_utf8
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -82,11 +83,33 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
             raise InputError(f"not valid JSON: {exc.msg}", file=path, row=i) from None
         if not isinstance(rec, dict):
             raise InputError("expected a JSON object per line", file=path, row=i)
-        records.append({k: "" if v is None else str(v) for k, v in rec.items()})
+        record = {k: "" if v is None else str(v) for k, v in rec.items()}
+        if _SURROGATE_ESCAPE.search(line):
+            _check_unicode(record, path, i)
+        records.append(record)
         rows.append(i)
     df = pd.DataFrame.from_records(records)
     df[ROW] = rows
     return df
+
+
+#: a JSON escape of a UTF-16 surrogate (``\\ud800``-``\\udfff``): the only way a line decoded
+#: from UTF-8 can give a lone surrogate, so only such lines are checked
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_unicode(record: dict[str, str], path: Path, row: int) -> None:
+    """Refuse a record whose field name or value holds a lone surrogate (Python's json reads
+    ``"\\ud800"`` without its pair; UTF-8 cannot hold it, so pyarrow, the score cache and every
+    output file would fail on it, and dropping or replacing it would alter the text)."""
+    for key, value in record.items():
+        why = lone_surrogate(key)
+        if why is not None:
+            raise InputError(f"a field name is {why}", file=path, row=row)
+        why = lone_surrogate(value)
+        if why is not None:
+            raise InputError(f"{why} (a JSON escape such as \\ud800 without the other half "
+                             "of its UTF-16 pair)", file=path, row=row, column=key)
 
 
 def _read_delimited(path: Path, expected: str) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import re
 from pathlib import Path
 
 from nlgeval.errors import InputError
@@ -98,3 +99,24 @@ def read_text_utf8(path: str | Path) -> str:
             row=line,
         ) from None
     return text.removeprefix("\ufeff")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """Why ``text`` is not valid Unicode, or ``None``: a lone surrogate code point (half of a
+    UTF-16 pair, such as the JSON escape ``\\ud800``, which Python's json accepts) cannot be
+    written as UTF-8, so a text holding one could be neither scored, cached nor written out.
+
+    Examples:
+        >>> lone_surrogate("caf\\u00e9 \\U0001F600") is None
+        True
+        >>> lone_surrogate("bad \\ud800 text")
+        'not valid Unicode: a lone surrogate U+D800 at character 5'
+    """
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (f"not valid Unicode: a lone surrogate U+{ord(found.group()):04X} at character "
+            f"{found.start() + 1}")
