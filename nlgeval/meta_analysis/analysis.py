@@ -177,9 +177,7 @@ def meta_analyse(effects: pd.DataFrame, settings: MetaSettings | None = None,
         if settings.dependence == "rve":
             fit = _rve_fit(sub, settings)
             if fit.q_df < 4:
-                notes.append(f"{metric} / {construct}: robust variance estimation on "
-                             f"{fit.q_df} degrees of freedom: the interval is unreliable "
-                             "(no small-sample correction, Tipton 2015)")
+                notes.append(_few_df_note(f"{metric} / {construct}", fit.q_df, settings))
         else:
             fit = random_effects(sub["yi"].to_numpy(), sub["vi"].to_numpy(),
                                  method=settings.tau2, hartung_knapp=settings.hartung_knapp,
@@ -261,6 +259,16 @@ def _defaults(effects: pd.DataFrame, file: str | None, several: bool = False) ->
                          "(dependent effects are not pooled: one row per study)", file=file,
                          row=row_of(eff, i), column="study")
     return eff
+
+
+def _few_df_note(name: str, df: float, settings: MetaSettings) -> str:
+    """The note on a robust variance estimation fit with fewer than 4 degrees of freedom;
+    with ``small_sample`` the interval has Tipton's (2015) corrections, without it none."""
+    if settings.small_sample:
+        return (f"{name}: robust variance estimation on {df} degrees of freedom, with "
+                "Tipton's (2015) small-sample corrections: read the interval with care")
+    return (f"{name}: robust variance estimation on {df} degrees of freedom: the interval "
+            "is unreliable (no small-sample correction, Tipton 2015)")
 
 
 def _rve_fit(sub: pd.DataFrame, settings: MetaSettings) -> RandomEffects:

@@ -155,7 +155,9 @@ def _robust_cov(X: np.ndarray, w: np.ndarray, e: np.ndarray, idx: list[np.ndarra
     if small_sample:
         cov, dfs = _small_sample_cov(X, w, e, idx, bread)
         if np.any(dfs < 4):
-            warnings.warn(f"Satterthwaite degrees of freedom {np.min(dfs):.2f} < 4: the "
+            low = float(np.min(dfs))  # 3.997 in full, not as the '4.00 < 4' of .2f
+            shown = f"{low:.2f}" if round(low, 2) < 4 else repr(low)
+            warnings.warn(f"Satterthwaite degrees of freedom {shown} < 4: the "
                           "p-value may be unreliable (Tipton 2015)", RuntimeWarning,
                           stacklevel=3)
         return cov, dfs
