@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import sacrebleu
-from sacrebleu.metrics import CHRF, TER
+from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 
 from nlgeval.errors import InputError
@@ -77,6 +77,23 @@ def check_private_api() -> None:
 #: sentencepiece, and the flores ones a model file)
 PLAIN_TOKENIZERS = ("none", "zh", "13a", "intl", "char")
 
+#: every tokenizer name sacrebleu knows, in its order (its public ``BLEU.TOKENIZERS``)
+TOKENIZERS: tuple[str, ...] = tuple(BLEU.TOKENIZERS)
+
+
+def sacrebleu_tokenizer(metric: str, tokenize: str) -> Callable[[str], str]:
+    """sacrebleu's tokenizer ``tokenize`` (a name in :data:`TOKENIZERS`): the object BLEU
+    itself tokenises with (its public ``BLEU(tokenize=...).tokenizer``), with a missing optional
+    package turned into one :class:`InputError` line by :func:`with_tokenizer`.
+
+    Examples:
+        >>> sacrebleu_tokenizer("length", "13a")("Hello, world!")
+        'Hello , world !'
+        >>> sacrebleu_tokenizer("length", "char")("ab")
+        'a b'
+    """
+    return with_tokenizer(metric, tokenize, lambda: BLEU(tokenize=tokenize).tokenizer)
+
 
 def with_tokenizer(metric: str, tokenize: str, build: Callable[[], _T]) -> _T:
     """``build()`` -- a sacrebleu object or tokenizer using sacrebleu's tokenizer ``tokenize``
@@ -84,8 +101,8 @@ def with_tokenizer(metric: str, tokenize: str, build: Callable[[], _T]) -> _T:
     (``ImportError``; ``RuntimeError`` for MeCab) turned into one :class:`InputError` line.
 
     Examples:
-        >>> from sacrebleu.metrics.bleu import _get_tokenizer
-        >>> with_tokenizer("bleu", "13a", _get_tokenizer("13a"))("a,b")
+        >>> from sacrebleu.metrics import BLEU
+        >>> with_tokenizer("bleu", "13a", lambda: BLEU(tokenize="13a").tokenizer)("a,b")
         'a , b'
         >>> def missing():
         ...     raise RuntimeError("\\nJapanese tokenization requires extra dependencies.\\n"

@@ -38,9 +38,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import sacrebleu
-from sacrebleu.metrics.bleu import _get_tokenizer
 
-from nlgeval.metrics._sacrebleu import with_tokenizer
+from nlgeval.metrics._sacrebleu import TOKENIZERS, sacrebleu_tokenizer
 from nlgeval.metrics.base import Metric, Option
 
 _BETA = -math.log(0.5) / math.log(1.5) / math.log(1.5)
@@ -138,15 +137,13 @@ class NISTMetric(Metric):
     _lib_weightcache: Any = None
 
     def _check_options(self) -> None:
-        from sacrebleu.metrics.bleu import _TOKENIZERS
-
         from nlgeval.errors import InputError
 
         if self.opts["max_ngram_order"] < 1:
             raise InputError("metric 'nist', option 'max_ngram_order': must be at least 1")
-        if self.opts["tokenize"] not in _TOKENIZERS:
+        if self.opts["tokenize"] not in TOKENIZERS:
             raise InputError(
-                f"metric 'nist', option 'tokenize': expected one of {', '.join(_TOKENIZERS)}"
+                f"metric 'nist', option 'tokenize': expected one of {', '.join(TOKENIZERS)}"
             )
 
     @property
@@ -175,8 +172,7 @@ class NISTMetric(Metric):
             ['mÜnchen', '&', 'quot', ';', 'Éric', '"', 'sat', '.']
         """
         if self._lib_tok is None:
-            name = self.opts["tokenize"]
-            self._lib_tok = with_tokenizer(self.name, name, _get_tokenizer(name))
+            self._lib_tok = sacrebleu_tokenizer(self.name, self.opts["tokenize"])
         line = self._lib_tok(text.rstrip())
         if self.opts["lowercase"]:
             line = line.translate(_ASCII_LOWER)

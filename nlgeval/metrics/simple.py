@@ -17,9 +17,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from sacrebleu.metrics.bleu import _TOKENIZERS, _get_tokenizer
 
-from nlgeval.metrics._sacrebleu import with_tokenizer
+from nlgeval.metrics._sacrebleu import TOKENIZERS, sacrebleu_tokenizer
 from nlgeval.metrics.base import Metric, Option
 
 
@@ -33,7 +32,7 @@ class _Tokenising(Metric):
         if name == "none":
             return text.split()
         if self._lib_tok is None:
-            self._lib_tok = with_tokenizer(self.name, name, _get_tokenizer(name))
+            self._lib_tok = sacrebleu_tokenizer(self.name, name)
         return self._lib_tok(text.rstrip()).split()
 
 
@@ -57,7 +56,7 @@ class EditDistanceMetric(_Tokenising):
     options: ClassVar[dict[str, Option]] = {
         "level": Option(str, "char", "char or word", ("char", "word")),
         "lowercase": Option(bool, False, "case-insensitive"),
-        "tokenize": Option(str, "13a", "tokenizer for level=word", ("none", *_TOKENIZERS)),
+        "tokenize": Option(str, "13a", "tokenizer for level=word", ("none", *TOKENIZERS)),
     }
 
     @property
@@ -113,7 +112,7 @@ class LengthMetric(_Tokenising):
     description = "output length in tokens (descriptive; references are ignored)"
     parallel_threshold = 10**9  # cheaper than starting processes
     options: ClassVar[dict[str, Option]] = {
-        "tokenize": Option(str, "13a", "tokenizer (none = whitespace)", ("none", *_TOKENIZERS)),
+        "tokenize": Option(str, "13a", "tokenizer (none = whitespace)", ("none", *TOKENIZERS)),
     }
 
     @property
