@@ -40,6 +40,10 @@ class InputError(NlgevalError, ValueError):
     option:
         The command-line option at fault (``"--quality"``), for a value given on the command
         line rather than read from a file's column.
+    key:
+        The key at fault in a configuration file (TOML or JSON), as a dotted path
+        (``"evaluators"``, ``"crowd.frame_ancestors"``, ``"criteria[2].step"``): such a file
+        has keys, not columns.
 
     Examples
     --------
@@ -50,6 +54,8 @@ class InputError(NlgevalError, ValueError):
     True
     >>> print(InputError("'humn' is not a system of the study", option="--quality"))
     option '--quality': 'humn' is not a system of the study
+    >>> print(InputError("must be at least 1", file="experiment.toml", key="bws.raters"))
+    experiment.toml, key 'bws.raters': must be at least 1
     """
 
     message: str
@@ -57,6 +63,7 @@ class InputError(NlgevalError, ValueError):
     row: int | None = None
     column: str | None = None
     option: str | None = None
+    key: str | None = None
 
     def __post_init__(self) -> None:
         super().__init__(str(self))
@@ -69,6 +76,8 @@ class InputError(NlgevalError, ValueError):
             where.append(f"row {self.row}")
         if self.column is not None:
             where.append(f"column '{self.column}'")
+        if self.key is not None:
+            where.append(f"key '{self.key}'")
         if self.option is not None:
             where.append(f"option '{self.option}'")
         prefix = ", ".join(where)

@@ -95,7 +95,7 @@ def test_create_names_the_config_key_when_counts_do_not_fit(
     assert exc.value.code == 2
     line = capsys.readouterr().err.strip()
     assert "\n" not in line and "Traceback" not in line
-    assert f"experiment.toml, column '{column}'" in line and count in line
+    assert f"experiment.toml, key '{column}'" in line and count in line
     assert "nearest that fit" in line and "allow" not in line and "scenario" not in line
 
 

@@ -72,13 +72,13 @@ def test_config_accepts_repeats_and_degraded(tmp_path: Path, mode: str) -> None:
                          extra="[checks]\nknown_answer = 1\n")
     with pytest.raises(InputError, match="triangle") as e:
         load_config(d)
-    assert e.value.column == "checks.known_answer"
+    assert e.value.key == "checks.known_answer"
 
 
 def test_best_worst_still_refuses_checks() -> None:
     with pytest.raises(InputError, match="support no repeat checks") as e:
         parse_checks({"repeats": 1}, "bws", Path("experiment.toml"))
-    assert e.value.column == "checks.repeats"
+    assert e.value.key == "checks.repeats"
 
 
 def test_check_scales(tmp_path: Path) -> None:

@@ -170,7 +170,7 @@ def test_span_mode_config_errors_name_the_key(tmp_path: Path, mode: str, extra: 
                                            'scale = "text5"\n', encoding="utf-8")
     with pytest.raises(InputError) as e:
         load_config(d)
-    assert e.value.column == column
+    assert e.value.key == column
 
 
 def test_mqm_fingerprint_follows_the_typology(tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ def _known_answer(o: Row, i: int, items_of: pd.Series, cfg: ExperimentConfig,
     others = [x for x in items_of.get(src, []) if x != it]
     if not others:
         raise InputError(f"a known-answer triangle trial needs a second item with an "
-                         f"output of '{src}'", file=cfg.path, column="checks.known_answer")
+                         f"output of '{src}'", file=cfg.path, key="checks.known_answer")
     it2 = others[int(rng.integers(len(others)))]
     odd = int(rng.integers(1, 4))
     items = [it2 if j == odd else it for j in (1, 2, 3)]

@@ -5,7 +5,7 @@ nlgeval's canonical tidy format (``outputs.csv``: ``system, item, text``) and, o
 input each item was generated from (``context.csv``: ``item, text``), shown above the outputs.
 Everything an evaluator could trip over (an unknown rating tool, a criterion without a scale,
 items or systems without outputs) is found here, at ``create``/``serve`` time, and raised as an
-:class:`~nlgeval.errors.InputError` naming the file and the offending key (as ``column``).
+:class:`~nlgeval.errors.InputError` naming the file and the offending key (``key``).
 
 The rating tools are the two of Kow & Belz (2012), LG-Eval, section 2.3: verbal descriptor scales
 (``tool = "vds"``, n labelled, ordered categories) and visual analogue scales (``tool = "vas"``, a

@@ -44,7 +44,7 @@ class Reader:
     >>> r.num("step", 1.0)
     Traceback (most recent call last):
     ...
-    nlgeval.errors.InputError: experiment.toml, column 'criteria[2].step': must be a number, got '1'
+    nlgeval.errors.InputError: experiment.toml, key 'criteria[2].step': must be a number, got '1'
     """
 
     def __init__(self, table: Mapping[str, Any], where: str, file: Path) -> None:
@@ -54,7 +54,7 @@ class Reader:
         return f"{self.where}.{k}" if self.where else k
 
     def fail(self, k: str, msg: str) -> InputError:
-        return InputError(msg, file=self.file, column=self.key(k))
+        return InputError(msg, file=self.file, key=self.key(k))
 
     def str(self, k: str, default: str | None = None, *, required: bool = False) -> str:
         if k not in self.t:
@@ -132,7 +132,7 @@ def parse_criterion(t: Any, i: int, mode: str, file: Path) -> CriterionConfig:
     """
     where = f"criteria[{i + 1}]"
     if not isinstance(t, dict):
-        raise InputError("each [[criteria]] entry must be a table", file=file, column=where)
+        raise InputError("each [[criteria]] entry must be a table", file=file, key=where)
     r = Reader(t, where, file)
     r.unknown(_CRIT_KEYS)
     name = r.str("name", required=True).strip()
@@ -242,7 +242,7 @@ def parse_question(t: Any, i: int, file: Path) -> Question:
     """
     where = f"questionnaire[{i + 1}]"
     if not isinstance(t, dict):
-        raise InputError("each [[questionnaire]] entry must be a table", file=file, column=where)
+        raise InputError("each [[questionnaire]] entry must be a table", file=file, key=where)
     r = Reader(t, where, file)
     r.unknown({"name", "question", "type", "options", "required"})
     name = r.str("name", required=True).strip()
@@ -267,7 +267,7 @@ def parse_crowd(raw: Any, file: Path) -> CrowdConfig | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise InputError("must be a table ([crowd])", file=file, column="crowd")
+        raise InputError("must be a table ([crowd])", file=file, key="crowd")
     r = Reader(raw, "crowd", file)
     r.unknown({"open_link", "consent", "completion_code", "redirect_url", "params",
                *_CROWD_IDENTITY_KEYS, *PLATFORM_KEYS})
@@ -333,7 +333,7 @@ def parse_checks(raw: Any, mode: str, file: Path) -> ChecksConfig:
     if raw is None:
         return ChecksConfig()
     if not isinstance(raw, dict):
-        raise InputError("must be a table ([checks])", file=file, column="checks")
+        raise InputError("must be a table ([checks])", file=file, key="checks")
     r = Reader(raw, "checks", file)
     r.unknown({"repeats", "degraded", "known_answer", "repeat_tolerance", "speeder_ms", "alpha"})
     repeats = r.int("repeats", 0) or 0
@@ -383,10 +383,10 @@ def relative_file(directory: Path, value: str, file: Path, key: str) -> Path:
     >>> relative_file(Path("."), "no-such.csv", Path("experiment.toml"), "outputs")
     Traceback (most recent call last):
     ...
-    nlgeval.errors.InputError: experiment.toml, column 'outputs': file 'no-such.csv' not found ...
+    nlgeval.errors.InputError: experiment.toml, key 'outputs': file 'no-such.csv' not found ...
     """
     p = Path(value)
     p = p if p.is_absolute() else directory / p
     if not p.is_file():
-        raise InputError(f"file '{value}' not found (looked for {p})", file=file, column=key)
+        raise InputError(f"file '{value}' not found (looked for {p})", file=file, key=key)
     return p

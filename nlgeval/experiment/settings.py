@@ -79,7 +79,7 @@ def load_settings(directory: str | Path) -> ServerSettings:
     for key in ("database", "base_url"):
         v = raw.get(key)
         if v is not None and not isinstance(v, str):
-            raise InputError(f"must be a string or null, got {v!r}", file=path, column=key)
+            raise InputError(f"must be a string or null, got {v!r}", file=path, key=key)
         out[key] = v or None
     return ServerSettings(**out)
 

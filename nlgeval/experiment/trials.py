@@ -91,7 +91,7 @@ def load_materials(cfg: ExperimentConfig) -> Materials:
         if s not in have_sys:
             raise InputError(
                 f"system '{s}' has no outputs in {cfg.source_label} (systems there: "
-                f"{', '.join(have_sys)})", file=cfg.path, column="systems",
+                f"{', '.join(have_sys)})", file=cfg.path, key="systems",
             )
     return Materials(corpus=corpus, context=context, systems=tuple(systems))
 
@@ -146,12 +146,12 @@ def latin_square_trials(
     for it in cfg.practice_items:
         if it not in all_items:
             raise InputError(f"practice item '{it}' has no outputs in {cfg.source_label}",
-                             file=cfg.path, column="practice_items")
+                             file=cfg.path, key="practice_items")
     if cfg.items:
         for it in cfg.items:
             if it not in all_items:
                 raise InputError(f"item '{it}' has no outputs in {cfg.source_label}",
-                                 file=cfg.path, column="items")
+                                 file=cfg.path, key="items")
         items = list(cfg.items)
     else:
         items = [i for i in all_items if i not in set(cfg.practice_items)]
@@ -163,7 +163,7 @@ def latin_square_trials(
         if cfg.sample_items > len(eligible):
             raise InputError(
                 f"sample_items = {cfg.sample_items}, but only {len(eligible)} item(s) have an "
-                "output from every selected system", file=cfg.path, column="sample_items")
+                "output from every selected system", file=cfg.path, key="sample_items")
         pick = np.random.default_rng(seed).choice(len(eligible), cfg.sample_items,
                                                    replace=False)
         items = [eligible[i] for i in sorted(pick)]
@@ -199,8 +199,8 @@ def _latin_square(cfg: ExperimentConfig, systems: list[str], items: list[str],
         if not err.message.startswith("the counts do not fit a Latin square"):
             raise
         msg = err.message.split(" (or pass allow_incomplete")[0].replace(" scenarios ", " items ")
-        column = "evaluators" if " evaluators is not " in msg else "items"
-        raise InputError(msg, file=cfg.path, column=column) from None
+        key = "evaluators" if " evaluators is not " in msg else "items"
+        raise InputError(msg, file=cfg.path, key=key) from None
 
 
 def triangle_trials(cfg: ExperimentConfig, mat: Materials) -> pd.DataFrame:

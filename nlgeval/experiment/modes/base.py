@@ -110,11 +110,11 @@ class Mode:
                     f"overlap = {cfg.overlap} means {want} evaluators ({cfg.overlap} x "
                     f"{n_sym} {'system pairs' if self.pairwise else 'systems'}: each "
                     f"output judged by {cfg.overlap}), but evaluators = {n_ev}",
-                    file=cfg.path, column="overlap")
+                    file=cfg.path, key="overlap")
             n_ev = want
         if not n_ev:
             raise InputError("how many evaluators? set evaluators = N in the config or pass "
-                             "--evaluators", file=cfg.path, column="evaluators")
+                             "--evaluators", file=cfg.path, key="evaluators")
         return n_ev
 
     def allocate(self, cfg: ExperimentConfig, mat: Materials, *, evaluators: int | None,

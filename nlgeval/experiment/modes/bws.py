@@ -130,10 +130,10 @@ class BWS(Mode):
         if len(systems) < o.tuple_size:
             raise InputError(f"tuples of {o.tuple_size} outputs need at least {o.tuple_size} "
                              f"systems; the study has {len(systems)}", file=cfg.path,
-                             column="bws.tuple_size")
+                             key="bws.tuple_size")
         if o.raters > n_ev:
             raise InputError(f"raters = {o.raters} per tuple needs at least as many "
-                             f"evaluators (got {n_ev})", file=cfg.path, column="bws.raters")
+                             f"evaluators (got {n_ev})", file=cfg.path, key="bws.raters")
         by_item = mat.corpus.outputs.groupby("item")["system"].agg(set)
         items = list(cfg.items) or [i for i in sorted(by_item.index)
                                     if set(systems) <= by_item[i]]
