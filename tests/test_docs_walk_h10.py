@@ -3,6 +3,7 @@ prints is what it prints (docs/meta-analysis.md, docs/validate.md, docs/index.md
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -41,3 +42,39 @@ def test_satterthwaite_warning_does_not_round_up_to_the_bound() -> None:
     text = str(seen[0].message)
     shown = float(text.split("freedom ")[1].split(" <")[0])
     assert shown == dfs.min() < 4
+
+
+def _groups() -> list[list[str]]:
+    """The command path of ``nlgeval`` and of each of its command groups, recursively."""
+    import typer.main
+
+    from nlgeval.cli import app
+
+    found: list[list[str]] = []
+
+    def walk(cmd: Any, path: list[str]) -> None:
+        subcommands = getattr(cmd, "commands", None)  # a group (typer's or click's)
+        if subcommands:
+            found.append(path)
+            for name, sub in subcommands.items():
+                walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_command_listings_show_summaries_not_doctests() -> None:
+    """``nlgeval --help`` (and each group's) lists every command with its summary line: the
+    doctest after a command docstring's form feed is for the test suite. Without a blank line
+    before the form feed, the listing showed the whole example (compare, agreement, design
+    latin-square, bws, spans, plan)."""
+    from typer.testing import CliRunner
+
+    from nlgeval.cli import app
+
+    groups = _groups()
+    assert len(groups) > 5
+    for path in groups:
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "120"})
+        assert res.exit_code == 0, path
+        assert ">>>" not in res.stdout and "Examples" not in res.stdout, path

@@ -136,6 +136,7 @@ def latin_square(
     quiet: QuietOpt = False,
 ) -> None:
     """Build a randomised Latin-square design (LG-Eval): trials per evaluator, balanced.
+
     \f
     Examples
     --------
@@ -261,6 +262,7 @@ def compare(
 ) -> None:
     """Which generators do humans rate differently? Wilcoxon, GLM + Tukey, Friedman, ordinal,
     mixed model; sign tests and Bradley-Terry for pairwise (relative) judgements.
+
     \f
     Examples
     --------
@@ -358,6 +360,7 @@ def agreement(
 ) -> None:
     """Inter-rater agreement (Cohen, Fleiss, Krippendorff, ICC) and per-rater summaries; with
     ``--spans``, agreement on error spans.
+
     \f
     Examples
     --------

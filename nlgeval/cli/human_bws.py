@@ -30,6 +30,7 @@ def design_bws(
 
     A balanced incomplete block design when a cyclic one exists, else the Kiritchenko &
     Mohammad (2016) procedure (Louviere et al. 2015).
+
     \f
     Examples
     --------
@@ -109,6 +110,7 @@ def bws_score(
     quiet: QuietOpt = False,
 ) -> None:
     """Counting scores (best - worst) / shown per output, and a system ranking.
+
     \f
     Examples
     --------

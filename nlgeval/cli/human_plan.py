@@ -123,6 +123,7 @@ def plan_power(
 ) -> None:
     """How many items and raters per output does a comparison of two systems need?
     Power by simulation (Card et al. 2020).
+
     \f
     Examples
     --------

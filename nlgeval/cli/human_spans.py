@@ -94,6 +94,7 @@ def spans_score(
 ) -> None:
     """Segment scores from error spans: MQM with the weights of Freitag et al. (2021), or ESA
     (Kocmi et al. 2024); prints the mean score per system and criterion.
+
     \f
     Examples
     --------
