@@ -146,3 +146,29 @@ def test_score_reads_a_surrogate_pair(tmp_path, capsys):
             "B": sacrebleu.corpus_bleu(["the cat sat on the mat"], refs).score}
     assert 0 < want["A"] < 100 and 0 < want["B"] < 100
     assert got == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize(("meta", "key", "code"), [
+    ('{"name": "bad \\ud800 name"}', "name", "D800"),
+    ('{"criteria": [{"name": "fluency", "min": 1, "max": 5}, {"name": "x\\udfff"}]}',
+     "criteria[2].name", "DFFF"),
+    ('{"criteria": {"flu\\udbffency": {"min": 1, "max": 5}}}', "criteria", "DBFF"),
+])
+def test_corpus_json_with_a_lone_surrogate_is_refused(tmp_path, capsys, meta, key, code):
+    """A user corpus's ``corpus.json`` is JSON too: its name was printed with a
+    UnicodeEncodeError traceback, a criterion's name reached the tables."""
+    folder = _corpus(tmp_path, "the cat sat")
+    (folder / "corpus.json").write_text(meta, encoding="utf-8")
+    code_, out, err = run_cli(["score", str(folder), "--metrics", "bleu", "--no-cache",
+                               "--quiet"], capsys)
+    assert (code_, out) == (2, "")
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"corpus.json, key '{key}': " in err and f"lone surrogate U+{code} " in err
+
+
+def test_corpus_json_with_a_surrogate_pair_loads(tmp_path):
+    from nlgeval.corpora.user import load_user_corpus
+
+    folder = _corpus(tmp_path, "the cat sat")
+    (folder / "corpus.json").write_text('{"name": "cats \\ud83d\\ude00"}', encoding="utf-8")
+    assert load_user_corpus(folder).info.name == "cats \U0001F600"

@@ -35,6 +35,7 @@ import pandas as pd
 from nlgeval.corpus import Corpus, CorpusInfo, Criterion, Source
 from nlgeval.errors import InputError
 from nlgeval.io import read_table, read_text_utf8
+from nlgeval.io.text import lone_surrogate_in
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl")
 SCALE_TYPES = ("interval", "ordinal", "nominal", "ratio")
@@ -71,6 +72,10 @@ def _read_metadata(folder: Path) -> tuple[dict[str, Any], Path | None]:
             meta = json.loads(read_text_utf8(jpath))
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg}", file=jpath, row=exc.lineno) from None
+        bad = lone_surrogate_in(meta)  # json reads "\ud800" without its pair; UTF-8 cannot
+        if bad is not None:
+            raise InputError(f"{bad[1]} (a JSON escape such as \\ud800 without the other half "
+                             "of its UTF-16 pair)", file=jpath, key=bad[0] or None)
         path = jpath
     elif tpath.is_file():
         try:

@@ -120,3 +120,34 @@ def lone_surrogate(text: str) -> str | None:
         return None
     return (f"not valid Unicode: a lone surrogate U+{ord(found.group()):04X} at character "
             f"{found.start() + 1}")
+
+
+def lone_surrogate_in(value: object, where: str = "") -> tuple[str, str] | None:
+    """The first lone surrogate (see :func:`lone_surrogate`) in parsed JSON -- a string, or
+    the keys and values of nested objects and arrays -- as ``(key path, why)``, or ``None``.
+    The path is dotted, arrays 1-based (``criteria[1].name``); a bad key is named by its
+    parent's path.
+
+    Examples:
+        >>> lone_surrogate_in({"name": "ok", "criteria": [{"name": "flu\\udc00ency"}]})
+        ('criteria[1].name', 'not valid Unicode: a lone surrogate U+DC00 at character 4')
+        >>> lone_surrogate_in({"a": ["x", 1, None, {"b": "\\U0001F600"}]}) is None
+        True
+    """
+    if isinstance(value, str):
+        why = lone_surrogate(value)
+        return None if why is None else (where, why)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            why = lone_surrogate(str(key))
+            if why is not None:
+                return where, f"a key is {why}"
+            found = lone_surrogate_in(item, f"{where}.{key}" if where else str(key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value, start=1):
+            found = lone_surrogate_in(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
