@@ -18,7 +18,8 @@ Layout::
      "require_references": true}
 
 ``criteria`` may also be a mapping ``{"fluency": {"min": 1, "max": 5}}``. Every problem is an
-:class:`~nlgeval.errors.InputError` naming the file, the 1-based row and the column.
+:class:`~nlgeval.errors.InputError` naming the file, the 1-based row and the column (the key,
+such as ``criteria[1].min``, in ``corpus.json``/``corpus.toml``).
 """
 
 from __future__ import annotations
@@ -101,33 +102,33 @@ def _criteria(meta: dict[str, Any], path: Path | None) -> tuple[Criterion, ...]:
     if isinstance(raw, dict):
         raw = [{"name": k, **(v if isinstance(v, dict) else {})} for k, v in raw.items()]
     if not isinstance(raw, list):
-        raise InputError("'criteria' must be a list of objects", file=path, column="criteria")
+        raise InputError("'criteria' must be a list of objects", file=path, key="criteria")
     out = []
     for k, c in enumerate(raw, start=1):
         where = f"criteria[{k}]"
         if not isinstance(c, dict) or "name" not in c:
-            raise InputError(f"{where} must be an object with a 'name'", file=path, column=where)
+            raise InputError(f"{where} must be an object with a 'name'", file=path, key=where)
         for key in ("min", "max"):
             if key not in c:
                 raise InputError(
                     f"{where} ('{c['name']}') needs '{key}' (the rating scale)", file=path,
-                    column=f"{where}.{key}",
+                    key=f"{where}.{key}",
                 )
             if isinstance(c[key], bool) or not isinstance(c[key], int | float):
                 raise InputError(
                     f"{where} ('{c['name']}'): '{key}' must be a number, got {c[key]!r}",
-                    file=path, column=f"{where}.{key}",
+                    file=path, key=f"{where}.{key}",
                 )
         if c["min"] >= c["max"]:
             raise InputError(
                 f"{where} ('{c['name']}'): min {c['min']} must be below max {c['max']}",
-                file=path, column=where,
+                file=path, key=where,
             )
         typ = c.get("type", "interval")
         if typ not in SCALE_TYPES:
             raise InputError(
                 f"{where} ('{c['name']}'): type must be one of {', '.join(SCALE_TYPES)}, "
-                f"got {typ!r}", file=path, column=f"{where}.type",
+                f"got {typ!r}", file=path, key=f"{where}.type",
             )
         out.append(
             Criterion(
@@ -215,7 +216,7 @@ def load_user_corpus(
     if empty not in ("error", "keep"):
         raise InputError(
             f"empty_outputs must be 'error' or 'keep', got {empty!r}", file=meta_path,
-            column="empty_outputs",
+            key="empty_outputs",
         )
     need_refs = meta.get("require_references", True) if require_references is None else (
         require_references
