@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import nlgeval
@@ -100,3 +101,36 @@ def test_tokenizer_names_in_sacrebleus_order():
     assert LengthMetric.options["tokenize"].choices == ("none", *TOKENIZERS)
     with pytest.raises(ValueError, match="option 'tokenize': expected one of none, zh, 13a"):
         NISTMetric(tokenize="v13a")
+
+
+_PIECES = ["The", "cat", " ", "  ", ",", ".", "3.5", "1,000", "e.g.", "&quot;", "&amp;", "-",
+           "\u00c9ric", "M\u00dcNCHEN", "\u4e2d\u6587", "\u2014", "'s", "(x)", "\t", "$", "%",
+           "\U0001F600", "0", "1e200", "1e-200", "n't", "\u0627\u0644"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_CLASSES))
+def test_random_texts_tokenise_as_the_old_private_path(name):
+    """The public path gives the tokens the old one (``_get_tokenizer(name)()``, kept here as
+    the reference while sacrebleu has it) gave, on random texts; so do NIST and length."""
+    bleu = pytest.importorskip("sacrebleu.metrics.bleu")
+    old_factory = getattr(bleu, "_get_tokenizer", None)
+    if old_factory is None:
+        pytest.skip("this sacrebleu has no _get_tokenizer: nothing to compare with")
+    from nlgeval.metrics._sacrebleu import sacrebleu_tokenizer
+    from nlgeval.metrics.nist import NISTMetric
+    from nlgeval.metrics.simple import LengthMetric
+
+    old, new = old_factory(name)(), sacrebleu_tokenizer("length", name)
+    rng = np.random.default_rng(11)
+    texts = ["".join(rng.choice(_PIECES, size=int(rng.integers(0, 25)))) for _ in range(300)]
+    texts[0] = ""
+    assert [new(t) for t in texts] == [old(t) for t in texts]
+    nist = NISTMetric(tokenize=name)
+    assert [nist.tokenize(t) for t in texts] == [
+        old(t.rstrip()).translate(str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                                                "abcdefghijklmnopqrstuvwxyz")).split()
+        for t in texts]
+    hyps, refs = texts[1:150], [[t] for t in texts[150:299]]
+    want = [len(t.split()) if name == "none" else len(old(t.rstrip()).split()) for t in hyps]
+    got = LengthMetric(tokenize=name).segment_scores(hyps, refs)
+    assert got.tolist() == [float(w) for w in want]
