@@ -78,3 +78,21 @@ def test_command_listings_show_summaries_not_doctests() -> None:
         res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "120"})
         assert res.exit_code == 0, path
         assert ">>>" not in res.stdout and "Examples" not in res.stdout, path
+
+
+def test_missing_column_hint_never_names_another_required_column(tmp_path: Any) -> None:
+    """docs/corpora.md: a missing column gets a 'did you mean' for a misspelling. An outputs
+    file without ``system`` was told "did you mean 'item'?" -- a column it must also have,
+    correctly named; a present required column is no candidate (a misspelt one still is)."""
+    from nlgeval.errors import InputError
+    from nlgeval.io import check_columns
+
+    frame = pd.DataFrame({"item": ["w01"], "text": ["a b"], "input": ["x"]})
+    with pytest.raises(InputError) as err:
+        check_columns(frame, ["system", "item", "text"], file=str(tmp_path / "outputs.jsonl"))
+    assert str(err.value).endswith("missing required column 'system' (found: item, text, "
+                                   "input)")
+    with pytest.raises(InputError, match="did you mean 'sytem'"):
+        check_columns(frame.assign(sytem="A"), ["system", "item", "text"], file=None)
+    with pytest.raises(InputError, match="did you mean 'Item'"):
+        check_columns(frame.rename(columns={"item": "Item"}), ["system", "item"], file=None)

@@ -131,7 +131,8 @@ def check_columns(df: pd.DataFrame, required: Sequence[str], *, file: str | Path
         if col in df.columns:
             continue
         case = [c for c in present if str(c).casefold() == col.casefold()][:1]
-        close = case or difflib.get_close_matches(col, present, n=1, cutoff=0.6)
+        others = [c for c in present if c not in required]  # never another key: 'item'
+        close = case or difflib.get_close_matches(col, others, n=1, cutoff=0.6)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         if case:
             hint += " (column names are case-sensitive)"
