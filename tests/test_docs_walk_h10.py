@@ -96,3 +96,25 @@ def test_missing_column_hint_never_names_another_required_column(tmp_path: Any) 
         check_columns(frame.assign(sytem="A"), ["system", "item", "text"], file=None)
     with pytest.raises(InputError, match="did you mean 'Item'"):
         check_columns(frame.rename(columns={"item": "Item"}), ["system", "item"], file=None)
+
+
+def test_compare_prints_a_library_warning_as_one_warning_line(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/human.md: when every item gives all systems the same rating, Friedman's test is NaN
+    "with a warning saying so". ``nlgeval compare`` printed it as Python's warning, with the
+    library file's path and source line; now it is one ``warning: ...`` line, as
+    ``validate`` prints its warnings."""
+    from _cli import run_cli
+
+    rows = [f"r{r},i{i},{s},q,{i % 5 + 1}" for r in (1, 2) for i in range(6) for s in "abc"]
+    path = tmp_path / "tied.csv"
+    path.write_text("rater,item,system,criterion,score\n" + "\n".join(rows) + "\n",
+                    encoding="utf-8")
+    code, out, err = run_cli(["compare", str(path), "--criterion", "q", "--method",
+                              "friedman"], capsys)
+    assert code == 0, err
+    assert "chi2(2) = nan" in out
+    lines = err.strip().splitlines()
+    assert "warning: the Friedman test is undefined: every item gives all 3 systems the same " \
+           "rating, so there is no ranking to compare (chi2, p and Kendall's W are NaN)" in lines
+    assert all(line.startswith("warning: ") for line in lines), lines

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nlgeval.cli._common import JsonOpt, QuietOpt, emit_json, setup, split_list
+from nlgeval.cli._common import (
+    JsonOpt,
+    QuietOpt,
+    emit_json,
+    setup,
+    split_list,
+    warnings_on_stderr,
+)
 from nlgeval.cli._ratings_source import load_ratings as _load
 from nlgeval.cli.human_bws import bws_app, design_bws
 from nlgeval.cli.human_spans import spans_app
@@ -283,7 +290,7 @@ def compare(
 
     setup(quiet)
     df, sc, crit = _load(file, criterion, scale, data_dir, keep_checks=True)
-    with _naming(file):
+    with _naming(file), warnings_on_stderr():  # "warning: ...", no source line
         res = compare_systems(
             df, criterion=crit, method=None if method is None else method.value,
             pairing=pairing.value, correction=None if correction is None else correction.value,
@@ -389,7 +396,7 @@ def agreement(
         span_agreement_cli(file, out_dir=out_dir, as_json=as_json)
         return
     df, sc, crit = _load(file, criterion, scale, data_dir, keep_checks=True)
-    with _naming(file):
+    with _naming(file), warnings_on_stderr():  # "warning: ...", no source line
         df, qc_report = apply_qc(df, qc.value, scale=sc)
         rep = agreement_report(df, scale=sc, criterion=crit, min_common=min_common)
     table = agreement_table(rep)
