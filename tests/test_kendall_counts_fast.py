@@ -17,14 +17,15 @@ from scipy import stats
 
 from nlgeval.correlation.coefficients import batch_correlation, kendall_pvalue
 from nlgeval.correlation.kendall import DIRECT_MAX, pair_counts
-from nlgeval.correlation.kendall.kernels import (
-    _EXACT_MIN,
+from nlgeval.correlation.kendall._exact_counts import (
+    _FEW,
     _counts_exact,
+    _few_ranks,
     _merge_count,
     _order_keys,
     _radix_sort,
-    _vector_counts,
 )
+from nlgeval.correlation.kendall.kernels import _EXACT_MIN, _vector_counts
 
 # --------------------------------------------------------------------------------------------
 # the previous kernel, verbatim (nlgeval 3e72fac, nlgeval/correlation/kendall/kernels.py)
@@ -304,6 +305,27 @@ def test_merge_count_is_the_inversion_count():
         got = _merge_count(work, np.empty(n, np.int64), np.empty(n + 1, np.int64))
         assert got == brute
         assert work.tolist() == np.sort(a).tolist()
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, _FEW - 1, _FEW, _FEW + 1, 3 * _FEW])
+def test_few_distinct_human_values_either_count(k):
+    """Up to _FEW distinct y values D comes from their ranks, beyond from the merge count."""
+    rng = np.random.default_rng(k)
+    for n in (300, 2000):
+        y = rng.choice(rng.normal(size=k) * rng.choice([1.0, 1e200, 1e-200]), n)
+        y[y == y[0]] = -0.0 if rng.random() < 0.5 else y[0]
+        x = y + rng.normal(size=n) * rng.choice([0.0, 1.0])
+        ranks, vals = np.empty(n, np.int64), np.empty(_FEW, np.int64)
+        found = _few_ranks(_order_keys(y), ranks, vals)
+        distinct = len(np.unique(y))
+        assert found == (distinct if distinct <= _FEW else -1)
+        if found > 0:  # the ranks are the dense ranks of the values
+            assert ranks.tolist() == np.unique(y, return_inverse=True)[1].tolist()
+        for need_distinct in (False, True):
+            assert (_counts(_vector_counts, x, y, 0.0, need_distinct).tolist()
+                    == _counts(_old_vector_counts, x, y, 0.0, need_distinct).tolist())
+        if n == 300:
+            assert list(_counts_exact(x, y)) == list(_enumerate(x, y))
 
 
 def test_order_keys_and_radix_sort_keep_the_float_order():
