@@ -118,3 +118,18 @@ def test_compare_prints_a_library_warning_as_one_warning_line(
     assert "warning: the Friedman test is undefined: every item gives all 3 systems the same " \
            "rating, so there is no ranking to compare (chi2, p and Kendall's W are NaN)" in lines
     assert all(line.startswith("warning: ") for line in lines), lines
+
+
+def test_enum_typo_is_clicks_message_without_pydantics_prefix(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/index.md: an option value typo gets click's message and the command's help. typer
+    converts choices with pydantic, whose ValueError text began the message with "Value
+    error, "; the line is now click's wording."""
+    from _cli import run_cli
+
+    code, out, err = run_cli(["compare", "ratings.csv", "--criterion", "q", "--pairing",
+                              "itm"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("error: Invalid value for '--pairing': 'itm' is not one of 'item', "
+                          "'lsed'. Try '")  # the program's name: 'nlgeval' when installed
+    assert err.endswith(" compare --help'.\n") and len(err.splitlines()) == 1

@@ -10,6 +10,7 @@ usage errors (an unknown option or command, a bad option value, a missing argume
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import typer
@@ -169,6 +170,8 @@ def usage_error_line(exc: Exception) -> str:
     """
     text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
     message = " ".join(line.strip() for line in text.splitlines() if line.strip())
+    # an enum typo: typer converts with pydantic, whose ValueError text starts "Value error, "
+    message = re.sub(r"^(Invalid value for [^:]+: )Value error, ", r"\1", message)
     ctx = getattr(exc, "ctx", None)
     if ctx is None or ctx.command.get_help_option(ctx) is None:
         return message
