@@ -340,3 +340,32 @@ def test_small_sample_rve_is_the_library_fit_with_tiptons_corrections(
     code, out, err = run(["meta-analyse", "--corpora", "webnlg2020,novikova2017", "--metrics",
                           "chrf", "--small-sample", "--no-split", "--quiet"], capsys)
     assert code == 2 and "--dependence rve" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_same_study_twice_is_refused(study_dirs: list[Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Two folders with the same human judgements (one corpus validated twice, e.g. with other
+    metrics) were pooled as two studies (k = 2 from one study's evidence): now one error line
+    naming both; the E2E folder beside ``--corpora novikova2017`` (other judgements) pools."""
+    import shutil
+
+    from nlgeval.corpora import load_corpus
+    from nlgeval.report import run_validation, write_report
+
+    again = tmp_path / "e2e_rerun"  # the E2E study once more, with another metric
+    write_report(run_validation(load_corpus("e2e"), ["ter"], levels=["segment"],
+                                coefficients=["pearson"], n_resamples=0, permutations=0,
+                                table9=False), again)
+    code, out, err = run(["meta-analyse", str(study_dirs[0]), str(again), "--json"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "hold the same human judgements" in err and "'e2e_rerun'" in err
+    copy = tmp_path / "copied"
+    shutil.copytree(study_dirs[1], copy)
+    code, out, err = run(["meta-analyse", str(copy), "--corpora", "novikova2017",
+                          "--metrics", "chrf", "--no-split", "--json"], capsys)
+    assert code == 2 and "hold the same human judgements" in err, err
+    code, out, err = run(["meta-analyse", str(study_dirs[0]), "--corpora", "novikova2017",
+                          "--metrics", "chrf", "--no-split", "--json", "--quiet"], capsys)
+    assert code == 0, err
+    assert sorted(s["name"] for s in json.loads(out)["inputs"]["studies"]) == [
+        "e2e", "novikova2017"]

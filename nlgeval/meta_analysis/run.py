@@ -9,6 +9,7 @@ comparisons, and pools them (:func:`nlgeval.meta_analysis.analysis.meta_analyse`
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -166,9 +167,47 @@ def run_meta_analysis(
 
 
 def _check_studies(studies: Sequence[Study], level: str) -> None:
-    """Unique names, and every study at ``level`` (:func:`_at_level`)."""
+    """Unique names, distinct human judgements, and every study at ``level``
+    (:func:`_at_level`)."""
     _check_unique_names(studies)
+    _check_distinct_judgements(studies)
     _at_level(studies, level)
+
+
+def _judgements_key(study: Study) -> tuple[str, ...] | None:
+    """What identifies a study's human judgements: the hash of its per-output human scores
+    (``system, item`` and the criteria its correlations name, rows in a fixed order), or
+    None when the study has no per-output scores to compare (an older folder without
+    ``segments.csv``)."""
+    seg = study.segments
+    if seg is None or not {"system", "item"} <= set(seg.columns):
+        return None
+    criteria = sorted(c for c in set(study.correlations["criterion"].astype(str))
+                      if c in seg.columns)
+    if not criteria:
+        return None
+    part = seg[["system", "item", *criteria]].astype({"system": str, "item": str})
+    part = part.sort_values(["system", "item"], kind="mergesort").reset_index(drop=True)
+    digest = pd.util.hash_pandas_object(part, index=False).to_numpy()
+    return (*criteria, str(len(part)), hashlib.sha256(digest.tobytes()).hexdigest())
+
+
+def _check_distinct_judgements(studies: Sequence[Study]) -> None:
+    """Refuse two studies with the same human judgements (the same corpus validated twice, e.g.
+    with other metrics, or a folder beside ``--corpora`` of its corpus): pooling them would
+    count one study's evidence twice, narrowing the interval and inflating k."""
+    seen: dict[tuple[str, ...], Study] = {}
+    for s in studies:
+        key = _judgements_key(s)
+        if key is None:
+            continue
+        if key in seen:
+            first = seen[key]
+            raise InputError(
+                f"studies {first.name!r} ({first.source}) and {s.name!r} ({s.source}) hold the "
+                f"same human judgements (corpus {s.corpus!r}, {key[-2]} outputs): each study "
+                "is pooled once; give one of them")
+        seen[key] = s
 
 
 def _at_level(studies: Sequence[Study], level: str) -> list[Study]:
