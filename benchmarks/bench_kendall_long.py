@@ -94,14 +94,14 @@ def _where(n: int, rng: np.random.Generator) -> None:
     kx, ky = _order_keys(x), _order_keys(y)
     kb, pb, st = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n + 1, np.int64)
     sx, sy = kx.copy(), ky.copy()
-    _radix_sort(sx, sy, kb, pb, True)
+    _radix_sort(sx, sy, kb, pb)
     t_all = _ms(lambda: previous.counts_sorted(x, y, 0.0), n)
     t_sort = _ms(lambda: previous.argsorts(x, y), n)
     print(f"  n = {n:,} continuous, previous count {t_all:.2f} ms: two numba argsorts "
           f"{t_sort:.2f} ms, tie sweeps + Fenwick tree (binary search and a random tree walk "
           f"per element) {t_all - t_sort:.2f} ms")
     t_keys = _ms(lambda: (_order_keys(x), _order_keys(y)), n)
-    t_radix = _ms(lambda: _radix_sort(kx.copy(), ky.copy(), kb, pb, True), n)
+    t_radix = _ms(lambda: _radix_sort(kx.copy(), ky.copy(), kb, pb), n)
     t_merge = _ms(lambda: _merge_count(sy.copy(), kb, st), n)
     t_new = _ms(lambda: _vector_counts(x, y, 0.0, 40, False, np.zeros(8, np.int64)), n)
     print(f"  n = {n:,} continuous, new count {t_new:.2f} ms: order keys {t_keys:.2f} ms, "

@@ -336,9 +336,12 @@ def test_order_keys_and_radix_sort_keep_the_float_order():
         assert ((a == b) == (v[:, None] == v[None, :])).all()
     pay = np.arange(v.size, dtype=np.int64)
     key = k.copy()
-    _radix_sort(key, pay, np.empty_like(key), np.empty_like(pay), True)
+    _radix_sort(key, pay, np.empty_like(key), np.empty_like(pay))
     assert pay.tolist() == np.argsort(k, kind="stable").tolist()  # sorted and stable
     assert key.tolist() == np.sort(k).tolist()
+    alone = k.copy()  # without a payload
+    _radix_sort(alone, alone[:0], np.empty_like(alone), alone[:0])
+    assert alone.tolist() == np.sort(k).tolist()
 
 
 @pytest.mark.parametrize("kind", ["continuous", "five_point", "mixed"])

@@ -43,9 +43,8 @@ def _order_keys(v: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _radix_sort(key: np.ndarray, pay: np.ndarray, kb: np.ndarray, pb: np.ndarray,
-                carry: bool) -> None:
-    """Sort int64 ``key`` in place, stably, moving ``pay`` alongside when ``carry``.
+def _radix_sort(key: np.ndarray, pay: np.ndarray, kb: np.ndarray, pb: np.ndarray) -> None:
+    """Sort int64 ``key`` in place, stably, moving ``pay`` alongside (unless it is empty).
 
     LSD radix sort on the 8 bytes of ``key ^ sign bit`` (the unsigned order of those bits is
     the signed order of ``key``), all byte histograms from one pass; a byte that is the same
@@ -54,6 +53,7 @@ def _radix_sort(key: np.ndarray, pay: np.ndarray, kb: np.ndarray, pb: np.ndarray
     n = key.shape[0]
     if n < 2:
         return
+    carry = pay.shape[0] > 0
     hist = np.zeros((8, 256), dtype=np.int64)
     for i in range(n):
         u = key[i] ^ _SIGN_BIT
@@ -82,24 +82,20 @@ def _radix_sort(key: np.ndarray, pay: np.ndarray, kb: np.ndarray, pb: np.ndarray
         src_k, dst_k = dst_k, src_k
         src_p, dst_p = dst_p, src_p
         moved = not moved
-    if moved:  # the sorted keys are in the buffers
-        key[:] = src_k
-        if carry:
-            pay[:] = src_p
+    if moved:  # the sorted keys are in the buffers (loops: slice copies compile slowly)
+        for i in range(n):
+            key[i] = src_k[i]
+            if carry:
+                pay[i] = src_p[i]
 
 
 @njit(cache=True)
-def _merge_count(a: np.ndarray, buf: np.ndarray, starts: np.ndarray) -> int:
-    """Sort int64 ``a`` in place; return its inversions (pairs i < j with a[i] > a[j]).
-
-    Natural bottom-up merge sort: the ascending runs of ``a`` are merged pairwise until one
-    is left, each element taken from a right half counting the elements still in the left
-    half that are strictly greater (Knight 1966; equal values are taken from the left, so
-    ties are no inversions). ``buf``: work array of ``a``'s length; ``starts``: of length + 1.
-    """
+def _block_inversions(a: np.ndarray) -> int:
+    """Sort each block of :data:`_BLOCK` values of ``a`` by insertion; return the inversions
+    within the blocks (each shift passes one strictly greater value)."""
     n = a.shape[0]
     inv = 0
-    for lo in range(0, n, _BLOCK):  # insertion sort of short blocks: a shift is an inversion
+    for lo in range(0, n, _BLOCK):
         hi = min(n, lo + _BLOCK)
         for i in range(lo + 1, hi):
             v = a[i]
@@ -109,6 +105,21 @@ def _merge_count(a: np.ndarray, buf: np.ndarray, starts: np.ndarray) -> int:
                 j -= 1
             a[j + 1] = v
             inv += i - 1 - j
+    return inv
+
+
+@njit(cache=True)
+def _merge_count(a: np.ndarray, buf: np.ndarray, starts: np.ndarray) -> int:
+    """Sort int64 ``a`` in place; return its inversions (pairs i < j with a[i] > a[j]).
+
+    Natural bottom-up merge sort: blocks sorted by :func:`_block_inversions`, then the
+    ascending runs of ``a`` merged pairwise until one is left, each element taken from a
+    right half counting the elements still in the left half that are strictly greater
+    (Knight 1966; equal values are taken from the left, so ties are no inversions).
+    ``buf``: work array of ``a``'s length; ``starts``: of length + 1.
+    """
+    n = a.shape[0]
+    inv = _block_inversions(a)
     r = 1
     starts[0] = 0
     for i in range(1, n):
@@ -123,8 +134,8 @@ def _merge_count(a: np.ndarray, buf: np.ndarray, starts: np.ndarray) -> int:
         for t in range(0, r, 2):
             lo = starts[t]
             if t + 1 == r:  # the odd run out: copied
-                hi = starts[t + 1]
-                dst[lo:hi] = src[lo:hi]
+                for k in range(lo, starts[t + 1]):
+                    dst[k] = src[k]
             else:
                 i = lo
                 j = mid = starts[t + 1]
@@ -139,9 +150,14 @@ def _merge_count(a: np.ndarray, buf: np.ndarray, starts: np.ndarray) -> int:
                     j += right
                     i += 1 - right
                     k += 1
-                dst[k:k + mid - i] = src[i:mid]
-                k += mid - i
-                dst[k:hi] = src[j:hi]
+                while i < mid:
+                    dst[k] = src[i]
+                    i += 1
+                    k += 1
+                while j < hi:
+                    dst[k] = src[j]
+                    j += 1
+                    k += 1
             starts[q] = lo
             q += 1
         starts[q] = n
@@ -149,7 +165,8 @@ def _merge_count(a: np.ndarray, buf: np.ndarray, starts: np.ndarray) -> int:
         src, dst = dst, src
         moved = not moved
     if moved:
-        a[:] = src
+        for i in range(n):
+            a[i] = src[i]
     return inv
 
 
@@ -218,7 +235,8 @@ def _rank_count(a: np.ndarray, rank: np.ndarray, vals: np.ndarray, k: int) -> in
             q += q & (-q)
     s = 0
     for r in range(k):
-        a[s:s + cnt[r]] = vals[r]
+        for i in range(s, s + cnt[r]):
+            a[i] = vals[r]
         s += cnt[r]
     return inv
 
@@ -254,7 +272,7 @@ def _counts_exact(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int, int, int
     ky = _order_keys(y)
     kb = np.empty(n, dtype=np.int64)
     pb = np.empty(n, dtype=np.int64)
-    _radix_sort(kx, ky, kb, pb, True)
+    _radix_sort(kx, ky, kb, pb)
     tx = 0
     txy = 0
     nx = 0
@@ -267,7 +285,7 @@ def _counts_exact(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int, int, int
         nx += 1
         tx += m * (m - 1) // 2
         if m > _INSERTION_MAX:
-            _radix_sort(ky[s:e], ky[s:e], kb[s:e], pb[s:e], False)
+            _radix_sort(ky[s:e], kb[:0], kb[s:e], kb[:0])
         else:
             for i in range(s + 1, e):
                 v = ky[i]

@@ -27,7 +27,7 @@ from numba import njit, prange
 from nlgeval.correlation._constant import MIN_PAIRS
 from nlgeval.correlation.kendall._exact_counts import _all_finite, _counts_exact
 
-# numba cache pin: nlgeval.correlation.kendall._exact_counts 3f88850015ec1c59  (see that module)
+# numba cache pin: nlgeval.correlation.kendall._exact_counts 498bc5f236f42ec3  (see that module)
 
 _ROWS_PER_TASK = 64  # rows of a batch per parallel task: work buffers allocated once per task
 _LANES = 8  # resamples of a Kendall block: one count per resample in each tree node
