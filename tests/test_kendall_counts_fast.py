@@ -170,7 +170,7 @@ def _old_vector_counts(x, y, eps, direct_max, need_distinct, out):
 # --------------------------------------------------------------------------------------------
 
 KINDS = ("continuous", "five_point", "mixed", "human_tied_metric_cont", "extremes", "constant",
-         "near_constant", "few_values")
+         "near_constant", "few_values", "wide_scale")
 SPECIAL = np.array([0.0, -0.0, 1e-200, -1e-200, 1e200, -1e200, 5e-324, -5e-324, 1.0, -1.0,
                     2.2250738585072014e-308, -2.2250738585072014e-308, 1.7976931348623157e308,
                     -1.7976931348623157e308, 1.0 + 2.0 ** -52, 1.0 - 2.0 ** -53])
@@ -193,6 +193,8 @@ def _pair(rng: np.random.Generator, n: int, kind: str) -> tuple[np.ndarray, np.n
             x, y = y, x
     elif kind == "near_constant":  # one ulp apart: still distinct values
         x = 1.0 + rng.integers(0, 2, n) * 2.0 ** -52
+    elif kind == "wide_scale":  # hundreds of distinct values, each repeated: ties in the merge
+        x, y = np.round(x * 30), np.round(y * 100)
     elif kind == "few_values":
         x, y = rng.integers(0, 3, n).astype(float), rng.integers(0, 2, n).astype(float)
         x[x == 0.0] = -0.0
@@ -314,7 +316,7 @@ def test_few_distinct_human_values_either_count(k):
     for n in (300, 2000):
         y = rng.choice(rng.normal(size=k) * rng.choice([1.0, 1e200, 1e-200]), n)
         y[y == y[0]] = -0.0 if rng.random() < 0.5 else y[0]
-        x = y + rng.normal(size=n) * rng.choice([0.0, 1.0])
+        x = np.where(rng.random(n) < 0.5, y, rng.permutation(y))  # the same values, shuffled
         ranks, vals = np.empty(n, np.int64), np.empty(_FEW, np.int64)
         found = _few_ranks(_order_keys(y), ranks, vals)
         distinct = len(np.unique(y))
