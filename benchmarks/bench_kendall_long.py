@@ -8,7 +8,7 @@ that long once per metric and criterion. nlgeval's paths, all on the same pair c
 * ``kernel``: ``_vector_counts`` with eps = 0 (C, D and the three tie counts), the step every
   tau of nlgeval takes; ``previous``: the count it used before for vectors beyond 40 values
   (two numba argsorts, tie sweeps, a Fenwick tree with a binary search per element;
-  ``_kendall_counts_previous.py``), which still counts the pairs when eps > 0;
+  ``kernels._counts_sorted``, unchanged), which still counts the pairs when eps > 0;
 * ``tau_b``: ``batch_correlation(x, y, "kendall")``, the statistic of ``correlation`` and of the
   batch paths (drops missing pairs, counts, tau-b);
 * ``p``: ``kendall_pvalue`` (scipy's p-value from nlgeval's counts and tie-group sizes, the
@@ -34,17 +34,23 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
+from numba import njit
 from scipy import stats
 
 from nlgeval.correlation.coefficients import batch_correlation, correlation, kendall_pvalue
 from nlgeval.correlation.kendall._exact_counts import _merge_count, _order_keys, _radix_sort
-from nlgeval.correlation.kendall.kernels import _vector_counts
+from nlgeval.correlation.kendall.kernels import _counts_sorted, _vector_counts
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _kendall_counts_previous as previous  # noqa: E402
+
+@njit
+def _argsorts(x: np.ndarray, y: np.ndarray) -> int:
+    """The two stable argsorts the previous count starts with (numba's merge sort)."""
+    ox = np.argsort(x, kind="mergesort")
+    oy = ox[np.argsort(y[ox], kind="mergesort")]
+    return int(oy[0])
+
 
 SIZES = (1_000, 10_000, 50_000, 200_000, 1_000_000)
 
@@ -74,7 +80,7 @@ def _data(rng: np.random.Generator, n: int, kind: str) -> tuple[np.ndarray, np.n
 def _row(n: int, kind: str, x: np.ndarray, y: np.ndarray) -> None:
     out = np.zeros(8, dtype=np.int64)
     _vector_counts(x, y, 0.0, 40, False, out)
-    same = list(out[:5]) == list(previous.counts_sorted(x, y, 0.0))
+    same = list(out[:5]) == list(_counts_sorted(x, y, 0.0))
     ref = stats.kendalltau(x, y)
     same &= float(batch_correlation(x, y, "kendall")) == ref.statistic
     same &= kendall_pvalue(x, y) == ref.pvalue
@@ -83,7 +89,7 @@ def _row(n: int, kind: str, x: np.ndarray, y: np.ndarray) -> None:
     t_tau = _ms(lambda: batch_correlation(x, y, "kendall"), n)
     t_p = _ms(lambda: kendall_pvalue(x, y), n)
     t_corr = _ms(lambda: correlation(x, y, "kendall"), n)
-    t_prev = _ms(lambda: previous.counts_sorted(x, y, 0.0), n)
+    t_prev = _ms(lambda: _counts_sorted(x, y, 0.0), n)
     print(f"{n:>9} {kind:>10} {t_scipy:>9.3f} {t_prev:>9.3f} {t_kernel:>9.3f} {t_tau:>9.3f} "
           f"{t_p:>9.3f} {t_corr:>9.3f} {t_scipy / t_tau:>6.2f} {t_scipy / t_p:>6.2f} "
           f"{str(same):>5}")
@@ -95,8 +101,8 @@ def _where(n: int, rng: np.random.Generator) -> None:
     kb, pb, st = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n + 1, np.int64)
     sx, sy = kx.copy(), ky.copy()
     _radix_sort(sx, sy, kb, pb)
-    t_all = _ms(lambda: previous.counts_sorted(x, y, 0.0), n)
-    t_sort = _ms(lambda: previous.argsorts(x, y), n)
+    t_all = _ms(lambda: _counts_sorted(x, y, 0.0), n)
+    t_sort = _ms(lambda: _argsorts(x, y), n)
     print(f"  n = {n:,} continuous, previous count {t_all:.2f} ms: two numba argsorts "
           f"{t_sort:.2f} ms, tie sweeps + Fenwick tree (binary search and a random tree walk "
           f"per element) {t_all - t_sort:.2f} ms")
@@ -114,8 +120,8 @@ def main() -> None:
     rng = np.random.default_rng(0)
     x, y = _data(rng, 1000, "mixed")
     batch_correlation(x, y, "kendall")  # load / compile the kernels
-    previous.counts_sorted(x, y, 0.0)
-    previous.argsorts(x, y)
+    _counts_sorted(x, y, 0.0)
+    _argsorts(x, y)
     print(f"load average at start: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
     print("CPU ms per call; r_tau = scipy / tau_b, r_p = scipy / p")
     print(f"{'n':>9} {'data':>10} {'scipy':>9} {'previous':>9} {'kernel':>9} {'tau_b':>9} "
