@@ -3,7 +3,8 @@
 Every problem with user input is raised as :class:`InputError`, which names the file, the
 1-based row as it appears in the file (the header is row 1 for CSV/TSV; the first record is
 row 1 for JSONL and Parquet, which have no header row), the column -- or the key of a
-configuration file, or the command-line option -- and what was expected. The CLI turns it into one line on stderr and exit status 2.
+configuration file, or the command-line option -- and what was expected. The CLI turns it
+into one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
