@@ -105,7 +105,7 @@ def task_stream(seed: int, name: str, method: str, size: int) -> np.random.SeedS
     have distinct keys (:func:`name_key` is one-to-one and comes first, then the method and
     size), and ``SeedSequence`` turns distinct keys into independent streams (O'Neill 2015;
     two keys meet only through a collision of its 128-bit hash). Renaming a distribution
-    changes its numbers, as changing the seed does.
+    changes its numbers, as changing ``seed`` does.
 
     Parameters
     ----------
